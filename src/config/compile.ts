@@ -1,0 +1,173 @@
+// Compiles a validated, substituted gateway.yaml into the frozen Runtime: defaults applied,
+// money in integer units, keys hashed, allowlists and routes precomputed. Pure: same input,
+// same output, no I/O.
+
+import type { Channel, Group, Model, Price, RateWindow, Runtime, ServerSettings, Token, User } from "../runtime/types.js";
+import type { RawChannel, RawConfig, RawPrice, RawToken, RawWindow } from "./raw.js";
+import { buildCandidates } from "./candidates.js";
+import { hashKey } from "./crossref.js";
+import { deepFreeze } from "./freeze.js";
+import { compileIpMatcher, compileNameMatcher, isGlob } from "./matchers.js";
+import { toNano, toPpm } from "./money.js";
+import { parseDate, parseDuration, parseListen, parseSize } from "./units.js";
+
+/** Where the source came from; copied into the Runtime. */
+export interface CompileContext {
+  sourcePath: string;
+  sourceHash: string;
+  generation: number;
+}
+
+/** A compiled Runtime and the non-fatal findings an operator should see. */
+export interface CompileResult {
+  runtime: Runtime;
+  warnings: string[];
+}
+
+/** Defaults of every optional setting, as written in gateway.yaml. */
+export const DEFAULTS = {
+  listen: "127.0.0.1:8080",
+  trustProxy: false,
+  maxBody: "32MiB",
+  upstreamTimeout: "300s",
+  upstreamAttempts: 3,
+  drainTimeout: "30s",
+  store: "sqlite:./data/gateway.db",
+  metricsPath: "/metrics",
+} as const;
+
+function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
+  const { host, port } = parseListen(raw.listen ?? DEFAULTS.listen);
+  return {
+    host,
+    port,
+    trustProxy: raw.trust_proxy ?? DEFAULTS.trustProxy,
+    maxBodyBytes: parseSize(raw.max_body ?? DEFAULTS.maxBody),
+    upstreamTimeoutMs: parseDuration(raw.upstream_timeout ?? DEFAULTS.upstreamTimeout),
+    upstreamAttempts: raw.upstream_attempts ?? DEFAULTS.upstreamAttempts,
+    drainTimeoutMs: parseDuration(raw.drain_timeout ?? DEFAULTS.drainTimeout),
+  };
+}
+
+function compileWindow(raw: RawWindow | undefined): RateWindow | undefined {
+  return raw ? { max: raw.max, perMs: parseDuration(raw.per) } : undefined;
+}
+
+function compilePrice(raw: RawPrice = {}): Price {
+  const nano = (v: number | undefined): bigint | undefined => (v === undefined ? undefined : toNano(v));
+  const ppm = (v: number | undefined): bigint | undefined => (v === undefined ? undefined : toPpm(v));
+  const price: Record<string, bigint | undefined> = {
+    inputPer1M: nano(raw.input),
+    outputPer1M: nano(raw.output),
+    cacheReadRatioPpm: ppm(raw.cache_read_ratio),
+    cacheWriteRatioPpm: ppm(raw.cache_write_ratio),
+    perRequest: nano(raw.per_request),
+    perSecond: nano(raw.per_second),
+    perImage: nano(raw.per_image),
+    per1kChars: nano(raw.per_1k_chars),
+  };
+  for (const key of Object.keys(price)) if (price[key] === undefined) delete price[key];
+  return price as Price;
+}
+
+function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warnings: string[]): Token | undefined {
+  const hex = raw.key_sha256 !== undefined ? raw.key_sha256.toLowerCase() : raw.key ? hashKey(raw.key) : undefined;
+  if (hex === undefined) {
+    warnings.push(`token ${raw.name} has an empty key; it is skipped (set the environment variable its key reads)`);
+    return undefined;
+  }
+  for (const pattern of raw.models ?? []) {
+    if (!isGlob(pattern) && !models.has(pattern)) {
+      warnings.push(`token ${raw.name} allows model "${pattern}", which is not in the price list`);
+    }
+  }
+  const token: Token = {
+    name: raw.name,
+    keyHash: Buffer.from(hex, "hex"),
+    user: raw.user,
+    group: raw.group,
+    expiresAt: raw.expires === undefined ? undefined : parseDate(raw.expires),
+    quotaNano: raw.quota === undefined ? undefined : toNano(raw.quota),
+    allowIp: raw.allow_ips ? compileIpMatcher(raw.allow_ips) : undefined,
+    allowModel: raw.models ? compileNameMatcher(raw.models) : undefined,
+    active: (raw.status ?? "active") === "active",
+  };
+  return token;
+}
+
+function compileChannel(raw: RawChannel, warnings: string[]): Channel {
+  const keys = (raw.keys ?? []).filter((key) => key !== "");
+  if (keys.length === 0) warnings.push(`channel ${raw.name} has no keys; it starts disabled`);
+  return {
+    name: raw.name,
+    protocol: raw.protocol,
+    baseUrl: new URL(raw.base_url.replace(/\/+$/, "")),
+    keys,
+    groups: new Set(raw.groups),
+    models: new Set(raw.models),
+    modelMap: new Map(Object.entries(raw.model_map ?? {})),
+    priority: raw.priority ?? 0,
+    weight: raw.weight ?? 1,
+    enabled: (raw.status ?? "enabled") === "enabled" && keys.length > 0,
+  };
+}
+
+/** Compiles `raw` (already validated and cross-checked) into a deep-frozen Runtime. */
+export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
+  const warnings: string[] = [];
+
+  const groups = new Map<string, Group>();
+  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1 });
+
+  const users = new Map<string, User>();
+  for (const [name, u] of Object.entries(raw.users ?? {})) {
+    users.set(name, {
+      name,
+      creditNano: toNano(u.credit ?? 0),
+      groups: new Set(u.groups ?? []),
+      active: (u.status ?? "active") === "active",
+    });
+  }
+
+  const models = new Map<string, Model>();
+  for (const [name, m] of Object.entries(raw.models ?? {})) {
+    const model: Model = { name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price) };
+    models.set(name, m.request_schema === undefined ? model : { ...model, requestSchema: m.request_schema });
+  }
+
+  const tokensByHash = new Map<string, Token>();
+  for (const rawToken of raw.tokens ?? []) {
+    const token = compileToken(rawToken, models, warnings);
+    if (!token) continue;
+    tokensByHash.set(token.keyHash.toString("hex"), token);
+    if (!users.get(token.user)?.groups.has(token.group)) {
+      warnings.push(`token ${token.name} uses group ${token.group}, which user ${token.user} may not use; its requests will be refused (403)`);
+    }
+  }
+
+  const channelList = (raw.channels ?? []).map((c) => compileChannel(c, warnings));
+  const channels = new Map(channelList.map((c) => [c.name, c] as const));
+  for (const name of models.keys()) {
+    if (!channelList.some((c) => c.models.has(name))) warnings.push(`model ${name} is listed by no channel; requests for it cannot be served`);
+  }
+
+  const runtime: Runtime = {
+    generation: ctx.generation,
+    sourceHash: ctx.sourceHash,
+    sourcePath: ctx.sourcePath,
+    server: compileServer(raw.server),
+    store: raw.store ?? DEFAULTS.store,
+    metricsPath: raw.metrics?.path ?? DEFAULTS.metricsPath,
+    limits: {
+      requestRate: compileWindow(raw.limits?.request_rate),
+      totalRequests: compileWindow(raw.limits?.total_requests),
+    },
+    groups,
+    users,
+    tokensByHash,
+    models,
+    channels,
+    candidates: buildCandidates(groups.keys(), models.keys(), channelList),
+  };
+  return { runtime: deepFreeze(runtime), warnings };
+}

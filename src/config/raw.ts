@@ -1,0 +1,90 @@
+// Raw config types: they mirror gateway.yaml key for key (see schemas/gateway.schema.json
+// for the meaning of each key). Only the loader and the compiler see these.
+
+export type Duration = string | number; // "300s", "1m", "250ms"; a bare number is seconds
+export type Size = string | number; // "32MiB", "512KiB"; a bare number is bytes
+
+export interface RawWindow {
+  max: number;
+  per: Duration;
+}
+
+export interface RawConfig {
+  server?: {
+    listen?: string;
+    trust_proxy?: boolean;
+    max_body?: Size;
+    upstream_timeout?: Duration;
+    upstream_attempts?: number;
+    drain_timeout?: Duration;
+  };
+  store?: string;
+  metrics?: { path?: string };
+  limits?: {
+    request_rate?: RawWindow;
+    total_requests?: RawWindow;
+  };
+  groups?: Record<string, { multiplier?: number; description?: string }>;
+  users?: Record<
+    string,
+    { credit?: number; groups?: string[]; status?: "active" | "disabled" }
+  >;
+  tokens?: RawToken[];
+  channels?: RawChannel[];
+  models?: Record<string, RawModel>;
+}
+
+export interface RawToken {
+  name: string;
+  key?: string;
+  key_sha256?: string;
+  user: string;
+  group: string;
+  expires?: string;
+  quota?: number;
+  allow_ips?: string[];
+  models?: string[];
+  status?: "active" | "disabled";
+}
+
+export interface RawChannel {
+  name: string;
+  protocol: "openai" | "anthropic" | "gemini";
+  base_url: string;
+  keys?: string[];
+  groups: string[];
+  models: string[];
+  model_map?: Record<string, string>;
+  priority?: number;
+  weight?: number;
+  status?: "enabled" | "disabled";
+}
+
+export type Endpoint =
+  | "chat"
+  | "responses"
+  | "embeddings"
+  | "image"
+  | "video"
+  | "speech"
+  | "transcription"
+  | "rerank"
+  | "moderation"
+  | "realtime";
+
+export interface RawPrice {
+  input?: number;
+  output?: number;
+  cache_read_ratio?: number;
+  cache_write_ratio?: number;
+  per_request?: number;
+  per_second?: number;
+  per_image?: number;
+  per_1k_chars?: number;
+}
+
+export interface RawModel {
+  endpoint?: Endpoint;
+  request_schema?: string;
+  price?: RawPrice;
+}

@@ -1,0 +1,46 @@
+// The error catalogue: every error the gateway itself produces, with its HTTP status,
+// its OpenAI-style `type` and its stable `code`. Protocols render these in their own shape.
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly type: "gateway_error" | "invalid_request_error";
+  readonly code: string;
+  /** Default message; a GatewayError may carry a more specific one. */
+  readonly message: string;
+}
+
+function spec(status: number, type: ErrorSpec["type"], code: string, message: string): ErrorSpec {
+  return Object.freeze({ status, type, code, message });
+}
+
+export const errors = Object.freeze({
+  notFound: spec(404, "invalid_request_error", "not_found", "No such endpoint. Check the base URL: OpenAI-style clients use {base_url}/v1, Anthropic and Gemini clients use {base_url}."),
+  methodNotAllowed: spec(405, "invalid_request_error", "method_not_allowed", "This endpoint does not accept that HTTP method."),
+  missingToken: spec(401, "gateway_error", "missing_token", "No access token was provided."),
+  invalidToken: spec(401, "gateway_error", "invalid_token", "The access token is invalid."),
+  tokenExpired: spec(401, "gateway_error", "token_expired", "The access token has expired."),
+  tokenDisabled: spec(401, "gateway_error", "token_disabled", "The access token is disabled."),
+  userDisabled: spec(401, "gateway_error", "user_disabled", "The account that owns this access token is disabled."),
+  ipNotAllowed: spec(403, "gateway_error", "ip_not_allowed", "This access token may not be used from this IP address."),
+  modelNotAllowed: spec(403, "gateway_error", "model_not_allowed", "This access token has no access to the requested model."),
+  groupNotAllowed: spec(403, "gateway_error", "group_not_allowed", "The account level has no access to this token's group."),
+  bodyTooLarge: spec(413, "invalid_request_error", "body_too_large", "The request body is too large."),
+  invalidJson: spec(400, "invalid_request_error", "invalid_json", "The request body is not valid JSON."),
+  unsupportedMediaType: spec(415, "invalid_request_error", "unsupported_media_type", "The request body must be JSON (Content-Type: application/json)."),
+  missingParameter: spec(400, "invalid_request_error", "missing_required_parameter", "A required parameter is missing."),
+  invalidParameter: spec(400, "invalid_request_error", "invalid_parameter", "A parameter has an invalid value."),
+  missingVersionHeader: spec(400, "invalid_request_error", "missing_version_header", "The anthropic-version header is required."),
+  modelNotFound: spec(404, "invalid_request_error", "model_not_found", "The model does not exist."),
+  wrongEndpoint: spec(400, "invalid_request_error", "wrong_endpoint", "The model is not served on this endpoint."),
+  endpointNotServed: spec(501, "gateway_error", "endpoint_not_served", "This endpoint is not served by this gateway version yet."),
+  channelNotFound: spec(503, "gateway_error", "channel_not_found", "No available channel for the model in this token's group."),
+  upstreamRateLimited: spec(429, "gateway_error", "upstream_rate_limited", "The upstream provider is rate limiting requests; retry after a short wait."),
+  upstreamError: spec(502, "gateway_error", "upstream_error", "The upstream provider failed to answer."),
+  upstreamUnavailable: spec(502, "gateway_error", "upstream_unavailable", "The upstream provider could not be reached."),
+  upstreamAuthFailed: spec(502, "gateway_error", "upstream_auth_failed", "The upstream provider rejected the gateway's credentials for this route."),
+  upstreamTimeout: spec(504, "gateway_error", "upstream_timeout", "The upstream provider did not answer in time."),
+  shuttingDown: spec(503, "gateway_error", "shutting_down", "The gateway is shutting down; retry."),
+  internal: spec(500, "gateway_error", "internal_error", "Internal gateway error."),
+});
+
+export type ErrorName = keyof typeof errors;

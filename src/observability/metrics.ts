@@ -1,0 +1,64 @@
+// Every metric the gateway exposes is declared here, so names and labels stay one list.
+// Labels are names from gateway.yaml (model, channel, group), never keys or token values.
+
+import client from "prom-client";
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry, prefix: "gateway_process_" });
+
+export const requestsTotal = new client.Counter({
+  name: "gateway_requests_total",
+  help: "Requests answered, by inbound protocol, model, channel, group and HTTP status.",
+  labelNames: ["protocol", "model", "channel", "group", "status"] as const,
+  registers: [registry],
+});
+
+export const requestDuration = new client.Histogram({
+  name: "gateway_request_duration_seconds",
+  help: "Time from request arrival to the end of the response.",
+  labelNames: ["protocol", "model", "status"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  registers: [registry],
+});
+
+export const upstreamDuration = new client.Histogram({
+  name: "gateway_upstream_duration_seconds",
+  help: "Time from sending an upstream request to its response headers, per attempt.",
+  labelNames: ["channel", "model", "outcome"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  registers: [registry],
+});
+
+export const tokensTotal = new client.Counter({
+  name: "gateway_tokens_total",
+  help: "Tokens used, by model and kind (input, cache_read, cache_write, output, reasoning).",
+  labelNames: ["model", "kind"] as const,
+  registers: [registry],
+});
+
+export const costTotal = new client.Counter({
+  name: "gateway_cost_total",
+  help: "Cost charged in the billing currency, by model and group.",
+  labelNames: ["model", "group"] as const,
+  registers: [registry],
+});
+
+export const inflightRequests = new client.Gauge({
+  name: "gateway_inflight_requests",
+  help: "Requests currently being served.",
+  registers: [registry],
+});
+
+export const configReloadsTotal = new client.Counter({
+  name: "gateway_config_reloads_total",
+  help: "Config reload attempts by outcome: applied, unchanged or rejected.",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const upstreamRetriesTotal = new client.Counter({
+  name: "gateway_upstream_retries_total",
+  help: "Upstream attempts that failed over to another channel, by failed channel and reason.",
+  labelNames: ["channel", "reason"] as const,
+  registers: [registry],
+});

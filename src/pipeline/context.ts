@@ -1,0 +1,50 @@
+// Per-request state shared by the stages. Created by the server, filled in stage by stage;
+// the Runtime is captured once here and used for the whole request.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { GatewayError } from "../errors/gateway-error.js";
+import type { Usage } from "../protocols/usage.js";
+import type { WireFamily } from "../protocols/render-error.js";
+import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
+import type { Route } from "../server/routes.js";
+
+export interface RequestContext {
+  readonly id: string;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The config this request started with; a reload never changes it. */
+  readonly runtime: Runtime;
+  /** process.hrtime.bigint() at arrival. */
+  readonly startNs: bigint;
+  /** Path without the query string. */
+  readonly path: string;
+  /** Raw query string without "?", or "". */
+  readonly query: string;
+  /** Error shape and auth family; known before routing from the path prefix. */
+  family: WireFamily;
+  route?: Route;
+  /** Model named in the path (generate-content). */
+  pathModel?: string;
+  clientIp?: string;
+  token?: Token;
+  user?: User;
+  group?: Group;
+  /** Raw request body as received. */
+  body?: Buffer;
+  /** Parsed JSON body (an object). */
+  json?: Record<string, unknown>;
+  /** The model as the client named it (billing and logs use this name). */
+  modelName?: string;
+  model?: Model;
+  /** The channel that answered (last attempt) and the model name sent upstream. */
+  channel?: Channel;
+  upstreamModel?: string;
+  attempts: number;
+  /** Set when the response is an error the gateway produced. */
+  error?: GatewayError;
+  usage?: Usage;
+  /** True when usage was estimated rather than reported by the upstream. */
+  usageEstimated?: boolean;
+  /** process.hrtime.bigint() when the first response byte was written. */
+  firstByteNs?: bigint;
+}

@@ -1,0 +1,22 @@
+// Writes a gateway error to the client in its protocol's shape. The request id header is
+// already set on the response, so errors carry it too.
+
+import type { RequestContext } from "./context.js";
+import type { GatewayError } from "../errors/gateway-error.js";
+import { renderError } from "../protocols/render-error.js";
+
+/** Sends the error, or, when the response has already started, cuts it off. */
+export function sendError(ctx: RequestContext, err: GatewayError): void {
+  const res = ctx.res;
+  if (res.headersSent) {
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  const body = renderError(ctx.family, err);
+  res.writeHead(err.status, {
+    ...err.headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}

@@ -1,0 +1,48 @@
+// Authenticates the access token from the header its protocol uses, compares it in
+// constant time, and finds it by hash (O(1); the plaintext key is never stored).
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import type { WireFamily } from "../../protocols/render-error.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+
+/** A token is visible ASCII only: surrounding whitespace or line breaks make it invalid. */
+const tokenShape = /^[\x21-\x7e]{1,512}$/;
+
+/** Where each protocol family carries the token, first match wins. */
+function presentedToken(ctx: RequestContext, family: WireFamily): string | undefined {
+  const h = ctx.req.headers;
+  if (family === "anthropic" && h["x-api-key"] !== undefined) return String(h["x-api-key"]);
+  if (family === "gemini") {
+    if (h["x-goog-api-key"] !== undefined) return String(h["x-goog-api-key"]);
+    const fromQuery = new URLSearchParams(ctx.query).get("key");
+    if (fromQuery !== null) return fromQuery;
+  }
+  const auth = h.authorization;
+  if (auth === undefined) return undefined;
+  // "Bearer <token>": exactly one space; anything else is kept so it fails the shape check.
+  return /^bearer /i.test(auth) ? auth.slice(7) : auth;
+}
+
+const headerHint: Record<WireFamily, string> = {
+  openai: "Send it as 'Authorization: Bearer <token>'.",
+  anthropic: "Send it as 'x-api-key: <token>'.",
+  gemini: "Send it as 'x-goog-api-key: <token>'.",
+};
+
+export function authStage(): Stage<RequestContext> {
+  return async (ctx, next) => {
+    const presented = presentedToken(ctx, ctx.family);
+    if (presented === undefined || presented === "") {
+      throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[ctx.family]}`);
+    }
+    if (!tokenShape.test(presented)) throw new GatewayError(errors.invalidToken);
+    const hash = createHash("sha256").update(presented).digest();
+    const token = ctx.runtime.tokensByHash.get(hash.toString("hex"));
+    if (!token || !timingSafeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
+    ctx.token = token;
+    await next();
+  };
+}

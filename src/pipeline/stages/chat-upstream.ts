@@ -1,0 +1,136 @@
+// Serves chat-completions from OpenAI-protocol channels: plan the attempts, send, fail
+// over before the first byte, then relay the answer while tapping its usage.
+
+import type { IncomingMessage } from "node:http";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
+import { log } from "../../observability/log.js";
+import { isStream, prepareChatBody } from "../../protocols/openai/chat-request.js";
+import { ChatStreamTap } from "../../protocols/openai/chat-stream-tap.js";
+import { normalizeOpenAIUsage } from "../../protocols/openai/usage.js";
+import { openaiProvider } from "../../providers/openai.js";
+import { upstreamUrl } from "../../providers/provider.js";
+import { nextKey } from "../../routing/keys.js";
+import { planAttempts } from "../../routing/plan.js";
+import type { Channel } from "../../runtime/types.js";
+import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
+import { downstreamResponseHeaders, upstreamRequestHeaders } from "../../upstream/headers.js";
+import { relay } from "../../upstream/relay.js";
+import { send, UpstreamFailure } from "../../upstream/send.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+import { candidateTiers } from "./candidates.js";
+
+/** Largest non-stream body kept in memory to read its usage. */
+const maxTappedBody = 16 * 1024 * 1024;
+
+/** The chat-completions handler for OpenAI-protocol channels. */
+export function chatUpstreamStage(): Stage<RequestContext> {
+  return async (ctx) => {
+    const tiers = candidateTiers(ctx);
+    const plan = planAttempts(tiers, ctx.runtime.server.upstreamAttempts, (c) => c.protocol === "openai");
+    if (plan.length === 0) {
+      throw new GatewayError(errors.endpointNotServed,
+        `Model '${ctx.modelName}' is only served by channels of another protocol; protocol conversion is not available yet.`);
+    }
+    const abort = new AbortController();
+    const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
+    ctx.res.once("close", onClose);
+    try {
+      await attemptAll(ctx, plan, abort.signal);
+    } finally {
+      ctx.res.off("close", onClose);
+    }
+  };
+}
+
+async function attemptAll(ctx: RequestContext, plan: readonly Channel[], signal: AbortSignal): Promise<void> {
+  const json = ctx.json!;
+  const stream = isStream(json);
+  let last: LastFailure | undefined;
+  for (const channel of plan) {
+    ctx.attempts++;
+    ctx.channel = channel;
+    ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
+    const prepared = prepareChatBody(ctx.body!, json, ctx.upstreamModel);
+    const key = nextKey(channel);
+    const started = process.hrtime.bigint();
+    let upstream: IncomingMessage;
+    try {
+      ({ response: upstream } = await send({
+        url: upstreamUrl(channel.baseUrl, openaiProvider.paths.chat),
+        headers: upstreamRequestHeaders(ctx.req.headers, openaiProvider.authHeaders(key), prepared.body.length),
+        body: prepared.body,
+        timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
+        signal,
+      }));
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure)) throw err;
+      observeAttempt(channel, ctx, started, err.kind);
+      if (err.kind === "aborted") return;
+      last = { kind: "transport", failure: err };
+      if (err.kind === "timeout") break; // a slow upstream is not retried: 504
+      upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
+      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
+      continue;
+    }
+    const status = upstream.statusCode ?? 502;
+    observeAttempt(channel, ctx, started, String(status));
+    if (shouldFailOver(status)) {
+      upstream.resume(); // drain so the connection returns to the pool
+      last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
+      upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
+      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
+      continue;
+    }
+    await relayAnswer(ctx, upstream, status, stream && isEventStream(upstream), prepared.stripUsage);
+    return;
+  }
+  throw exhaustedError(last ?? { kind: "status", status: 502 });
+}
+
+async function relayAnswer(
+  ctx: RequestContext, upstream: IncomingMessage, status: number, stream: boolean, stripUsage: boolean,
+): Promise<void> {
+  const headers = downstreamResponseHeaders(upstream.headers, openaiProvider.privateResponseHeaders);
+  const idleTimeoutMs = ctx.runtime.server.upstreamTimeoutMs;
+  if (stream) {
+    const tap = new ChatStreamTap(stripUsage);
+    await relay({ ctx, upstream, status, headers, idleTimeoutMs, flushHeaders: true,
+      transform: (chunk) => tap.push(chunk), finish: () => tap.end() });
+    ctx.usage = tap.usage;
+    return;
+  }
+  // Non-stream: relay as it arrives and keep a copy to read usage at the end.
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  await relay({ ctx, upstream, status, headers, idleTimeoutMs, flushHeaders: false,
+    transform: (chunk) => {
+      if (kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
+      return chunk;
+    } });
+  if (status >= 200 && status < 300) ctx.usage = readUsage(Buffer.concat(chunks, kept));
+}
+
+function readUsage(body: Buffer) {
+  try {
+    return normalizeOpenAIUsage((JSON.parse(body.toString("utf8")) as { usage?: unknown }).usage);
+  } catch {
+    return undefined;
+  }
+}
+
+function isEventStream(res: IncomingMessage): boolean {
+  return (res.headers["content-type"] ?? "").startsWith("text/event-stream");
+}
+
+function header(res: IncomingMessage, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function observeAttempt(channel: Channel, ctx: RequestContext, started: bigint, outcome: string): void {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  upstreamDuration.observe({ channel: channel.name, model: ctx.modelName!, outcome }, seconds);
+}

@@ -1,0 +1,47 @@
+// Resolves the requested model against the price list, the route's endpoint kind and
+// the token's model allowlist.
+
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import type { Endpoint } from "../../config/raw.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+
+/** Where each endpoint kind is served, for errors that point the caller to it. */
+const pathOf: Record<Endpoint, string> = {
+  chat: "/v1/chat/completions", responses: "/v1/responses", embeddings: "/v1/embeddings",
+  image: "/v1/images/generations", video: "/v1/videos", speech: "/v1/audio/speech",
+  transcription: "/v1/audio/transcriptions", rerank: "/v1/rerank", moderation: "/v1/moderations",
+  realtime: "/v1/realtime",
+};
+
+/** Endpoint kinds each route endpoint accepts (chat-completions also reaches responses models). */
+function accepts(routeEndpoint: Endpoint, modelEndpoint: Endpoint): boolean {
+  return routeEndpoint === modelEndpoint || (routeEndpoint === "chat" && modelEndpoint === "responses");
+}
+
+export function modelStage(): Stage<RequestContext> {
+  return async (ctx, next) => {
+    const name = ctx.pathModel ?? ctx.json?.model;
+    if (typeof name !== "string" || name === "") {
+      throw new GatewayError(errors.missingParameter, "The 'model' parameter is required.");
+    }
+    const model = ctx.runtime.models.get(name);
+    if (!model) {
+      throw new GatewayError(errors.modelNotFound,
+        `The model '${name}' does not exist. Model IDs are exact and case-sensitive; GET /v1/models lists yours.`);
+    }
+    ctx.modelName = name;
+    ctx.model = model;
+    const token = ctx.token!;
+    if (token.allowModel && !token.allowModel(name)) {
+      throw new GatewayError(errors.modelNotAllowed, `This access token has no access to the model '${name}'.`);
+    }
+    const endpoint = ctx.route!.endpoint;
+    if (endpoint && !accepts(endpoint, model.endpoint)) {
+      throw new GatewayError(errors.wrongEndpoint,
+        `The model '${name}' is a ${model.endpoint} model; call ${pathOf[model.endpoint]} instead.`);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,29 @@
+// Reads OpenAI chat-completions usage. `prompt_tokens` includes cached tokens, and
+// `completion_tokens` includes reasoning tokens; both are split out here.
+
+import type { Usage } from "../usage.js";
+
+interface OpenAIUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/** Normalises an OpenAI `usage` object; undefined when there is none. */
+export function normalizeOpenAIUsage(raw: unknown): Usage | undefined {
+  if (!raw || typeof raw !== "object") return undefined;
+  const u = raw as OpenAIUsage;
+  const prompt = count(u.prompt_tokens);
+  const cached = Math.min(count(u.prompt_tokens_details?.cached_tokens), prompt);
+  const output = count(u.completion_tokens);
+  return {
+    input: prompt - cached,
+    cacheRead: cached,
+    cacheWrite: 0,
+    output,
+    reasoning: Math.min(count(u.completion_tokens_details?.reasoning_tokens), output),
+  };
+}

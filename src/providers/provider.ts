@@ -1,0 +1,25 @@
+// Provider knowledge as data: each upstream kind is a small manifest of paths, auth and
+// quirks, so transport code never branches on a vendor name.
+
+import type { ChannelProtocol } from "../runtime/types.js";
+
+export interface ProviderSpec {
+  readonly protocol: ChannelProtocol;
+  /** Upstream paths by operation, appended to the channel's base_url. */
+  readonly paths: Readonly<Record<string, string>>;
+  /** Headers that carry the channel key. */
+  readonly authHeaders: (key: string) => Record<string, string>;
+  /** Upstream response headers that identify the operator's account; never relayed. */
+  readonly privateResponseHeaders: readonly string[];
+}
+
+/** Joins a base URL and an API path; a base that already ends in the path's version prefix
+ * (".../v1" with "/v1/chat/completions") does not get it twice. */
+export function upstreamUrl(base: URL, path: string): URL {
+  let prefix = base.pathname.replace(/\/+$/, "");
+  const version = path.slice(0, path.indexOf("/", 1));
+  if (version && prefix.endsWith(version)) prefix = prefix.slice(0, -version.length);
+  const url = new URL(base.href);
+  url.pathname = prefix + path;
+  return url;
+}

@@ -1,0 +1,108 @@
+// Reloads gateway.yaml into the RuntimeBox: skip unchanged text, compile the whole file,
+// keep the old Runtime on any error, carry restart-only settings over, count every outcome.
+// Reloads run one at a time; requests during one coalesce into a single follow-up.
+
+import { readFile } from "node:fs/promises";
+import { compileSource, ConfigError, formatIssue, sourceHashOf } from "../config/index.js";
+import { watchConfig, type ConfigWatch } from "../config/watch.js";
+import { log } from "../observability/log.js";
+import { configReloadsTotal } from "../observability/metrics.js";
+import type { RuntimeBox } from "./box.js";
+import type { Runtime } from "./types.js";
+
+/** Why a reload was asked for (logged). */
+export type ReloadReason = "watch" | "signal" | "manual";
+/** What a reload did. */
+export type ReloadOutcome = "applied" | "unchanged" | "rejected";
+
+/** Options of createReloader. */
+export interface ReloaderOptions {
+  path: string;
+  box: RuntimeBox;
+  /** Variables for ${VAR}; default: process.env at each reload. */
+  env?: NodeJS.ProcessEnv;
+  /** Start a file watcher that reloads on change; default true. */
+  watch?: boolean;
+  debounceMs?: number;
+}
+
+/** A running reloader. */
+export interface Reloader {
+  /** Resolves once the file watcher is active (at once without one). */
+  readonly ready: Promise<void>;
+  reload(reason: ReloadReason): Promise<ReloadOutcome>;
+  close(): Promise<void>;
+}
+
+function sameServer(a: Runtime, b: Runtime): boolean {
+  return JSON.stringify(a.server) === JSON.stringify(b.server) && a.store === b.store && a.metricsPath === b.metricsPath;
+}
+
+/** Keeps restart-only settings (server, store, metrics path) of the running Runtime. */
+function withStaticSettings(next: Runtime, running: Runtime): Runtime {
+  if (sameServer(next, running)) return next;
+  log.warn("server, store and metrics settings changed; they apply after a restart", {
+    running: { server: running.server, store: running.store, metricsPath: running.metricsPath },
+    configured: { server: next.server, store: next.store, metricsPath: next.metricsPath },
+  });
+  return Object.freeze({ ...next, server: running.server, store: running.store, metricsPath: running.metricsPath });
+}
+
+/** Creates a reloader for `path` that swaps successful compiles into `box`. */
+export function createReloader(opts: ReloaderOptions): Reloader {
+  const { path, box } = opts;
+
+  async function run(reason: ReloadReason): Promise<ReloadOutcome> {
+    const outcome = await attempt(reason);
+    configReloadsTotal.inc({ outcome });
+    return outcome;
+  }
+
+  async function attempt(reason: ReloadReason): Promise<ReloadOutcome> {
+    const running = box.current;
+    try {
+      const text = await readFile(path, "utf8");
+      if (sourceHashOf(text) === running.sourceHash) return "unchanged";
+      const { runtime, warnings } = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
+      box.swap(withStaticSettings(runtime, running));
+      for (const warning of warnings) log.warn(warning, { config: path });
+      log.info("config reloaded", { config: path, reason, generation: runtime.generation });
+      return "applied";
+    } catch (error) {
+      const issues = error instanceof ConfigError ? error.issues.map(formatIssue) : [String((error as Error)?.message ?? error)];
+      log.error("config rejected; keeping the running config", { config: path, reason, generation: running.generation, issues });
+      return "rejected";
+    }
+  }
+
+  let inFlight: Promise<ReloadOutcome> | undefined;
+  let queued: Promise<ReloadOutcome> | undefined;
+
+  function reload(reason: ReloadReason): Promise<ReloadOutcome> {
+    if (!inFlight) {
+      inFlight = run(reason).finally(() => {
+        inFlight = undefined;
+      });
+      return inFlight;
+    }
+    // One follow-up covers every request made while a reload runs.
+    queued ??= inFlight.then(() => {
+      queued = undefined;
+      return reload(reason);
+    });
+    return queued;
+  }
+
+  const watcher: ConfigWatch | undefined =
+    opts.watch === false ? undefined : watchConfig(path, () => void reload("watch"), { debounceMs: opts.debounceMs });
+
+  return {
+    ready: watcher ? watcher.ready : Promise.resolve(),
+    reload,
+    async close(): Promise<void> {
+      await watcher?.close();
+      await queued;
+      await inFlight;
+    },
+  };
+}

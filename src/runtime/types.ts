@@ -1,0 +1,118 @@
+// The compiled, immutable Runtime: everything a request needs, as lookup structures.
+// Built by config/compile.ts from a validated gateway.yaml; never mutated after that.
+
+import type { Endpoint } from "../config/raw.js";
+
+export type ChannelProtocol = "openai" | "anthropic" | "gemini";
+
+export interface RateWindow {
+  readonly max: number;
+  readonly perMs: number;
+}
+
+export interface ServerSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly trustProxy: boolean;
+  readonly maxBodyBytes: number;
+  readonly upstreamTimeoutMs: number;
+  /** Upper bound of upstream attempts per request (first try + failovers). */
+  readonly upstreamAttempts: number;
+  /** How long SIGTERM waits for in-flight requests before exiting. */
+  readonly drainTimeoutMs: number;
+}
+
+export interface Group {
+  readonly name: string;
+  readonly multiplier: number;
+}
+
+export interface User {
+  readonly name: string;
+  /** Fiat granted in total, in nano-units (1e-9 of the currency). */
+  readonly creditNano: bigint;
+  readonly groups: ReadonlySet<string>;
+  readonly active: boolean;
+}
+
+/** A compiled IP allowlist: answers whether a client address may use the token. */
+export type IpMatcher = (ip: string) => boolean;
+/** A compiled model allowlist (exact names and globs). */
+export type NameMatcher = (name: string) => boolean;
+
+export interface Token {
+  readonly name: string;
+  /** sha256 of the key; the token index is keyed by its hex form. */
+  readonly keyHash: Buffer;
+  readonly user: string;
+  readonly group: string;
+  /** Epoch milliseconds; undefined: never expires. */
+  readonly expiresAt?: number;
+  /** Fiat cap in nano-units; undefined: unlimited. */
+  readonly quotaNano?: bigint;
+  readonly allowIp?: IpMatcher;
+  readonly allowModel?: NameMatcher;
+  readonly active: boolean;
+}
+
+/** Prices in nano-units of the currency: per 1M tokens, or per unit named. */
+export interface Price {
+  readonly inputPer1M?: bigint;
+  readonly outputPer1M?: bigint;
+  /** Ratios as parts per million (0.1 → 100000) so cost stays integer arithmetic. */
+  readonly cacheReadRatioPpm?: bigint;
+  readonly cacheWriteRatioPpm?: bigint;
+  readonly perRequest?: bigint;
+  readonly perSecond?: bigint;
+  readonly perImage?: bigint;
+  readonly per1kChars?: bigint;
+}
+
+export interface Model {
+  readonly name: string;
+  readonly endpoint: Endpoint;
+  readonly requestSchema?: string;
+  readonly price: Price;
+}
+
+export interface Channel {
+  readonly name: string;
+  readonly protocol: ChannelProtocol;
+  /** Base URL without a trailing slash, e.g. "https://api.openai.com". */
+  readonly baseUrl: URL;
+  readonly keys: readonly string[];
+  readonly groups: ReadonlySet<string>;
+  readonly models: ReadonlySet<string>;
+  /** Client model name → upstream model name. */
+  readonly modelMap: ReadonlyMap<string, string>;
+  readonly priority: number;
+  readonly weight: number;
+  readonly enabled: boolean;
+}
+
+/** Channels of one priority for a (group, model); weights pre-summed for selection. */
+export interface ChannelTier {
+  readonly priority: number;
+  readonly channels: readonly Channel[];
+  readonly totalWeight: number;
+}
+
+export interface Runtime {
+  /** Increments with every successful compile in this process. */
+  readonly generation: number;
+  /** sha256 of the config source text; equal hashes mean nothing to reload. */
+  readonly sourceHash: string;
+  readonly sourcePath: string;
+  readonly server: ServerSettings;
+  readonly store: string;
+  readonly metricsPath: string;
+  readonly limits: { readonly requestRate?: RateWindow; readonly totalRequests?: RateWindow };
+  readonly groups: ReadonlyMap<string, Group>;
+  readonly users: ReadonlyMap<string, User>;
+  /** sha256(key) hex → token. */
+  readonly tokensByHash: ReadonlyMap<string, Token>;
+  readonly models: ReadonlyMap<string, Model>;
+  readonly channels: ReadonlyMap<string, Channel>;
+  /** group → model → enabled channels serving it, highest priority first. */
+  readonly candidates: ReadonlyMap<string, ReadonlyMap<string, readonly ChannelTier[]>>;
+}

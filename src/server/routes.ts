@@ -1,0 +1,89 @@
+// The route table: which paths exist, which wire family answers on them (auth header and
+// error shape), and which handler serves them. Static: it does not depend on gateway.yaml.
+
+import type { Endpoint } from "../config/raw.js";
+import type { WireFamily } from "../protocols/render-error.js";
+
+/** What serves a route once the common stages have passed. */
+export type HandlerName = "chat" | "models" | "not-served";
+
+export interface Route {
+  /** Stable route name, used as the `protocol` label in logs and metrics. */
+  readonly name: string;
+  readonly method: "GET" | "POST";
+  readonly family: WireFamily;
+  readonly handler: HandlerName;
+  /** The price-list endpoint kind a model must have to be called here. */
+  readonly endpoint?: Endpoint;
+  /** Whether the body carries a JSON `model` (false for GET routes and path-model routes). */
+  readonly modelInBody: boolean;
+}
+
+function route(r: Route): Route {
+  return Object.freeze(r);
+}
+
+const openaiPost = (name: string, handler: HandlerName, endpoint: Endpoint): Route =>
+  route({ name, method: "POST", family: "openai", handler, endpoint, modelInBody: handler !== "not-served" });
+
+/** Fixed paths → route. */
+const exact = new Map<string, Route>([
+  ["/v1/chat/completions", openaiPost("chat-completions", "chat", "chat")],
+  ["/v1/models", route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false })],
+  ["/v1/responses", openaiPost("responses", "not-served", "responses")],
+  ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "not-served", endpoint: "chat", modelInBody: false })],
+  ["/v1/embeddings", openaiPost("embeddings", "not-served", "embeddings")],
+  ["/v1/images/generations", openaiPost("images", "not-served", "image")],
+  ["/v1/images/edits", openaiPost("images", "not-served", "image")],
+  ["/v1/videos", openaiPost("videos", "not-served", "video")],
+  ["/v1/audio/transcriptions", openaiPost("audio", "not-served", "transcription")],
+  ["/v1/audio/speech", openaiPost("audio", "not-served", "speech")],
+  ["/v1/rerank", openaiPost("rerank", "not-served", "rerank")],
+  ["/v1/moderations", openaiPost("moderations", "not-served", "moderation")],
+  ["/v1/realtime", route({ name: "realtime", method: "GET", family: "openai", handler: "not-served", endpoint: "realtime", modelInBody: false })],
+]);
+
+const generateContent = route({
+  name: "generate-content", method: "POST", family: "gemini", handler: "not-served", endpoint: "chat", modelInBody: false,
+});
+const geminiModels = route({ name: "models", method: "GET", family: "gemini", handler: "not-served", modelInBody: false });
+
+/** Result of matching a path: the route, or why none matched. */
+export type RouteMatch =
+  | { readonly kind: "ok"; readonly route: Route; readonly pathModel?: string }
+  | { readonly kind: "not-found" }
+  | { readonly kind: "method"; readonly route: Route };
+
+const notFound: RouteMatch = Object.freeze({ kind: "not-found" });
+
+/** Matches a method and path (without query) against the route table. */
+export function matchRoute(method: string, path: string): RouteMatch {
+  const hit = exact.get(path) ?? matchGemini(path);
+  if (!hit) return notFound;
+  const r = "route" in hit ? hit.route : hit;
+  if (r.method !== method) return { kind: "method", route: r };
+  return "route" in hit ? { kind: "ok", route: r, pathModel: hit.pathModel } : { kind: "ok", route: r };
+}
+
+/** `/v1beta/models/{model}:generateContent` and `:streamGenerateContent`, plus the model list. */
+function matchGemini(path: string): { route: Route; pathModel?: string } | undefined {
+  if (!path.startsWith("/v1beta/models")) return undefined;
+  if (path === "/v1beta/models") return { route: geminiModels };
+  const rest = path.slice("/v1beta/models/".length);
+  const colon = rest.lastIndexOf(":");
+  if (colon <= 0) return undefined;
+  const action = rest.slice(colon + 1);
+  if (action !== "generateContent" && action !== "streamGenerateContent") return undefined;
+  try {
+    return { route: generateContent, pathModel: decodeURIComponent(rest.slice(0, colon)) };
+  } catch {
+    return undefined; // malformed percent-encoding: no such path
+  }
+}
+
+/** Guess the wire family of an unknown path, so even a 404 comes back in the caller's shape. */
+export function familyOfPath(path: string): WireFamily {
+  if (path.startsWith("/v1beta")) return "gemini";
+  if (path.startsWith("/v1/messages")) return "anthropic";
+  return "openai";
+}

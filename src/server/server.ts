@@ -1,0 +1,120 @@
+// The HTTP server: raw node:http, a request id on every response, health and metrics
+// endpoints outside the chain, and a graceful drain on shutdown.
+
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import { log } from "../observability/log.js";
+import { registry } from "../observability/metrics.js";
+import { buildChain } from "../pipeline/chain.js";
+import type { RequestContext } from "../pipeline/context.js";
+import { sendError } from "../pipeline/respond.js";
+import { RuntimeBox } from "../runtime/box.js";
+import type { Runtime } from "../runtime/types.js";
+import { familyOfPath } from "./routes.js";
+
+export const requestIdHeader = "X-Gateway-Request-Id";
+
+export interface GatewayServerOptions {
+  /** The live config holder; the server reads `box.current` once per request. */
+  readonly box: RuntimeBox;
+  readonly usage?: UsageSink;
+}
+
+export interface GatewayServer {
+  readonly server: http.Server;
+  readonly box: RuntimeBox;
+  /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, lets in-flight requests finish up to `timeoutMs`, then closes. */
+  drain(timeoutMs?: number): Promise<{ forced: number }>;
+}
+
+/** Starts the gateway on the Runtime's listen address (port 0 picks a free port). */
+export async function startGateway(opts: GatewayServerOptions): Promise<GatewayServer> {
+  const { box } = opts;
+  const chain = buildChain({ usage: opts.usage ?? logUsageSink });
+  const inflight = new Set<RequestContext>();
+  let draining = false;
+
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const id = randomUUID();
+    res.setHeader(requestIdHeader, id);
+    if (draining) res.setHeader("connection", "close");
+    const runtime = box.current;
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    if (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET")) {
+      void serveOps(path, res, draining);
+      return;
+    }
+    const ctx: RequestContext = {
+      id, req, res, runtime, path, startNs: process.hrtime.bigint(),
+      query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
+    };
+    if (draining) {
+      sendError(ctx, new GatewayError(errors.shuttingDown));
+      return;
+    }
+    inflight.add(ctx);
+    chain(ctx)
+      .catch((err) => {
+        log.error("request failed outside the chain", { requestId: id, error: String(err) });
+        if (!res.writableEnded) res.destroy();
+      })
+      .finally(() => inflight.delete(ctx));
+  });
+  server.headersTimeout = 30_000;
+
+  const { host, port } = box.current.server;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  return {
+    server, box, port: address.port, url: `http://${shownHost}:${address.port}`,
+    async drain(timeoutMs = box.current.server.drainTimeoutMs) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = Date.now() + timeoutMs;
+      while (inflight.size > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 25));
+        server.closeIdleConnections();
+      }
+      const forced = inflight.size;
+      if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
+      server.closeAllConnections();
+      await closed;
+      return { forced };
+    },
+  };
+}
+
+/** /healthz (503 while draining, so load balancers stop sending) and /metrics. */
+async function serveOps(path: string, res: http.ServerResponse, draining: boolean): Promise<void> {
+  try {
+    const isHealth = path === "/healthz";
+    const body = isHealth ? (draining ? '{"status":"draining"}' : '{"status":"ok"}') : await registry.metrics();
+    const status = isHealth && draining ? 503 : 200;
+    res.writeHead(status, { "content-type": isHealth ? "application/json" : registry.contentType });
+    res.end(body);
+  } catch (err) {
+    log.error("metrics failed", { error: String(err) });
+    res.writeHead(500).end();
+  }
+}
+
+export { RuntimeBox };
+export type { Runtime };

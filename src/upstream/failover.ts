@@ -1,0 +1,36 @@
+// Decides what an upstream answer means for failover: relay it, or try the next channel.
+// Connection errors, 429, 401/403 (a channel credential problem) and 5xx other than 504
+// fail over; everything else is the answer. Nothing is retried after the first byte.
+
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { UpstreamFailure } from "./send.js";
+
+/** Whether an upstream status should make the gateway try another channel. */
+export function shouldFailOver(status: number): boolean {
+  return status === 429 || status === 401 || status === 403 || (status >= 500 && status !== 504);
+}
+
+/** The last thing that went wrong when no channel produced an answer. */
+export type LastFailure =
+  | { readonly kind: "status"; readonly status: number; readonly retryAfter?: string }
+  | { readonly kind: "transport"; readonly failure: UpstreamFailure };
+
+/** The client-facing error once every attempt has failed. Upstream bodies are not echoed:
+ * they can name the operator's account or quote part of its key. */
+export function exhaustedError(last: LastFailure): GatewayError {
+  if (last.kind === "transport") {
+    if (last.failure.kind === "timeout") return new GatewayError(errors.upstreamTimeout);
+    return new GatewayError(errors.upstreamUnavailable);
+  }
+  const { status } = last;
+  if (status === 429) {
+    const headers = last.retryAfter ? { "retry-after": last.retryAfter } : undefined;
+    return new GatewayError(errors.upstreamRateLimited, undefined, { headers });
+  }
+  if (status === 401 || status === 403) return new GatewayError(errors.upstreamAuthFailed);
+  if (status === 504) return new GatewayError(errors.upstreamTimeout);
+  return new GatewayError(errors.upstreamError, `The upstream provider answered ${status}; retry later.`, {
+    status: status >= 500 && status <= 503 ? status : 502,
+  });
+}

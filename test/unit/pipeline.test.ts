@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { compose } from "../../src/pipeline/compose.js";
+import { familyOfPath, matchRoute } from "../../src/server/routes.js";
+import { errors } from "../../src/errors/catalogue.js";
+import { GatewayError } from "../../src/errors/gateway-error.js";
+import { renderError } from "../../src/protocols/render-error.js";
+import { upstreamRequestHeaders, downstreamResponseHeaders } from "../../src/upstream/headers.js";
+import { exhaustedError, shouldFailOver } from "../../src/upstream/failover.js";
+
+test("compose runs stages in order, around next()", async () => {
+  const seen: string[] = [];
+  const run = compose<string[]>([
+    async (c, next) => { c.push("a>"); await next(); c.push("<a"); },
+    async (c, next) => { c.push("b"); await next(); },
+  ]);
+  await run(seen);
+  assert.deepEqual(seen, ["a>", "b", "<a"]);
+});
+
+test("compose refuses a double next()", async () => {
+  const run = compose<object>([async (_c, next) => { await next(); await next(); }]);
+  await assert.rejects(run({}), /more than once/);
+});
+
+test("routes match exact paths, gemini model paths and report wrong methods", () => {
+  const chat = matchRoute("POST", "/v1/chat/completions");
+  assert.equal(chat.kind === "ok" && chat.route.name, "chat-completions");
+  const gen = matchRoute("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent");
+  assert.equal(gen.kind === "ok" && gen.pathModel, "gemini-2.5-flash");
+  assert.equal(matchRoute("GET", "/v1/chat/completions").kind, "method");
+  assert.equal(matchRoute("POST", "/chat/completions").kind, "not-found");
+  assert.equal(matchRoute("POST", "/v1beta/models/x:unknownAction").kind, "not-found");
+  assert.equal(matchRoute("POST", "/v1beta/models/%E0%A4%A:generateContent").kind, "not-found");
+  assert.equal(familyOfPath("/v1beta/whatever"), "gemini");
+  assert.equal(familyOfPath("/v1/messages/x"), "anthropic");
+});
+
+test("each family renders errors in its own wire shape with our code alongside", () => {
+  const err = new GatewayError(errors.invalidToken);
+  assert.deepEqual(JSON.parse(renderError("openai", err)),
+    { error: { message: err.message, type: "gateway_error", code: "invalid_token", param: null } });
+  const a = JSON.parse(renderError("anthropic", err));
+  assert.equal(a.type, "error");
+  assert.equal(a.error.type, "authentication_error");
+  assert.equal(a.error.code, "invalid_token");
+  const g = JSON.parse(renderError("gemini", err));
+  assert.equal(g.error.code, 401);
+  assert.equal(g.error.status, "UNAUTHENTICATED");
+  assert.equal(g.error.details[0].reason, "invalid_token");
+});
+
+test("client credentials and hop-by-hop headers never go upstream", () => {
+  const out = upstreamRequestHeaders({
+    authorization: "Bearer client", "x-api-key": "client", "x-goog-api-key": "client", cookie: "c=1",
+    connection: "keep-alive", "x-forwarded-for": "1.2.3.4", "anthropic-beta": "b", "user-agent": "sdk",
+    "content-length": "999", "accept-encoding": "gzip", "x-gateway-debug": "1",
+  }, { authorization: "Bearer upstream" }, 42);
+  assert.deepEqual(out, {
+    "anthropic-beta": "b", "user-agent": "sdk", "accept-encoding": "identity",
+    "content-type": "application/json", "content-length": 42, authorization: "Bearer upstream",
+  });
+  assert.deepEqual(downstreamResponseHeaders({ "openai-organization": "org", "set-cookie": ["x"], "x-request-id": "r",
+    "content-length": "3", "content-type": "application/json" }, ["openai-organization"]),
+  { "x-request-id": "r", "content-type": "application/json" });
+});
+
+test("failover: which statuses retry, and what the client sees when none are left", () => {
+  for (const s of [429, 500, 502, 503, 401, 403]) assert.equal(shouldFailOver(s), true, String(s));
+  for (const s of [200, 400, 404, 413, 422, 504]) assert.equal(shouldFailOver(s), false, String(s));
+  const limited = exhaustedError({ kind: "status", status: 429, retryAfter: "7" });
+  assert.equal(limited.status, 429);
+  assert.deepEqual(limited.headers, { "retry-after": "7" });
+  assert.equal(exhaustedError({ kind: "status", status: 503 }).status, 503);
+  assert.equal(exhaustedError({ kind: "status", status: 401 }).status, 502);
+  assert.equal(exhaustedError({ kind: "status", status: 599 }).status, 502);
+});

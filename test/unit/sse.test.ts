@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { eventData, SseSplitter } from "../../src/protocols/sse.js";
+import { ChatStreamTap } from "../../src/protocols/openai/chat-stream-tap.js";
+
+test("events split across chunks and line-ending styles come out whole", () => {
+  const s = new SseSplitter();
+  assert.deepEqual(s.push(Buffer.from("data: a\n")), []);
+  assert.deepEqual(s.push(Buffer.from("\ndata: b\r\n\r\ndata: c\r")), ["data: a\n\n", "data: b\r\n\r\n"]);
+  assert.deepEqual(s.push(Buffer.from("\r")), ["data: c\r\r"]);
+  assert.equal(s.flush(), "");
+});
+
+test("a multi-byte character split between chunks is not corrupted", () => {
+  const s = new SseSplitter();
+  const bytes = Buffer.from("data: héllo\n\n");
+  const cut = bytes.indexOf(0xc3) + 1;
+  assert.deepEqual(s.push(bytes.subarray(0, cut)), []);
+  assert.deepEqual(s.push(bytes.subarray(cut)), ["data: héllo\n\n"]);
+});
+
+test("eventData joins data lines and ignores other fields", () => {
+  assert.equal(eventData("event: x\ndata: 1\ndata:2\n\n"), "1\n2");
+  assert.equal(eventData(": comment\n\n"), undefined);
+});
+
+const chunk = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+const usage = { prompt_tokens: 10, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 3 } };
+const stream = [
+  chunk({ choices: [{ index: 0, delta: { content: "hi" } }], usage: null }),
+  chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null }),
+  chunk({ choices: [], usage }),
+  "data: [DONE]\n\n",
+].join("");
+
+test("the tap passes bytes unchanged and reads the final usage", () => {
+  const tap = new ChatStreamTap(false);
+  const bytes = Buffer.from(stream);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 7) out += String(tap.push(bytes.subarray(i, i + 7)));
+  out += tap.end();
+  assert.equal(out, stream);
+  assert.deepEqual(tap.usage, { input: 7, cacheRead: 3, cacheWrite: 0, output: 4, reasoning: 0 });
+});
+
+test("in strip mode the usage-only chunk is removed and everything else kept", () => {
+  const tap = new ChatStreamTap(true);
+  const bytes = Buffer.from(stream);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 5) out += String(tap.push(bytes.subarray(i, i + 5)));
+  out += tap.end();
+  assert.equal(out, stream.replace(chunk({ choices: [], usage }), ""));
+  assert.equal(tap.usage?.input, 7);
+});
