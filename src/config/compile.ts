@@ -112,15 +112,9 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
   };
 }
 
-/** Compiles `raw` (already validated and cross-checked) into a deep-frozen Runtime. */
-export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
-  const warnings: string[] = [];
-
-  const groups = new Map<string, Group>();
-  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1 });
-
+function compileUsers(raw: RawConfig["users"] = {}): Map<string, User> {
   const users = new Map<string, User>();
-  for (const [name, u] of Object.entries(raw.users ?? {})) {
+  for (const [name, u] of Object.entries(raw)) {
     users.set(name, {
       name,
       creditNano: toNano(u.credit ?? 0),
@@ -128,29 +122,48 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
       active: (u.status ?? "active") === "active",
     });
   }
+  return users;
+}
 
+function compileModels(raw: RawConfig["models"] = {}): Map<string, Model> {
   const models = new Map<string, Model>();
-  for (const [name, m] of Object.entries(raw.models ?? {})) {
+  for (const [name, m] of Object.entries(raw)) {
     const model: Model = { name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price) };
     models.set(name, m.request_schema === undefined ? model : { ...model, requestSchema: m.request_schema });
   }
+  return models;
+}
 
-  const tokensByHash = new Map<string, Token>();
-  for (const rawToken of raw.tokens ?? []) {
-    const token = compileToken(rawToken, models, warnings);
+interface TokenContext {
+  users: ReadonlyMap<string, User>;
+  models: ReadonlyMap<string, Model>;
+}
+
+function compileTokens(raw: RawToken[], ctx: TokenContext, warnings: string[]): Map<string, Token> {
+  const tokens = new Map<string, Token>();
+  for (const rawToken of raw) {
+    const token = compileToken(rawToken, ctx.models, warnings);
     if (!token) continue;
-    tokensByHash.set(token.keyHash.toString("hex"), token);
-    if (!users.get(token.user)?.groups.has(token.group)) {
+    tokens.set(token.keyHash.toString("hex"), token);
+    if (!ctx.users.get(token.user)?.groups.has(token.group)) {
       warnings.push(`token ${token.name} uses group ${token.group}, which user ${token.user} may not use; its requests will be refused (403)`);
     }
   }
+  return tokens;
+}
 
+/** Compiles `raw` (already validated and cross-checked) into a deep-frozen Runtime. */
+export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
+  const warnings: string[] = [];
+  const groups = new Map<string, Group>();
+  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1 });
+  const users = compileUsers(raw.users);
+  const models = compileModels(raw.models);
+  const tokensByHash = compileTokens(raw.tokens ?? [], { users, models }, warnings);
   const channelList = (raw.channels ?? []).map((c) => compileChannel(c, warnings));
-  const channels = new Map(channelList.map((c) => [c.name, c] as const));
   for (const name of models.keys()) {
     if (!channelList.some((c) => c.models.has(name))) warnings.push(`model ${name} is listed by no channel; requests for it cannot be served`);
   }
-
   const runtime: Runtime = {
     generation: ctx.generation,
     sourceHash: ctx.sourceHash,
@@ -166,7 +179,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     users,
     tokensByHash,
     models,
-    channels,
+    channels: new Map(channelList.map((c) => [c.name, c] as const)),
     candidates: buildCandidates(groups.keys(), models.keys(), channelList),
   };
   return { runtime: deepFreeze(runtime), warnings };

@@ -34,115 +34,140 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const record = (v: unknown): Entry => (v && typeof v === "object" && !Array.isArray(v) ? (v as Entry) : {});
 const text = (v: unknown): v is string => typeof v === "string";
 
-/** Every cross-reference and value problem in `raw`; `sourcePath` locates request schemas. */
-export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[] {
-  const issues: RawIssue[] = [];
-  const check = (path: KeyPath, fn: () => unknown): void => {
+/** Collects issues while the sections are checked, with the names they may refer to. */
+class Checker {
+  readonly issues: RawIssue[] = [];
+  readonly groups: Set<string>;
+  readonly users: Set<string>;
+  readonly models: Set<string>;
+
+  constructor(readonly root: Entry) {
+    this.groups = new Set(Object.keys(record(root.groups)));
+    this.users = new Set(Object.keys(record(root.users)));
+    this.models = new Set(Object.keys(record(root.models)));
+  }
+
+  report(path: KeyPath, message: string, at?: "key"): void {
+    this.issues.push(at ? { path, message, at } : { path, message });
+  }
+
+  /** Runs a parser; its error message becomes the issue at `path`. */
+  parses(path: KeyPath, parse: () => unknown): void {
     try {
-      fn();
+      parse();
     } catch (error) {
-      issues.push({ path, message: (error as Error).message });
+      this.report(path, (error as Error).message);
     }
-  };
-  const root = record(raw);
-  const groups = new Set(Object.keys(record(root.groups)));
-  const users = new Set(Object.keys(record(root.users)));
-  const models = new Set(Object.keys(record(root.models)));
-  const refer = (path: KeyPath, value: unknown, known: Set<string>, kind: string): void => {
-    if (text(value) && !known.has(value)) issues.push({ path, message: `unknown ${kind} "${value}" (not under ${kind}s)` });
-  };
-  const unique = (path: KeyPath, value: unknown, seen: Map<string, number>, index: number, kind: string): void => {
+  }
+
+  refers(path: KeyPath, value: unknown, known: Set<string>, kind: string): void {
+    if (text(value) && !known.has(value)) this.report(path, `unknown ${kind} "${value}" (not under ${kind}s)`);
+  }
+
+  /** Reports a name seen before in the same list (`seen`: name → first index). */
+  unique(path: KeyPath, value: unknown, seen: Map<string, number>, kind: string): void {
     if (!text(value)) return;
     const first = seen.get(value);
-    if (first === undefined) seen.set(value, index);
-    else issues.push({ path, message: `duplicate ${kind} name "${value}" (also ${kind}s[${first}])` });
-  };
+    if (first === undefined) seen.set(value, path[1] as number);
+    else this.report(path, `duplicate ${kind} name "${value}" (also ${kind}s[${first}])`);
+  }
+}
 
-  // server, limits
-  const server = record(root.server);
-  if (text(server.listen)) check(["server", "listen"], () => parseListen(server.listen as string));
+function checkServer(c: Checker): void {
+  const server = record(c.root.server);
+  if (text(server.listen)) c.parses(["server", "listen"], () => parseListen(server.listen as string));
   for (const key of ["upstream_timeout", "drain_timeout"]) {
-    if (server[key] !== undefined) check(["server", key], () => parseDuration(server[key] as string));
+    if (server[key] !== undefined) c.parses(["server", key], () => parseDuration(server[key] as string | number));
   }
-  if (server.max_body !== undefined) check(["server", "max_body"], () => parseSize(server.max_body as string));
-  for (const [name, window] of Object.entries(record(root.limits))) {
+  if (server.max_body !== undefined) c.parses(["server", "max_body"], () => parseSize(server.max_body as string | number));
+  for (const [name, window] of Object.entries(record(c.root.limits))) {
     const per = record(window).per;
-    if (per !== undefined) {
-      check(["limits", name, "per"], () => {
-        if (parseDuration(per as string) <= 0) throw new Error("the window must be longer than 0");
-      });
-    }
+    if (per === undefined) continue;
+    c.parses(["limits", name, "per"], () => {
+      if (parseDuration(per as string | number) <= 0) throw new Error("the window must be longer than 0");
+    });
   }
+}
 
-  // users
-  for (const [name, user] of Object.entries(record(root.users))) {
+function checkUsers(c: Checker): void {
+  for (const [name, user] of Object.entries(record(c.root.users))) {
     const u = record(user);
-    if (typeof u.credit === "number") check(["users", name, "credit"], () => toNano(u.credit as number));
-    list(u.groups).forEach((g, i) => refer(["users", name, "groups", i], g, groups, "group"));
+    if (typeof u.credit === "number") c.parses(["users", name, "credit"], () => toNano(u.credit as number));
+    list(u.groups).forEach((g, i) => c.refers(["users", name, "groups", i], g, c.groups, "group"));
   }
+}
 
-  // tokens
-  const tokenNames = new Map<string, number>();
+function checkTokens(c: Checker): void {
+  const names = new Map<string, number>();
   const keyHashes = new Map<string, number>();
-  list(root.tokens).forEach((token, i) => {
+  list(c.root.tokens).forEach((token, i) => {
     const t = record(token);
     const at = (...rest: (string | number)[]): KeyPath => ["tokens", i, ...rest];
-    unique(at("name"), t.name, tokenNames, i, "token");
-    refer(at("user"), t.user, users, "user");
-    refer(at("group"), t.group, groups, "group");
+    c.unique(at("name"), t.name, names, "token");
+    c.refers(at("user"), t.user, c.users, "user");
+    c.refers(at("group"), t.group, c.groups, "group");
     let hash: string | undefined;
     if (text(t.key) && t.key !== "") hash = hashKey(t.key);
     if (text(t.key_sha256)) {
       if (/^[0-9a-fA-F]{64}$/.test(t.key_sha256)) hash = t.key_sha256.toLowerCase();
-      else issues.push({ path: at("key_sha256"), message: "must be 64 hex digits (the sha256 of the key)" });
+      else c.report(at("key_sha256"), "must be 64 hex digits (the sha256 of the key)");
     }
     if (hash !== undefined) {
+      // Never print the key: name the token that already has it.
       const first = keyHashes.get(hash);
       if (first === undefined) keyHashes.set(hash, i);
-      else issues.push({ path: at(text(t.key) ? "key" : "key_sha256"), message: `same key as tokens[${first}]; every token needs its own key` });
+      else c.report(at(text(t.key) ? "key" : "key_sha256"), `same key as tokens[${first}]; every token needs its own key`);
     }
-    if (text(t.expires)) check(at("expires"), () => parseDate(t.expires as string));
-    if (typeof t.quota === "number") check(at("quota"), () => toNano(t.quota as number));
+    if (text(t.expires)) c.parses(at("expires"), () => parseDate(t.expires as string));
+    if (typeof t.quota === "number") c.parses(at("quota"), () => toNano(t.quota as number));
     list(t.allow_ips).forEach((ip, j) => {
-      if (text(ip)) check(at("allow_ips", j), () => parseIpRule(ip));
+      if (text(ip)) c.parses(at("allow_ips", j), () => parseIpRule(ip));
     });
   });
+}
 
-  // channels
-  const channelNames = new Map<string, number>();
-  list(root.channels).forEach((channel, i) => {
-    const c = record(channel);
+function checkChannels(c: Checker): void {
+  const names = new Map<string, number>();
+  list(c.root.channels).forEach((channel, i) => {
+    const ch = record(channel);
     const at = (...rest: (string | number)[]): KeyPath => ["channels", i, ...rest];
-    unique(at("name"), c.name, channelNames, i, "channel");
-    if (text(c.base_url)) check(at("base_url"), () => checkBaseUrl(c.base_url as string));
-    list(c.groups).forEach((g, j) => refer(at("groups", j), g, groups, "group"));
-    list(c.models).forEach((m, j) => {
-      if (text(m) && !models.has(m)) issues.push({ path: at("models", j), message: `model "${m}" is not in the price list (models)` });
+    c.unique(at("name"), ch.name, names, "channel");
+    if (text(ch.base_url)) c.parses(at("base_url"), () => checkBaseUrl(ch.base_url as string));
+    list(ch.groups).forEach((g, j) => c.refers(at("groups", j), g, c.groups, "group"));
+    list(ch.models).forEach((m, j) => {
+      if (text(m) && !c.models.has(m)) c.report(at("models", j), `model "${m}" is not in the price list (models)`);
     });
-    const served = new Set(list(c.models).filter(text));
-    for (const from of Object.keys(record(c.model_map))) {
-      if (!served.has(from)) {
-        issues.push({ path: at("model_map", from), at: "key", message: `"${from}" is not one of this channel's models` });
-      }
+    const served = new Set(list(ch.models).filter(text));
+    for (const from of Object.keys(record(ch.model_map))) {
+      if (!served.has(from)) c.report(at("model_map", from), `"${from}" is not one of this channel's models`, "key");
     }
   });
+}
 
-  // models
-  for (const [name, model] of Object.entries(record(root.models))) {
+function checkModels(c: Checker, sourcePath: string): void {
+  for (const [name, model] of Object.entries(record(c.root.models))) {
     const m = record(model);
     for (const [field, value] of Object.entries(record(m.price))) {
       if (typeof value !== "number") continue;
       const convert = field.endsWith("_ratio") ? toPpm : toNano;
-      check(["models", name, "price", field], () => convert(value));
+      c.parses(["models", name, "price", field], () => convert(value));
     }
-    if (text(m.request_schema) && !requestSchemaFile(ctx.sourcePath, m.request_schema)) {
-      issues.push({
-        path: ["models", name, "request_schema"],
-        message: `request schema "${m.request_schema}" not found: no schemas/requests/${m.request_schema.replace(/\.json$/, "")}.json`,
-      });
+    if (text(m.request_schema) && !requestSchemaFile(sourcePath, m.request_schema)) {
+      const file = `schemas/requests/${m.request_schema.replace(/\.json$/, "")}.json`;
+      c.report(["models", name, "request_schema"], `request schema "${m.request_schema}" not found: no ${file}`);
     }
   }
-  return issues;
+}
+
+/** Every cross-reference and value problem in `raw`; `sourcePath` locates request schemas. */
+export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[] {
+  const checker = new Checker(record(raw));
+  checkServer(checker);
+  checkUsers(checker);
+  checkTokens(checker);
+  checkChannels(checker);
+  checkModels(checker, ctx.sourcePath);
+  return checker.issues;
 }
 
 function checkBaseUrl(value: string): void {

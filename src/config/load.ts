@@ -49,7 +49,7 @@ export function compileSource(text: string, opts: SourceOptions): CompileResult 
   const file = opts.path;
   const lines = new LineCounter();
   const masked = maskReferences(text);
-  const doc = parseDocument(masked.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(masked.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true });
   if (doc.errors.length) {
     throw new ConfigError(
       doc.errors.map((error) => {

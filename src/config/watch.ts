@@ -27,8 +27,8 @@ export function watchConfig(path: string, onChange: () => void, opts: { debounce
     // Only the directory itself and the config file; siblings are ignored.
     ignored: (candidate: string) => resolve(candidate) !== dir && resolve(candidate) !== file,
   });
-  const fire = (event: string, changed: string): void => {
-    if (closed || resolve(changed) !== file || event === "unlink") return;
+  const schedule = (): void => {
+    if (closed) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
@@ -36,7 +36,14 @@ export function watchConfig(path: string, onChange: () => void, opts: { debounce
     }, debounceMs);
   };
   const ready = new Promise<void>((resolveReady) => watcher.once("ready", () => resolveReady()));
-  watcher.on("all", fire);
+  watcher.on("all", (event, changed) => {
+    if (event !== "unlink" && resolve(changed) === file) schedule();
+  });
+  // chokidar drops a change that follows another within 50ms; raw events are not
+  // throttled, so a quick second save still triggers a (debounced) reload.
+  watcher.on("raw", (_event, changed) => {
+    if (basename(String(changed)) === basename(file)) schedule();
+  });
   watcher.on("error", (error) => log.warn("config watch error; still watching", { file: basename(file), error: String(error) }));
 
   return {

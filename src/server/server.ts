@@ -70,6 +70,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       .finally(() => inflight.delete(ctx));
   });
   server.headersTimeout = 30_000;
+  server.on("clientError", answerMalformed);
 
   const { host, port } = box.current.server;
   await new Promise<void>((resolve, reject) => {
@@ -100,6 +101,24 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       return { forced };
     },
   };
+}
+
+/** Requests node cannot parse (bad framing, oversized headers) still get a JSON error
+ * with a request id, not a bare socket close. */
+function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+  if (!socket.writable || (err as { code?: string }).code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({ error: {
+    message: tooLarge ? "The request headers are too large." : "The request could not be parsed as HTTP.",
+    type: "invalid_request_error", code: tooLarge ? "headers_too_large" : "malformed_request", param: null,
+  } });
+  socket.end(`HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
+    `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `${requestIdHeader}: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** /healthz (503 while draining, so load balancers stop sending) and /metrics. */

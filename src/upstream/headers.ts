@@ -45,7 +45,8 @@ export function downstreamResponseHeaders(
 ): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
-    if (dropDownstream.has(name) || privateHeaders.includes(name)) continue;
+    // x-gateway-*: ours alone (an upstream that is itself a gateway must not replace our request id)
+    if (dropDownstream.has(name) || privateHeaders.includes(name) || name.startsWith("x-gateway-")) continue;
     const value = upstream[name];
     if (value !== undefined) out[name] = value;
   }

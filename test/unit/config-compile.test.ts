@@ -6,7 +6,10 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { inspect } from "node:util";
 import { fileURLToPath } from "node:url";
-import { compileSource, loadConfigFile, toNano } from "../../src/config/index.js";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compileSource, loadConfigFile, requestSchemaFile, toNano } from "../../src/config/index.js";
 import { compileIpMatcher, compileNameMatcher } from "../../src/config/matchers.js";
 import { parseDuration, parseSize } from "../../src/config/units.js";
 
@@ -209,6 +212,31 @@ test("environment: ${VAR}, ${VAR:-default}, $${ escape, inside flow lists and qu
   assert.equal(runtime.tokensByHash.get(sha("pre-mid-post"))?.name, "t1");
   const empty = build(source, { UP_A: "a", UP_B: "", TOKEN: "x" });
   assert.deepEqual(empty.runtime.channels.get("c1")?.keys, ["a", "fallback", "lit-${NOT_A_VAR}"], ":- also replaces an empty value");
+});
+
+test("x- keys hold YAML anchors that entries merge in", () => {
+  const source = minimal
+    .replace("channels:\n", "x-openai: &openai { protocol: openai, groups: [default], models: [m] }\nchannels:\n")
+    .replace("models:\n  m:", "  - { <<: *openai, name: c2, base_url: 'https://b.example', keys: [k2] }\nmodels:\n  m:");
+  const { runtime } = build(source);
+  assert.equal(runtime.channels.get("c2")?.protocol, "openai");
+  assert.deepEqual([...(runtime.channels.get("c2")?.models ?? [])], ["m"]);
+});
+
+test("request_schema names a file in schemas/requests/ next to the config", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-schema-"));
+  try {
+    mkdirSync(join(dir, "schemas", "requests"), { recursive: true });
+    writeFileSync(join(dir, "schemas", "requests", "video-family-c.json"), "{}");
+    const path = join(dir, "gateway.yaml");
+    writeFileSync(path, minimal + "  v: { endpoint: video, request_schema: video-family-c, price: { per_second: 0.07 } }\n");
+    const { runtime } = await loadConfigFile(path, { env: {} });
+    const model = runtime.models.get("v");
+    assert.equal(model?.requestSchema, "video-family-c");
+    assert.equal(requestSchemaFile(runtime.sourcePath, "video-family-c"), join(dir, "schemas", "requests", "video-family-c.json"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("the runtime is deep-frozen", () => {

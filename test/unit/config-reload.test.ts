@@ -96,6 +96,19 @@ test("watched edits apply; a bad file is rejected, counted, and watching goes on
   }
 });
 
+test("two saves in quick succession: the last one is applied", async () => {
+  const { path, box, reloader } = await setup("quick.yaml", true);
+  try {
+    writeFileSync(path, configText({ input: 7 }));
+    await eventually(() => assert.equal(inputPrice(box), 7_000_000_000n));
+    writeFileSync(path, configText({ input: 8 }));
+    writeFileSync(path, configText({ input: 9 }));
+    await eventually(() => assert.equal(inputPrice(box), 9_000_000_000n));
+  } finally {
+    await reloader.close();
+  }
+});
+
 test("unchanged content is skipped and counted", async () => {
   const { box, reloader } = await setup("same.yaml", false);
   const before = await counts();

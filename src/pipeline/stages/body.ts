@@ -29,7 +29,9 @@ export function bodyStage(): Stage<RequestContext> {
 /** Collects the body, refusing early when Content-Length or the bytes read exceed the limit. */
 function readBody(ctx: RequestContext): Promise<Buffer> {
   const limit = ctx.runtime.server.maxBodyBytes;
-  const tooLarge = () => new GatewayError(errors.bodyTooLarge, `The request body exceeds the limit of ${limit} bytes.`);
+  // connection: close — the rest of an oversized body is not worth reading.
+  const tooLarge = () => new GatewayError(errors.bodyTooLarge, `The request body exceeds the limit of ${limit} bytes.`,
+    { headers: { connection: "close" } });
   const declared = Number(ctx.req.headers["content-length"]);
   if (declared > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {

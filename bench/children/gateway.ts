@@ -1,0 +1,49 @@
+// Child process: the real gateway (startGateway + RuntimeBox) compiled from inline YAML:
+// one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced.
+// Logs at the default level (info: one usage line per request on stderr) unless the
+// driver switches it; the driver sends stderr to a file.
+
+import { compileSource } from "../../src/config/index.js";
+import { setLogLevel } from "../../src/observability/log.js";
+import { RuntimeBox } from "../../src/runtime/box.js";
+import { startGateway } from "../../src/server/server.js";
+import { destroyAgents } from "../../src/upstream/agents.js";
+import { serveChild } from "../lib/ipc.js";
+import { benchToken, model } from "../lib/shared.js";
+
+const upstream = process.argv[2];
+if (!upstream) throw new Error("usage: gateway.ts <upstream url>");
+
+const yaml = `
+server: { listen: "127.0.0.1:0" }
+groups: { default: {} }
+users:
+  bench: { credit: 1000000, groups: [default] }
+tokens:
+  - { name: bench, key: ${benchToken}, user: bench, group: default }
+channels:
+  - name: fake
+    protocol: openai
+    base_url: ${upstream}
+    keys: [sk-upstream-bench]
+    groups: [default]
+    models: [${model}]
+models:
+  ${model}:
+    endpoint: chat
+    price: { input: 0.15, output: 0.6, cache_read_ratio: 0.5 }
+`;
+
+await serveChild(async () => {
+  const { runtime, warnings } = compileSource(yaml, { path: "bench.yaml", env: {} });
+  if (warnings.length) throw new Error(`bench config warnings: ${JSON.stringify(warnings)}`);
+  const gw = await startGateway({ box: new RuntimeBox(runtime) });
+  return {
+    url: gw.url,
+    setLogLevel,
+    close: async () => {
+      await gw.drain(1000);
+      destroyAgents();
+    },
+  };
+});

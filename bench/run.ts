@@ -1,0 +1,281 @@
+// `npm run bench`: the gateway against a bare http-proxy-3 reverse proxy, both in front of
+// the same fake OpenAI upstream, on 127.0.0.1 only. Prints throughput and latency under
+// load (autocannon, non-stream), time to first chunk of a stream, PASS/FAIL per target
+// and a markdown block for the README. Everything is bounded and stops by itself.
+//
+// Process layout, and why. The machine has 2 cores. If the load generator, the fake
+// upstream and the proxy under test shared one event loop, every request would pay the
+// generator's and the fake's CPU time too, diluting the proxy's own cost (the ratio would
+// drift toward 1) and letting one part's GC pauses land in another's latency. So:
+//   - the proxy under test (bare proxy, or gateway) runs in its own child process, pinned
+//     (taskset) to CPU 1, alone: its throughput is bounded by its own CPU work;
+//   - this driver (autocannon, stream client) and the fake upstream (another child) share
+//     CPU 0. The report prints each process's CPU use so it is visible whether the target
+//     was the bottleneck (target CPU near 100 %) or the load side was.
+// Both targets run under exactly the same layout, one at a time, warmed up first, in
+// alternating order over BENCH_ROUNDS rounds, so drift hits both alike. BENCH_PIN=0 turns
+// pinning off (then the OS scheduler places the three processes).
+//
+// Settings (env): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
+// (50), BENCH_ROUNDS (2), BENCH_STREAMS (200 per target), BENCH_STREAM_CONCURRENCY (10),
+// BENCH_STREAM_SEQUENTIAL (100 per target), BENCH_CHUNK_DELAY_MS (1), BENCH_STREAM_LOG_LEVEL
+// (info: the gateway's log level while streaming), BENCH_PIN (auto: 1 when taskset exists),
+// BENCH_CPU_PROF=<dir> (write V8 CPU profiles of both targets there; summarise them with
+// `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets).
+
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import { Child } from "./lib/ipc.js";
+import { measureLoad, type LoadRun, type LoadSettings } from "./lib/load.js";
+import { int, ms, percentile, signedMs, sorted, table } from "./lib/stats.js";
+import { streamClient, ttfcBatch, type StreamClient } from "./lib/ttfc.js";
+import { streamChunks } from "./lib/shared.js";
+
+const env = (name: string, fallback: number): number => {
+  const v = process.env[name];
+  const n = v === undefined || v === "" ? fallback : Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${v}`);
+  return n;
+};
+
+const load: LoadSettings = {
+  durationS: env("BENCH_DURATION", 10),
+  warmupS: env("BENCH_WARMUP", 2),
+  connections: env("BENCH_CONNECTIONS", 50),
+};
+const rounds = Math.max(1, Math.floor(env("BENCH_ROUNDS", 2)));
+const streams = Math.max(1, Math.floor(env("BENCH_STREAMS", 200)));
+const streamConcurrency = Math.max(1, Math.floor(env("BENCH_STREAM_CONCURRENCY", 10)));
+const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 100));
+const chunkDelayMs = env("BENCH_CHUNK_DELAY_MS", 1);
+const streamLogLevel = process.env.BENCH_STREAM_LOG_LEVEL === "warn" ? "warn" : "info";
+
+/** Pins this process (all threads) to CPU 0 when taskset exists and there are 2+ cores. */
+function pinning(): { driver?: number; target?: number } {
+  const wanted = process.env.BENCH_PIN;
+  if (wanted === "0" || cpuCount < 2) return {};
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
+    return { driver: 0, target: 1 };
+  } catch {
+    if (wanted === "1") throw new Error("BENCH_PIN=1 but taskset failed");
+    return {};
+  }
+}
+
+type TargetName = "bare proxy" | "gateway (log info)" | "gateway (log warn)";
+
+interface Pooled {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+  targetCpuS: number;
+  upstreamCpuS: number;
+  driverCpuS: number;
+  rssBytes: number;
+}
+
+function pool(into: Pooled | undefined, run: LoadRun): Pooled {
+  const p = into ?? { requests: 0, seconds: 0, latencies: [], errors: 0, non2xx: 0, targetCpuS: 0, upstreamCpuS: 0, driverCpuS: 0, rssBytes: 0 };
+  p.requests += run.requests;
+  p.seconds += run.seconds;
+  for (const v of run.latencies) p.latencies.push(v);
+  p.errors += run.errors;
+  p.non2xx += run.non2xx;
+  p.targetCpuS += run.targetCpuS;
+  p.upstreamCpuS += run.upstreamCpuS;
+  p.driverCpuS += run.driverCpuS;
+  p.rssBytes = Math.max(p.rssBytes, run.targetRssBytes);
+  return p;
+}
+
+const say = (line: string) => process.stdout.write(line + "\n");
+const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+const cpuCount = os.availableParallelism(); // before pinning narrows our own affinity
+const profDir = process.env.BENCH_CPU_PROF;
+const profArgs = (name: string) => (profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}-${process.pid}.cpuprofile`] : []);
+
+async function main(): Promise<void> {
+  const cpus = pinning();
+  // The gateway's stderr (its structured log) comes through a pipe, read line by line as a
+  // log collector would; the lines are counted, and warnings and errors kept for the report.
+  const gatewayLog: GatewayLog = { usage: 0, other: 0, problems: [] };
+  const onGatewayLine = (line: string) => {
+    if (line.includes('"msg":"usage"')) gatewayLog.usage++;
+    else if (/"level":"(warn|error)"/.test(line)) gatewayLog.problems.push(line);
+    else gatewayLog.other++;
+  };
+  const children: Child[] = [];
+  try {
+    progress(`starting fake upstream, bare proxy and gateway (pinning: ${cpus.target === undefined ? "off" : "targets on CPU 1, driver + fake on CPU 0"})`);
+    const fake = await Child.start({ entry: "fake.ts", cpu: cpus.driver, env: { BENCH_CHUNK_DELAY_MS: String(chunkDelayMs) } });
+    children.push(fake);
+    const [bare, gateway] = await Promise.all([
+      Child.start({ entry: "bare-proxy.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("bare") }),
+      Child.start({ entry: "gateway.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("gateway"), onStderrLine: onGatewayLine, env: { GATEWAY_LOG_LEVEL: "info" } }),
+    ]);
+    children.push(bare, gateway);
+
+    // 1. Throughput and latency under load.
+    const pooled = new Map<TargetName, Pooled>();
+    const order: TargetName[] = ["bare proxy", "gateway (log info)", "gateway (log warn)"];
+    for (let r = 0; r < rounds; r++) {
+      for (const name of r % 2 === 0 ? order : [...order].reverse()) {
+        const target = name === "bare proxy" ? bare : gateway;
+        if (target === gateway) await gateway.setLogLevel(name === "gateway (log warn)" ? "warn" : "info");
+        progress(`round ${r + 1}/${rounds}: ${name}, ${load.connections} connections, ${load.warmupS} s warm-up + ${load.durationS} s`);
+        const run = await measureLoad(target, fake, load);
+        progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %`);
+        pooled.set(name, pool(pooled.get(name), run));
+      }
+    }
+    await gateway.setLogLevel(streamLogLevel);
+
+    // 2. Time to first chunk, gateway at its default log level. Batches alternate between
+    // the targets (A B B A …) so drift over time falls on both alike.
+    progress(`streams: ${streamSequential} sequential + ${streams} at ${streamConcurrency} concurrent per target, ${streamChunks} chunks ${chunkDelayMs} ms apart`);
+    const clients = { bare: streamClient(bare.url, streamConcurrency), gateway: streamClient(gateway.url, streamConcurrency) };
+    await ttfcBatch(clients.bare, 4 * streamConcurrency, streamConcurrency);
+    await ttfcBatch(clients.gateway, 4 * streamConcurrency, streamConcurrency);
+    const alternate = async (total: number, concurrency: number) => {
+      const out = { bare: [] as number[], gateway: [] as number[] };
+      const batch = Math.max(concurrency, Math.ceil(total / 10));
+      for (let done = 0, i = 0; done < total; done += batch, i++) {
+        const n = Math.min(batch, total - done);
+        const pair: ["bare" | "gateway", StreamClient][] = [["bare", clients.bare], ["gateway", clients.gateway]];
+        for (const [key, client] of i % 2 === 0 ? pair : pair.reverse()) out[key].push(...(await ttfcBatch(client, n, concurrency)));
+      }
+      return out;
+    };
+    const sequential = streamSequential > 0 ? await alternate(streamSequential, 1) : undefined;
+    const concurrent = await alternate(streams, streamConcurrency);
+    clients.bare.agent.destroy();
+    clients.gateway.agent.destroy();
+
+    await Promise.all(children.map((c) => c.stop()));
+    children.length = 0;
+    report({ pooled, sequential, concurrent, gatewayLog, pinned: cpus.target !== undefined });
+  } finally {
+    await Promise.allSettled(children.map((c) => c.stop()));
+  }
+}
+
+interface GatewayLog {
+  usage: number;
+  other: number;
+  problems: string[];
+}
+
+interface Report {
+  pooled: Map<TargetName, Pooled>;
+  sequential?: { bare: number[]; gateway: number[] };
+  concurrent: { bare: number[]; gateway: number[] };
+  gatewayLog: GatewayLog;
+  pinned: boolean;
+}
+
+function report(r: Report): void {
+  const stat = (name: TargetName) => {
+    const p = r.pooled.get(name)!;
+    const s = sorted(p.latencies);
+    return {
+      p, rps: p.requests / p.seconds, p50: percentile(s, 50), p99: percentile(s, 99),
+      cpuPct: (100 * p.targetCpuS) / p.seconds, cpuUsPerReq: (1e6 * p.targetCpuS) / p.requests,
+      upstreamPct: (100 * p.upstreamCpuS) / p.seconds, driverPct: (100 * p.driverCpuS) / p.seconds,
+    };
+  };
+  const bare = stat("bare proxy");
+  const names: TargetName[] = ["bare proxy", "gateway (log info)", "gateway (log warn)"];
+  const rows = names.map((name) => {
+    const s = stat(name);
+    const isBare = name === "bare proxy";
+    return [
+      name, int(s.rps), ms(s.p50), ms(s.p99),
+      isBare ? "1.00" : (s.rps / bare.rps).toFixed(2),
+      isBare ? "–" : signedMs(s.p99 - bare.p99),
+      int(s.cpuUsPerReq), `${Math.round(s.cpuPct)} %`, `${Math.round(s.upstreamPct)} % / ${Math.round(s.driverPct)} %`,
+      `${s.p.errors}/${s.p.non2xx}`,
+    ];
+  });
+
+  const ttfc = (samples: { bare: number[]; gateway: number[] }) => {
+    const b = sorted(samples.bare), g = sorted(samples.gateway);
+    return {
+      n: b.length, b50: percentile(b, 50), b99: percentile(b, 99), g50: percentile(g, 50), g99: percentile(g, 99),
+    };
+  };
+  const conc = ttfc(r.concurrent);
+  const seq = r.sequential ? ttfc(r.sequential) : undefined;
+  const streamRows = [
+    ...(seq ? [[`sequential (1 at a time)`, String(seq.n), ms(seq.b50), ms(seq.b99), ms(seq.g50), ms(seq.g99), signedMs(seq.g50 - seq.b50), signedMs(seq.g99 - seq.b99)]] : []),
+    [`concurrent (${streamConcurrency} in flight)`, String(conc.n), ms(conc.b50), ms(conc.b99), ms(conc.g50), ms(conc.g99), signedMs(conc.g50 - conc.b50), signedMs(conc.g99 - conc.b99)],
+  ];
+
+  const { usage: usageLines, problems } = r.gatewayLog;
+
+  const info = stat("gateway (log info)"), warn = stat("gateway (log warn)");
+  const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
+  const ttfcDiff = (seq ?? conc).g50 - (seq ?? conc).b50;
+  const targets = [
+    `${verdict(info.rps / bare.rps >= 0.8)}  throughput ≥ 0.8 × bare proxy: ${(info.rps / bare.rps).toFixed(2)} (log info), ${(warn.rps / bare.rps).toFixed(2)} (log warn)`,
+    `${verdict(info.p99 - bare.p99 < 2)}  p99 added latency < 2 ms at ${load.connections} connections: ${signedMs(info.p99 - bare.p99)} ms (log info), ${signedMs(warn.p99 - bare.p99)} ms (log warn)`,
+    `${verdict(ttfcDiff <= 1)}  first chunk within 1 ms of bare proxy (p50, ${seq ? "sequential" : "concurrent"}): ${signedMs(ttfcDiff)} ms; concurrent p50 ${signedMs(conc.g50 - conc.b50)} ms, p99 ${signedMs(conc.g99 - conc.b99)} ms`,
+  ];
+
+  const setup = `Node ${process.version}, ${cpuCount} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), ` +
+    `${r.pinned ? "target pinned to CPU 1, load generator + fake upstream on CPU 0" : "no CPU pinning"}; ` +
+    `${load.connections} connections, ${rounds} × ${load.durationS} s per target after ${load.warmupS} s warm-up`;
+  const throughputTable = table(
+    ["target", "req/s", "p50 ms", "p99 ms", "× bare", "p99 added ms", "target CPU µs/req", "target CPU", "fake / driver CPU", "err/non2xx"], rows);
+  const streamTable = table(
+    ["time to first chunk", "n/target", "bare p50", "bare p99", "gateway p50", "gateway p99", "Δ p50 ms", "Δ p99 ms"], streamRows);
+
+  say("");
+  say(`## Gateway benchmark`);
+  say("");
+  say(setup);
+  say("");
+  say(`### Non-stream chat completions under load (autocannon)`);
+  say("");
+  say(throughputTable);
+  say("");
+  say(`### Streaming: time to first SSE chunk (${streamChunks} chunks, ${chunkDelayMs} ms apart; gateway at log level ${streamLogLevel})`);
+  say("");
+  say(streamTable);
+  say("");
+  say(`gateway stderr (a pipe read by the driver): ${int(usageLines)} usage lines, ${problems.length} warn/error lines`);
+  for (const p of problems.slice(0, 3)) say(`  ${p.slice(0, 300)}`);
+  say("");
+  say("### Targets");
+  say("");
+  for (const t of targets) say(t);
+  say("");
+  say("### Figures for the README");
+  say("");
+  say("```markdown");
+  say(`Measured with \`npm run bench\` on loopback (${setup}). Fake OpenAI upstream; ` +
+    `bare = http-proxy-3 pass-through with a keep-alive pool.`);
+  say("");
+  say(table(["", "bare proxy", "gateway", "gateway / bare"], [
+    ["throughput (req/s)", int(bare.rps), int(info.rps), `${(info.rps / bare.rps).toFixed(2)}×`],
+    ["p50 latency (ms)", ms(bare.p50), ms(info.p50), `${signedMs(info.p50 - bare.p50)} ms`],
+    ["p99 latency (ms)", ms(bare.p99), ms(info.p99), `${signedMs(info.p99 - bare.p99)} ms`],
+    ["CPU per request (µs)", int(bare.cpuUsPerReq), int(info.cpuUsPerReq), `${(info.cpuUsPerReq / bare.cpuUsPerReq).toFixed(2)}×`],
+    ...(seq ? [["first stream chunk p50 (ms)", ms(seq.b50), ms(seq.g50), `${signedMs(seq.g50 - seq.b50)} ms`]] : []),
+    ["first stream chunk p50, 10 in flight (ms)", ms(conc.b50), ms(conc.g50), `${signedMs(conc.g50 - conc.b50)} ms`],
+  ]));
+  say("");
+  say(`Gateway at its default log level (one usage line per request on stderr); with \`GATEWAY_LOG_LEVEL=warn\`: ${int(warn.rps)} req/s (${(warn.rps / bare.rps).toFixed(2)}× bare), p99 ${ms(warn.p99)} ms.`);
+  say("```");
+}
+
+main().then(
+  () => process.exit(0), // informational: misses are reported, not failed
+  (err: unknown) => {
+    process.stderr.write(`bench crashed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
