@@ -10,6 +10,8 @@ export interface LoadSettings {
   readonly connections: number;
   readonly durationS: number;
   readonly warmupS: number;
+  /** Fixed offered load in req/s across all connections (open loop); omitted: as fast as possible. */
+  readonly rate?: number;
 }
 
 export interface LoadRun {
@@ -41,9 +43,10 @@ const headers = {
   "user-agent": "gateway-bench/1.0",
 };
 
-function cannon(url: string, connections: number, durationS: number, onLatency?: (ms: number) => void) {
+function cannon(url: string, connections: number, durationS: number, rate?: number, onLatency?: (ms: number) => void) {
   const instance = autocannon({
     url: `${url}/v1/chat/completions`, method: "POST", headers, body, connections, duration: durationS, timeout: 10,
+    ...(rate ? { overallRate: rate } : {}),
   });
   if (onLatency) {
     instance.on("response", (_client, status, _bytes, responseTime) => {
@@ -55,12 +58,12 @@ function cannon(url: string, connections: number, durationS: number, onLatency?:
 
 /** Warms `target` up, then measures it; `upstream` is sampled for CPU too. */
 export async function measureLoad(target: Child, upstream: Child, s: LoadSettings): Promise<LoadRun> {
-  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS);
+  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS, s.rate);
   const latencies: number[] = [];
   const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
   const d0 = process.cpuUsage();
   const started = performance.now();
-  const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
+  const result = await cannon(target.url, s.connections, s.durationS, s.rate, (v) => latencies.push(v));
   const seconds = (performance.now() - started) / 1000;
   const d1 = process.cpuUsage(d0);
   const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);

@@ -23,7 +23,7 @@ export const logUsageSink: UsageSink = {
       protocol: ctx.route?.name,
       attempts: ctx.attempts,
       usage: ctx.usage,
-      usageMissing: ctx.usage === undefined && status < 400 ? true : undefined,
+      usageMissing: ctx.model && ctx.usage === undefined && status < 400 ? true : undefined,
       status,
       durationMs: Math.round(durationMs * 1000) / 1000,
       ttfbMs: ctx.firstByteNs ? Number(ctx.firstByteNs - ctx.startNs) / 1e6 : undefined,

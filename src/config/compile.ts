@@ -34,6 +34,7 @@ export const DEFAULTS = {
   drainTimeout: "30s",
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
+  maxOutputTokens: 4096,
 } as const;
 
 function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
@@ -128,7 +129,10 @@ function compileUsers(raw: RawConfig["users"] = {}): Map<string, User> {
 function compileModels(raw: RawConfig["models"] = {}): Map<string, Model> {
   const models = new Map<string, Model>();
   for (const [name, m] of Object.entries(raw)) {
-    const model: Model = { name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price) };
+    const model: Model = {
+      name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price),
+      maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
+    };
     models.set(name, m.request_schema === undefined ? model : { ...model, requestSchema: m.request_schema });
   }
   return models;
@@ -156,7 +160,7 @@ function compileTokens(raw: RawToken[], ctx: TokenContext, warnings: string[]): 
 export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   const warnings: string[] = [];
   const groups = new Map<string, Group>();
-  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1 });
+  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1, multiplierPpm: toPpm(g.multiplier ?? 1) });
   const users = compileUsers(raw.users);
   const models = compileModels(raw.models);
   const tokensByHash = compileTokens(raw.tokens ?? [], { users, models }, warnings);

@@ -89,6 +89,13 @@ function checkServer(c: Checker): void {
   }
 }
 
+function checkGroups(c: Checker): void {
+  for (const [name, group] of Object.entries(record(c.root.groups))) {
+    const m = record(group).multiplier;
+    if (typeof m === "number") c.parses(["groups", name, "multiplier"], () => toPpm(m));
+  }
+}
+
 function checkUsers(c: Checker): void {
   for (const [name, user] of Object.entries(record(c.root.users))) {
     const u = record(user);
@@ -163,6 +170,7 @@ function checkModels(c: Checker, sourcePath: string): void {
 export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[] {
   const checker = new Checker(record(raw));
   checkServer(checker);
+  checkGroups(checker);
   checkUsers(checker);
   checkTokens(checker);
   checkChannels(checker);

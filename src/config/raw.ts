@@ -86,5 +86,6 @@ export interface RawPrice {
 export interface RawModel {
   endpoint?: Endpoint;
   request_schema?: string;
+  max_output_tokens?: number;
   price?: RawPrice;
 }

@@ -21,6 +21,12 @@ export const errors = Object.freeze({
   tokenExpired: spec(401, "gateway_error", "token_expired", "The access token has expired."),
   tokenDisabled: spec(401, "gateway_error", "token_disabled", "The access token is disabled."),
   userDisabled: spec(401, "gateway_error", "user_disabled", "The account that owns this access token is disabled."),
+  tokenQuotaExhausted: spec(401, "gateway_error", "token_quota_exhausted", "The access token's quota is used up."),
+  // 402: the official SDKs retry 408/409/429/5xx but not 402, so a client whose money is
+  // gone fails fast instead of burning retries (OpenAI's own insufficient_quota uses 429).
+  insufficientQuota: spec(402, "gateway_error", "insufficient_quota", "Insufficient quota: the account balance is used up."),
+  preDeductionFailed: spec(402, "gateway_error", "pre_deduction_failed", "The balance does not cover this request's pre-deduction."),
+  rateLimited: spec(429, "gateway_error", "rate_limited", "Rate limit exceeded."),
   ipNotAllowed: spec(403, "gateway_error", "ip_not_allowed", "This access token may not be used from this IP address."),
   modelNotAllowed: spec(403, "gateway_error", "model_not_allowed", "This access token has no access to the requested model."),
   groupNotAllowed: spec(403, "gateway_error", "group_not_allowed", "The account level has no access to this token's group."),

@@ -1,31 +1,46 @@
 // The middleware chain, in the one order DESIGN.md states. Common stages first, then the
 // route's handler stages; composed once per handler at startup so a request only looks up.
 
+import type { Ledger } from "../billing/ledger.js";
 import type { UsageSink } from "../billing/usage-sink.js";
+import type { Limiter } from "../limits/limiter.js";
 import type { HandlerName } from "../server/routes.js";
 import { compose, type Stage } from "./compose.js";
 import type { RequestContext } from "./context.js";
 import { accessStage } from "./stages/access.js";
 import { authStage } from "./stages/auth.js";
+import { billingDashboardStage } from "./stages/billing-dashboard.js";
 import { bodyStage } from "./stages/body.js";
 import { chatUpstreamStage } from "./stages/chat-upstream.js";
+import { limitsStage } from "./stages/limits.js";
 import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
+import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
 
 export interface ChainDeps {
+  /** Called once per finished request: billing settles and records it here. */
   readonly usage: UsageSink;
+  readonly ledger: Ledger;
+  readonly limiter: Limiter;
 }
 
-/** Builds the request handler: log → route → auth → access → [handler stages]. */
+/**
+ * Builds the request handler:
+ * log → route → auth → access → limits → [handler: body → model → reserve → upstream].
+ * Settlement runs in the log stage's usage hook once the response has ended.
+ */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    chat: compose([bodyStage(), modelStage(), chatUpstreamStage()]),
+    chat: compose([bodyStage(), modelStage(), reserveStage(deps.ledger), chatUpstreamStage()]),
     models: compose([modelsStage()]),
+    billing: compose([billingDashboardStage(deps.ledger)]),
     "not-served": compose([notServedStage()]),
   };
   const dispatch: Stage<RequestContext> = (ctx) => handlers[ctx.route!.handler](ctx);
-  return compose([logStage(deps.usage), routeStage(), authStage(), accessStage(), dispatch]);
+  return compose([
+    logStage(deps.usage), routeStage(), authStage(), accessStage(deps.ledger), limitsStage(deps.limiter), dispatch,
+  ]);
 }

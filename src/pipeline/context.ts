@@ -7,6 +7,8 @@ import type { Usage } from "../protocols/usage.js";
 import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
+import type { Reservation } from "../billing/ledger.js";
+
 
 export interface RequestContext {
   readonly id: string;
@@ -40,6 +42,13 @@ export interface RequestContext {
   channel?: Channel;
   upstreamModel?: string;
   attempts: number;
+  /** Status of the upstream answer that was relayed to the client, if any. */
+  upstreamStatus?: number;
+  /** Characters of generated text seen on the way back (for usage estimates). */
+  outputChars?: number;
+  /** The pre-deduction held for this request. */
+  reservation?: Reservation;
+
   /** Set when the response is an error the gateway produced. */
   error?: GatewayError;
   usage?: Usage;

@@ -25,6 +25,8 @@ export interface ServerSettings {
 export interface Group {
   readonly name: string;
   readonly multiplier: number;
+  /** The multiplier in parts per million (0.7 → 700000n), for exact cost arithmetic. */
+  readonly multiplierPpm: bigint;
 }
 
 export interface User {
@@ -73,6 +75,8 @@ export interface Model {
   readonly endpoint: Endpoint;
   readonly requestSchema?: string;
   readonly price: Price;
+  /** Output cap used to estimate pre-deduction when a request sets no max tokens. */
+  readonly maxOutputTokens: number;
 }
 
 export interface Channel {

@@ -5,7 +5,7 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "chat" | "models" | "not-served";
+export type HandlerName = "chat" | "models" | "billing" | "not-served";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -30,6 +30,8 @@ const openaiPost = (name: string, handler: HandlerName, endpoint: Endpoint): Rou
 const exact = new Map<string, Route>([
   ["/v1/chat/completions", openaiPost("chat-completions", "chat", "chat")],
   ["/v1/models", route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false })],
+  ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
+    .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false })] as const),
   ["/v1/responses", openaiPost("responses", "not-served", "responses")],
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "not-served", endpoint: "chat", modelInBody: false })],
   ["/v1/embeddings", openaiPost("embeddings", "not-served", "embeddings")],

@@ -4,7 +4,12 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { billingSink } from "../billing/billing-sink.js";
+import { Ledger } from "../billing/ledger.js";
 import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
+import { SlidingLogLimiter } from "../limits/sliding-log.js";
+import { createMemoryStore } from "../state/memory.js";
+import type { Store } from "../state/store.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { log } from "../observability/log.js";
@@ -21,12 +26,17 @@ export const requestIdHeader = "X-Gateway-Request-Id";
 export interface GatewayServerOptions {
   /** The live config holder; the server reads `box.current` once per request. */
   readonly box: RuntimeBox;
+  /** Spend and usage log; default an in-memory store (tests). `gateway serve` opens gateway.yaml's. */
+  readonly store?: Store;
+  /** Also told about every finished request, after billing (default: a log line each). */
   readonly usage?: UsageSink;
 }
 
 export interface GatewayServer {
   readonly server: http.Server;
   readonly box: RuntimeBox;
+  readonly store: Store;
+  readonly ledger: Ledger;
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   readonly port: number;
@@ -37,7 +47,17 @@ export interface GatewayServer {
 /** Starts the gateway on the Runtime's listen address (port 0 picks a free port). */
 export async function startGateway(opts: GatewayServerOptions): Promise<GatewayServer> {
   const { box } = opts;
-  const chain = buildChain({ usage: opts.usage ?? logUsageSink });
+  const store = opts.store ?? createMemoryStore();
+  const ledger = new Ledger(store);
+  const billing = billingSink(ledger);
+  const observer = opts.usage ?? logUsageSink;
+  const usage: UsageSink = {
+    record(ctx, status, durationMs) {
+      billing.record(ctx, status, durationMs);
+      observer.record(ctx, status, durationMs);
+    },
+  };
+  const chain = buildChain({ usage, ledger, limiter: new SlidingLogLimiter() });
   const inflight = new Set<RequestContext>();
   let draining = false;
 
@@ -84,7 +104,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   return {
-    server, box, port: address.port, url: `http://${shownHost}:${address.port}`,
+    server, box, store, ledger, port: address.port, url: `http://${shownHost}:${address.port}`,
     async drain(timeoutMs = box.current.server.drainTimeoutMs) {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,6 +3,8 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
@@ -163,7 +165,7 @@ describe("auth matrix (chat-completions family)", () => {
   });
 
   test("trust_proxy true: X-Forwarded-For decides (allowed and denied, IPv4 and IPv6)", async () => {
-    const r = await postChat(proxyGw.url, hello, { ...bearer(K.ip10), "x-forwarded-for": "10.1.2.3, 127.0.0.1" });
+    const r = await postChat(proxyGw.url, hello, { ...bearer(K.ip10), "x-forwarded-for": "10.1.2.3" });
     assert.equal(r.status, 200, r.text);
     assertOpenAIError(await denied(postChat(proxyGw.url, hello, { ...bearer(K.ip127), "x-forwarded-for": "10.1.2.3" })),
       403, "ip_not_allowed");
@@ -172,6 +174,11 @@ describe("auth matrix (chat-completions family)", () => {
     assert.equal((await postChat(proxyGw.url, hello, { ...bearer(K.ip6), "x-forwarded-for": "2001:db8::42" })).status, 200);
     assertOpenAIError(await denied(postChat(proxyGw.url, hello, { ...bearer(K.ip6), "x-forwarded-for": "2001:db9::42" })),
       403, "ip_not_allowed");
+    // the entry the trusted proxy appended (the last) is the client; earlier ones are whatever
+    // the client itself sent and cannot be trusted (else anyone could spoof an allowed address)
+    assertOpenAIError(await denied(postChat(proxyGw.url, hello, { ...bearer(K.ip10), "x-forwarded-for": "10.9.9.9, 192.0.2.7" })),
+      403, "ip_not_allowed");
+    assert.equal((await postChat(proxyGw.url, hello, { ...bearer(K.ip10), "x-forwarded-for": "192.0.2.7, 10.1.2.3" })).status, 200);
     // the forwarded header never goes upstream
     const last = fake.received[fake.received.length - 1];
     assert.equal(last.headers["x-forwarded-for"], undefined);
@@ -342,6 +349,25 @@ describe("auth errors in the messages and generate-content shapes", () => {
       const r = await gemini(q, h);
       assertGeminiError(r, 501, "UNIMPLEMENTED", "endpoint_not_served");
     }
+  });
+
+  test("official Anthropic and Google SDKs see the right errors", async () => {
+    const anthropic = (key: string) => new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 })
+      .messages.create({ model: "claude-sonnet-4-5", max_tokens: 8, messages: [{ role: "user", content: "hi" }] });
+    await assert.rejects(anthropic("sk-gw-unknown-0000000000"), (err: unknown) =>
+      err instanceof Anthropic.AuthenticationError && err.status === 401);
+    await assert.rejects(anthropic(K.expired), (err: unknown) =>
+      err instanceof Anthropic.AuthenticationError && /expired/i.test(err.message));
+    await assert.rejects(anthropic(K.ip10), (err: unknown) => err instanceof Anthropic.PermissionDeniedError && err.status === 403);
+    await assert.rejects(anthropic(TOKEN), (err: unknown) => err instanceof Anthropic.APIError && err.status === 501);
+
+    const gemini = (key: string) => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.url } })
+      .models.generateContent({ model: "gemini-2.5-flash", contents: "hi" });
+    await assert.rejects(gemini("sk-gw-unknown-0000000000"), (err: unknown) =>
+      (err as { status?: number }).status === 401 && /UNAUTHENTICATED/.test((err as Error).message));
+    await assert.rejects(gemini(K.carols), (err: unknown) =>
+      (err as { status?: number }).status === 403 && /PERMISSION_DENIED/.test((err as Error).message));
+    await assert.rejects(gemini(TOKEN), (err: unknown) => (err as { status?: number }).status === 501);
   });
 
   test("nothing reached the upstream from the not-served families", () => {

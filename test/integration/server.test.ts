@@ -4,6 +4,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import net from "node:net";
 import OpenAI from "openai";
 import { startFakeOpenAI, type FakeOpenAI, type Script } from "../helpers/fake-openai.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
@@ -154,6 +155,31 @@ describe("server", () => {
   test("503 (no channel) and 502 (unreachable) carry a request id", async () => {
     assertJsonError(await postChat(gw.url, { ...hello, model: "gpt-unrouted" }), 503, "channel_not_found", "gateway_error");
     assertJsonError(await postChat(gw.url, { ...hello, model: "gpt-4o-dead" }), 502, "upstream_unavailable", "gateway_error");
+  });
+
+  test("unparseable HTTP and oversized headers still get a JSON error with a request id", async () => {
+    const rawExchange = (bytes: string) => new Promise<string>((resolve, reject) => {
+      const socket = net.connect(gw.port, "127.0.0.1", () => socket.write(bytes));
+      let got = "";
+      socket.on("data", (c: Buffer) => { got += c.toString("latin1"); });
+      socket.on("end", () => resolve(got));
+      socket.on("error", reject);
+    });
+    const parse = (text: string) => {
+      const [head, body] = text.split("\r\n\r\n");
+      const status = Number(head.split(" ")[1]);
+      const id = /^x-gateway-request-id: *(\S+)/im.exec(head)?.[1];
+      return { status, id, json: JSON.parse(body) };
+    };
+    const bad = parse(await rawExchange("THIS IS NOT HTTP\r\n\r\n"));
+    assert.equal(bad.status, 400);
+    assert.ok(bad.id);
+    ids.push(bad.id!);
+    assert.equal(bad.json.error.type, "invalid_request_error");
+    const huge = parse(await rawExchange(`GET /v1/models HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`));
+    assert.equal(huge.status, 431);
+    assert.ok(huge.id);
+    ids.push(huge.id!);
   });
 
   test("/healthz and /metrics carry a request id; ids are unique", async () => {

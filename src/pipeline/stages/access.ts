@@ -4,10 +4,12 @@
 import { isIP } from "node:net";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
+import type { Ledger } from "../../billing/ledger.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-export function accessStage(): Stage<RequestContext> {
+/** @param ledger refuses tokens and users whose money is used up before anything else runs */
+export function accessStage(ledger: Ledger): Stage<RequestContext> {
   return async (ctx, next) => {
     const token = ctx.token!;
     if (!token.active) throw new GatewayError(errors.tokenDisabled);
@@ -23,16 +25,20 @@ export function accessStage(): Stage<RequestContext> {
       ctx.clientIp = clientIp(ctx);
       if (!token.allowIp(ctx.clientIp)) throw new GatewayError(errors.ipNotAllowed);
     }
+    // The balance endpoints must still answer when the money is gone.
+    if (ctx.route?.handler !== "billing") ledger.checkNotExhausted(token, user);
     await next();
   };
 }
 
-/** The client address: the socket's, or with trust_proxy the first X-Forwarded-For entry. */
+/** The client address: the socket's, or with trust_proxy the last X-Forwarded-For entry —
+ * the one the trusted proxy appended. Earlier entries come from the client and can be forged. */
 export function clientIp(ctx: RequestContext): string {
   if (ctx.runtime.server.trustProxy) {
     const forwarded = ctx.req.headers["x-forwarded-for"];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
-    if (first && isIP(first)) return first;
+    const joined = Array.isArray(forwarded) ? forwarded.join(",") : forwarded;
+    const last = joined?.split(",").at(-1)?.trim();
+    if (last && isIP(last)) return last;
   }
   return ctx.req.socket.remoteAddress ?? "";
 }

@@ -7,7 +7,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
 import { log } from "../../observability/log.js";
 import { isStream, prepareChatBody } from "../../protocols/openai/chat-request.js";
-import { ChatStreamTap } from "../../protocols/openai/chat-stream-tap.js";
+import { ChatStreamTap, generatedChars } from "../../protocols/openai/chat-stream-tap.js";
 import { normalizeOpenAIUsage } from "../../protocols/openai/usage.js";
 import { openaiProvider } from "../../providers/openai.js";
 import { upstreamUrl } from "../../providers/provider.js";
@@ -84,6 +84,7 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], signal:
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
       continue;
     }
+    ctx.upstreamStatus = status;
     await relayAnswer(ctx, upstream, status, stream && isEventStream(upstream), prepared.stripUsage);
     return;
   }
@@ -100,6 +101,7 @@ async function relayAnswer(
     await relay({ ctx, upstream, status, headers, idleTimeoutMs, flushHeaders: true,
       transform: (chunk) => tap.push(chunk), finish: () => tap.end() });
     ctx.usage = tap.usage;
+    ctx.outputChars = tap.outputChars;
     return;
   }
   // Non-stream: relay as it arrives and keep a copy to read usage at the end.
@@ -110,15 +112,19 @@ async function relayAnswer(
       if (kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
       return chunk;
     } });
-  if (status >= 200 && status < 300) ctx.usage = readUsage(Buffer.concat(chunks, kept));
+  if (status >= 200 && status < 300) readCompletion(ctx, Buffer.concat(chunks, kept));
 }
 
-function readUsage(body: Buffer) {
+/** Reads usage from a completion body, or the text length when it reports none. */
+function readCompletion(ctx: RequestContext, body: Buffer): void {
+  const text = body.toString("utf8");
   try {
-    return normalizeOpenAIUsage((JSON.parse(body.toString("utf8")) as { usage?: unknown }).usage);
+    const completion = JSON.parse(text) as { usage?: unknown };
+    ctx.usage = normalizeOpenAIUsage(completion.usage);
   } catch {
-    return undefined;
+    // not JSON (or cut off): bill by size below
   }
+  if (!ctx.usage) ctx.outputChars = generatedChars(text);
 }
 
 function isEventStream(res: IncomingMessage): boolean {

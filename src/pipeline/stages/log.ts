@@ -46,7 +46,7 @@ function record(ctx: RequestContext, sink: UsageSink): void {
     if (u.output) tokensTotal.inc({ model, kind: "output" }, u.output);
     if (u.reasoning) tokensTotal.inc({ model, kind: "reasoning" }, u.reasoning);
   }
-  if (ctx.token && ctx.model) sink.record(ctx, status, durationMs);
+  if (ctx.token) sink.record(ctx, status, durationMs);
   log.debug("request", {
     requestId: ctx.id, method: ctx.req.method, path: ctx.path, status, durationMs,
     token: ctx.token?.name, model: ctx.modelName, channel: ctx.channel?.name, error: ctx.error?.code,

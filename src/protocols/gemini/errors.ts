@@ -16,6 +16,7 @@ function rpcStatus(status: number): string {
       return "PERMISSION_DENIED";
     case 404:
       return "NOT_FOUND";
+    case 402:
     case 429:
       return "RESOURCE_EXHAUSTED";
     case 501:

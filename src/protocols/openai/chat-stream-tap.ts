@@ -7,12 +7,23 @@ import type { Usage } from "../usage.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 const usageObject = /"usage"\s*:\s*\{/;
+/** Generated text fields of a chunk; their length feeds the estimate when usage is missing. */
+const textField = /"(?:content|arguments|reasoning_content|refusal)"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
+
+/** Characters of generated text in a chat-completions body or chunk (JSON-escaped length). */
+export function generatedChars(json: string): number {
+  let n = 0;
+  for (const m of json.matchAll(textField)) n += m[1].length;
+  return n;
+}
 
 export class ChatStreamTap {
   readonly #strip: boolean;
   readonly #splitter = new SseSplitter();
   /** The last usage the stream reported. */
   usage?: Usage;
+  /** Characters of generated text seen (JSON-escaped length: close enough for an estimate). */
+  outputChars = 0;
 
   /** @param strip remove usage-only chunks from what is relayed */
   constructor(strip: boolean) {
@@ -40,7 +51,10 @@ export class ChatStreamTap {
 
   /** Reads usage from an event; true when it is a usage-only chunk (no choices). */
   #inspect(event: string): boolean {
-    if (!usageObject.test(event)) return false;
+    if (!usageObject.test(event)) {
+      this.outputChars += generatedChars(event);
+      return false;
+    }
     const data = eventData(event);
     if (!data) return false;
     try {

@@ -1,0 +1,65 @@
+// Billing at the end of a request: price the usage (reported, or a documented estimate),
+// settle the pre-deduction, append the usage-log entry and count the cost metric.
+
+import type { Ledger } from "./ledger.js";
+import { costOf } from "./cost.js";
+import { fallbackUsage } from "./estimate.js";
+import { log } from "../observability/log.js";
+import { costTotal } from "../observability/metrics.js";
+import { emptyUsage, type Usage } from "../protocols/usage.js";
+import type { RequestContext } from "../pipeline/context.js";
+import type { UsageEntry } from "../state/store.js";
+import type { UsageSink } from "./usage-sink.js";
+
+/** Charges only what the upstream answered with success; everything else costs nothing. */
+export function billingSink(ledger: Ledger): UsageSink {
+  return {
+    record(ctx, status, durationMs) {
+      const token = ctx.token;
+      if (!token) return; // unauthenticated requests are counted in metrics, not billed
+      const { usage, estimated } = billedUsage(ctx);
+      const group = ctx.group ?? ctx.runtime.groups.get(token.group);
+      const costNano = ctx.model && group && charged(ctx) ? costOf(usage, ctx.model.price, group.multiplierPpm) : 0n;
+      const entry: UsageEntry = {
+        requestId: ctx.id,
+        time: Date.now() - Math.round(durationMs),
+        token: token.name,
+        user: token.user,
+        group: token.group,
+        model: ctx.modelName ?? "",
+        upstreamModel: ctx.upstreamModel,
+        channel: ctx.channel?.name,
+        inboundProtocol: ctx.route?.name ?? "unknown",
+        upstreamProtocol: ctx.channel?.protocol,
+        usage,
+        costNano,
+        status,
+        error: ctx.error?.code,
+        durationMs,
+        ttfbMs: ctx.firstByteNs ? Number(ctx.firstByteNs - ctx.startNs) / 1e6 : undefined,
+        estimated,
+      };
+      try {
+        ledger.settle(ctx.reservation, entry);
+      } catch (err) {
+        // The response is already out; losing the record must be loud, never silent.
+        log.error("could not record usage", { requestId: ctx.id, costNano, error: String(err) });
+        if (ctx.reservation) ledger.release(ctx.reservation);
+        return;
+      }
+      if (costNano > 0n) costTotal.inc({ model: entry.model, group: entry.group }, Number(costNano) / 1e9);
+    },
+  };
+}
+
+/** A request is charged when an upstream answered it with success, even if the client left. */
+function charged(ctx: RequestContext): boolean {
+  const s = ctx.upstreamStatus;
+  return s !== undefined && s >= 200 && s < 300;
+}
+
+function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } {
+  if (ctx.usage) return { usage: ctx.usage, estimated: false };
+  if (!charged(ctx)) return { usage: emptyUsage(), estimated: false };
+  return { usage: fallbackUsage(ctx.body?.length ?? 0, ctx.outputChars ?? 0), estimated: true };
+}

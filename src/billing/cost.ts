@@ -1,0 +1,55 @@
+// Pure, exact cost arithmetic. Every term is summed in a scaled integer domain
+// (nano-units × 10^18) and rounded once, half up, so no float ever touches money.
+
+import type { Usage } from "../protocols/usage.js";
+import type { Price } from "../runtime/types.js";
+
+const MILLION = 1_000_000n;
+/** Prices are per 1M tokens (×10^6), ratios and multipliers in ppm (×10^6 each). */
+const SCALE = MILLION * MILLION * MILLION;
+
+/** Non-token quantities a request may be billed by. */
+export interface Units {
+  readonly requests?: number;
+  readonly images?: number;
+  /** Billed duration in milliseconds. */
+  readonly milliseconds?: number;
+  readonly characters?: number;
+}
+
+const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.floor(n ?? 0)));
+
+/**
+ * Cost in nano-units: token usage at the model's prices (cache reads and writes at the
+ * input price × their ratio, default 1; reasoning is inside `output`), plus any
+ * per-request, per-image, per-second or per-1k-character price, all × the multiplier.
+ */
+export function costOf(usage: Usage, price: Price, multiplierPpm: bigint, units: Units = {}): bigint {
+  const input = price.inputPer1M ?? 0n;
+  const output = price.outputPer1M ?? 0n;
+  // Σ tokens × price-per-1M × ratio-ppm  →  nano × 10^12
+  let scaled =
+    big(usage.input) * input * MILLION +
+    big(usage.cacheRead) * input * (price.cacheReadRatioPpm ?? MILLION) +
+    big(usage.cacheWrite) * input * (price.cacheWriteRatioPpm ?? MILLION) +
+    big(usage.output) * output * MILLION;
+  // Unit prices are nano per unit: bring them to nano × 10^12.
+  if (price.perRequest) scaled += price.perRequest * big(units.requests ?? 1) * MILLION * MILLION;
+  if (price.perImage) scaled += price.perImage * big(units.images) * MILLION * MILLION;
+  if (price.perSecond) scaled += price.perSecond * big(units.milliseconds) * MILLION * 1000n;
+  if (price.per1kChars) scaled += price.per1kChars * big(units.characters) * MILLION * 1000n;
+  return roundHalfUp(scaled * multiplierPpm, SCALE);
+}
+
+function roundHalfUp(value: bigint, divisor: bigint): bigint {
+  return (value + divisor / 2n) / divisor;
+}
+
+/** Nano-units as an exact decimal string of the currency: 1500000n → "0.0015". */
+export function formatNano(nano: bigint): string {
+  const negative = nano < 0n;
+  const abs = negative ? -nano : nano;
+  const int = abs / 1_000_000_000n;
+  const frac = (abs % 1_000_000_000n).toString().padStart(9, "0").replace(/0+$/, "");
+  return `${negative ? "-" : ""}${int}${frac ? "." + frac : ""}`;
+}

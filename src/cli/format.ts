@@ -1,0 +1,112 @@
+// Input and output formats of the read-only commands (`gateway usage`, `gateway logs`):
+// flags, time arguments, exact money, aligned tables and JSON lines.
+
+import { parseDate } from "../config/index.js";
+
+/** Where a command writes; tests inject one to capture output. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Clock for relative times like `24h`; default Date.now. */
+  now?(): number;
+}
+
+/** The process's stdout and stderr. */
+export const processIo: CliIo = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+/** A bad command line; the command prints the message and its usage and exits 2. */
+export class UsageError extends Error {}
+
+/** Parsed flags: `--name value` / `--name=value` pairs and bare boolean switches. */
+export interface Flags {
+  readonly values: ReadonlyMap<string, string>;
+  readonly switches: ReadonlySet<string>;
+}
+
+/**
+ * Parses `args` against the accepted value flags and switches (names without `--`);
+ * `-c` is `--config` and `-h` is `--help`. Throws UsageError on anything else.
+ */
+export function parseFlags(args: readonly string[], accepted: { values: readonly string[]; switches: readonly string[] }): Flags {
+  const values = new Map<string, string>();
+  const switches = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] === "-c" ? "--config" : args[i] === "-h" ? "--help" : args[i];
+    const match = /^--([a-z][a-z-]*)(?:=([\s\S]*))?$/.exec(arg);
+    const name = match?.[1];
+    if (name && accepted.switches.includes(name) && match[2] === undefined) {
+      switches.add(name);
+    } else if (name && accepted.values.includes(name)) {
+      const value = match[2] ?? args[++i];
+      if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
+      values.set(name, value);
+    } else {
+      throw new UsageError(`unknown argument '${args[i]}'`);
+    }
+  }
+  return { values, switches };
+}
+
+const relativeUnits: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
+
+/**
+ * Epoch ms of a time argument: an ISO 8601 date or date-time, or a span back from `now`
+ * like `90m`, `24h`, `7d`, `2w`. Throws UsageError naming the flag otherwise.
+ */
+export function parseTimeArg(flag: string, value: string, now: number): number {
+  const relative = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(value);
+  if (relative) return now - Math.round(Number(relative[1]) * relativeUnits[relative[2]]);
+  try {
+    return parseDate(value);
+  } catch {
+    throw new UsageError(`--${flag} '${value}': write an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span like 24h or 7d`);
+  }
+}
+
+/** A positive integer argument; throws UsageError otherwise. */
+export function parseCount(flag: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${flag} '${value}': expected a positive integer`);
+  return Number(value);
+}
+
+const NANO_PER_UNIT = 1_000_000_000n;
+
+/** Nano-units as an exact decimal amount of the currency: 1500000n → "0.0015". */
+export function formatNano(nano: bigint): string {
+  const sign = nano < 0n ? "-" : "";
+  const abs = nano < 0n ? -nano : nano;
+  const fraction = (abs % NANO_PER_UNIT).toString().padStart(9, "0").replace(/0+$/, "");
+  return `${sign}${abs / NANO_PER_UNIT}${fraction ? "." + fraction : ""}`;
+}
+
+/**
+ * One JSON object on one line. A bigint value is money in nano-units and is written as
+ * an exact decimal number of the currency (never through a float); undefined is null.
+ */
+export function jsonLine(fields: Readonly<Record<string, unknown>>): string {
+  const parts = Object.entries(fields).map(([key, value]) => {
+    const text = typeof value === "bigint" ? formatNano(value) : JSON.stringify(value ?? null);
+    return `${JSON.stringify(key)}:${text}`;
+  });
+  return `{${parts.join(",")}}\n`;
+}
+
+/** A table column: its header and whether values are right-aligned (numbers). */
+export interface Column {
+  readonly header: string;
+  readonly right?: boolean;
+}
+
+/** Rows as an aligned text table with a header line, two spaces between columns. */
+export function formatTable(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (columns[i].right ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd() + "\n";
+  return line(columns.map((c) => c.header)) + rows.map(line).join("");
+}

@@ -1,0 +1,32 @@
+// The OpenAI-compatible billing endpoints chat front-ends read to show a balance:
+// /v1/dashboard/billing/subscription (the limit) and /v1/dashboard/billing/usage (spent,
+// in cents). A token with a quota reports its own quota; otherwise its user's credit.
+
+import type { Ledger } from "../../billing/ledger.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+
+const toUnits = (nano: bigint): number => Number(nano) / 1e9;
+
+export function billingDashboardStage(ledger: Ledger): Stage<RequestContext> {
+  return async (ctx) => {
+    const token = ctx.token!;
+    const user = ctx.user!;
+    const byToken = token.quotaNano !== undefined;
+    const limit = toUnits(byToken ? token.quotaNano! : user.creditNano);
+    const spent = byToken ? ledger.spentByToken(token.name) : ledger.spentByUser(user.name);
+    const body = ctx.path.endsWith("/subscription")
+      ? {
+          object: "billing_subscription",
+          has_payment_method: true,
+          soft_limit_usd: limit,
+          hard_limit_usd: limit,
+          system_hard_limit_usd: limit,
+          access_until: token.expiresAt !== undefined ? Math.floor(token.expiresAt / 1000) : 0,
+        }
+      : { object: "list", total_usage: toUnits(spent) * 100 };
+    const text = JSON.stringify(body);
+    ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    ctx.res.end(text);
+  };
+}

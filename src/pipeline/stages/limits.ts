@@ -1,0 +1,55 @@
+// Per-token rate limits from `limits`: total_requests counts every admitted request,
+// failed ones included; request_rate counts requests that did not fail (a failed one is
+// refunded). 429 with "N requests per M minutes" and Retry-After.
+
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import type { Limiter } from "../../limits/limiter.js";
+import type { RateWindow } from "../../runtime/types.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+
+/** "1 minute", "5 minutes", "30 seconds". */
+export function describeWindow(w: RateWindow): string {
+  const [n, unit] = w.perMs % 3_600_000 === 0 ? [w.perMs / 3_600_000, "hour"]
+    : w.perMs % 60_000 === 0 ? [w.perMs / 60_000, "minute"] : [w.perMs / 1000, "second"];
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
+}
+
+function limited(what: string, w: RateWindow, retryAfterMs: number): GatewayError {
+  return new GatewayError(errors.rateLimited,
+    `${what} exceeded: at most ${w.max} requests per ${describeWindow(w)}. Retry after ${Math.ceil(retryAfterMs / 1000)} seconds.`,
+    { headers: { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } });
+}
+
+export function limitsStage(limiter: Limiter): Stage<RequestContext> {
+  return async (ctx, next) => {
+    const { requestRate, totalRequests } = ctx.runtime.limits;
+    if (!requestRate && !totalRequests) return next();
+    const name = ctx.token!.name;
+    const now = Date.now();
+    const totalKey = `${name}\0total`;
+    const rateKey = `${name}\0rate`;
+    const hits: { total?: number; rate?: number } = {};
+    if (totalRequests) {
+      const a = limiter.take(totalKey, totalRequests, now);
+      if (!a.ok) throw limited("Total request limit", totalRequests, a.retryAfterMs);
+      hits.total = a.hit;
+    }
+    if (requestRate) {
+      const a = limiter.take(rateKey, requestRate, now);
+      if (!a.ok) {
+        if (hits.total !== undefined) limiter.refund(totalKey, hits.total); // refused: not counted
+        throw limited("Request rate limit", requestRate, a.retryAfterMs);
+      }
+      hits.rate = a.hit;
+    }
+    let failed = true;
+    try {
+      await next();
+      failed = !ctx.res.headersSent || ctx.res.statusCode >= 400;
+    } finally {
+      if (failed && hits.rate !== undefined) limiter.refund(rateKey, hits.rate);
+    }
+  };
+}

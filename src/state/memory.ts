@@ -1,0 +1,85 @@
+// An in-process Store with the same semantics as the SQLite one and no durability: for
+// unit tests of the layers above (ledger, pipeline) that should not touch the disk.
+
+import { emptyUsage, type Usage } from "../protocols/usage.js";
+import { addUsage, logLimit, normalizeEntry } from "./entry.js";
+import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+
+function keyOf(entry: UsageEntry, by: SpendDimension): string {
+  return by === "group" ? entry.group : entry[by];
+}
+
+function matches(e: UsageEntry, f: LogFilter): boolean {
+  return (
+    (f.requestId === undefined || e.requestId === f.requestId) &&
+    (f.token === undefined || e.token === f.token) &&
+    (f.user === undefined || e.user === f.user) &&
+    (f.model === undefined || e.model === f.model) &&
+    (f.status === undefined || e.status === f.status) &&
+    (f.since === undefined || e.time >= f.since) &&
+    (f.until === undefined || e.time < f.until)
+  );
+}
+
+/** SQLite's BINARY collation: compares UTF-8 bytes, not UTF-16 code units. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+class MemoryStore implements Store {
+  /** Entries in insertion order; index breaks ties of equal time, like SQLite's rowid. */
+  readonly #entries: UsageEntry[] = [];
+  readonly #ids = new Set<string>();
+  readonly #spent = { token: new Map<string, bigint>(), user: new Map<string, bigint>() };
+
+  spentByToken(token: string): bigint {
+    return this.#spent.token.get(token) ?? 0n;
+  }
+
+  spentByUser(user: string): bigint {
+    return this.#spent.user.get(user) ?? 0n;
+  }
+
+  record(entry: UsageEntry): void {
+    const e = normalizeEntry(entry);
+    if (this.#ids.has(e.requestId)) return;
+    this.#ids.add(e.requestId);
+    this.#entries.push(e);
+    this.#spent.token.set(e.token, this.spentByToken(e.token) + e.costNano);
+    this.#spent.user.set(e.user, this.spentByUser(e.user) + e.costNano);
+  }
+
+  logs(filter: LogFilter): UsageEntry[] {
+    const found: UsageEntry[] = [];
+    const limit = logLimit(filter.limit);
+    const newestFirst = this.#entries.map((e, index) => ({ e, index })).sort((a, b) => b.e.time - a.e.time || b.index - a.index);
+    for (const { e } of newestFirst) {
+      if (found.length >= limit) break;
+      if (matches(e, filter)) found.push(e);
+    }
+    return found;
+  }
+
+  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
+    const groups = new Map<string, { requests: number; usage: Usage; costNano: bigint }>();
+    for (const e of this.#entries) {
+      if (!matches(e, range)) continue;
+      const key = keyOf(e, by);
+      const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n };
+      row.requests += 1;
+      addUsage(row.usage, e.usage);
+      row.costNano += e.costNano;
+      groups.set(key, row);
+    }
+    return [...groups]
+      .map(([key, row]) => ({ key, ...row }))
+      .sort((a, b) => (a.costNano === b.costNano ? byBytes(a.key, b.key) : a.costNano > b.costNano ? -1 : 1));
+  }
+
+  close(): void {}
+}
+
+/** A fresh, empty in-memory Store; its contents vanish with the object. */
+export function createMemoryStore(): Store {
+  return new MemoryStore();
+}

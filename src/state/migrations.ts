@@ -1,0 +1,86 @@
+// Versioned schema of the SQLite store. `PRAGMA user_version` records how many migrations
+// a database has applied; opening applies the rest in order, each in its own transaction,
+// and refuses a database written by a newer gateway than this one.
+
+import type Database from "better-sqlite3";
+
+/** One schema step; `version` is its position in the list, counted from 1. */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/** Every migration, oldest first. Append only: never edit one that has shipped. */
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    description: "usage log and spend counters",
+    sql: `
+      CREATE TABLE usage_log (
+        request_id        TEXT PRIMARY KEY,
+        time              INTEGER NOT NULL,
+        token             TEXT NOT NULL,
+        user              TEXT NOT NULL,
+        grp               TEXT NOT NULL,
+        model             TEXT NOT NULL,
+        upstream_model    TEXT,
+        channel           TEXT,
+        inbound_protocol  TEXT NOT NULL,
+        upstream_protocol TEXT,
+        input             INTEGER NOT NULL,
+        cache_read        INTEGER NOT NULL,
+        cache_write       INTEGER NOT NULL,
+        output            INTEGER NOT NULL,
+        reasoning         INTEGER NOT NULL,
+        cost_nano         INTEGER NOT NULL,
+        status            INTEGER NOT NULL,
+        error             TEXT,
+        duration_ms       REAL NOT NULL,
+        ttfb_ms           REAL,
+        estimated         INTEGER NOT NULL
+      );
+      CREATE INDEX usage_log_time  ON usage_log (time);
+      CREATE INDEX usage_log_token ON usage_log (token, time);
+      CREATE INDEX usage_log_user  ON usage_log (user, time);
+      CREATE INDEX usage_log_model ON usage_log (model, time);
+      CREATE TABLE spend (
+        kind TEXT NOT NULL CHECK (kind IN ('token', 'user')),
+        name TEXT NOT NULL,
+        nano INTEGER NOT NULL,
+        PRIMARY KEY (kind, name)
+      ) WITHOUT ROWID;
+    `,
+  },
+];
+
+/** The schema version this code writes: the number of known migrations. */
+export const schemaVersion = migrations.length;
+
+function userVersion(db: Database.Database): number {
+  return Number(db.pragma("user_version", { simple: true }));
+}
+
+/**
+ * Brings `db` to `schemaVersion`. Each pending migration runs in an IMMEDIATE transaction
+ * that re-reads the version first, so two processes opening a fresh file at once apply
+ * each step exactly once. Throws when the database is newer than this code.
+ */
+export function migrate(db: Database.Database): void {
+  const found = userVersion(db);
+  if (found > schemaVersion) {
+    throw new Error(
+      `the store's schema is version ${found}, newer than this gateway knows (${schemaVersion}); ` +
+        "upgrade the gateway or point it at another store",
+    );
+  }
+  for (const migration of migrations) {
+    if (migration.version <= found) continue;
+    const step = db.transaction(() => {
+      if (userVersion(db) >= migration.version) return;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    });
+    step.immediate();
+  }
+}

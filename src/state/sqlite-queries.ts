@@ -1,0 +1,187 @@
+// The SQL of the SQLite store: every statement prepared once (log queries once per filter
+// shape, so each shape can use its index), and the mapping between rows and entries.
+
+import type Database from "better-sqlite3";
+import { logLimit, normalizeEntry } from "./entry.js";
+import type { LogFilter, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+
+/** A usage_log row as read with safeIntegers: INTEGER columns are bigint. */
+interface LogRow {
+  request_id: string;
+  time: bigint | number;
+  token: string;
+  user: string;
+  grp: string;
+  model: string;
+  upstream_model: string | null;
+  channel: string | null;
+  inbound_protocol: string;
+  upstream_protocol: string | null;
+  input: bigint;
+  cache_read: bigint;
+  cache_write: bigint;
+  output: bigint;
+  reasoning: bigint;
+  cost_nano: bigint;
+  status: bigint;
+  error: string | null;
+  duration_ms: number;
+  ttfb_ms: number | null;
+  estimated: bigint;
+}
+
+/** An aggregated spend row. */
+interface SpendSqlRow {
+  key: string;
+  requests: bigint;
+  input: bigint;
+  cache_read: bigint;
+  cache_write: bigint;
+  output: bigint;
+  reasoning: bigint;
+  cost: bigint;
+}
+
+const dimensionColumn: Record<SpendDimension, string> = { user: "user", token: "token", model: "model", group: "grp" };
+
+/** Equality filters and their columns, in the order conditions are written. */
+const equalities = [
+  ["requestId", "request_id"],
+  ["token", "token"],
+  ["user", "user"],
+  ["model", "model"],
+  ["status", "status"],
+] as const;
+
+function toEntry(row: LogRow): UsageEntry {
+  return normalizeEntry({
+    requestId: row.request_id,
+    time: Number(row.time),
+    token: row.token,
+    user: row.user,
+    group: row.grp,
+    model: row.model,
+    upstreamModel: row.upstream_model,
+    channel: row.channel,
+    inboundProtocol: row.inbound_protocol,
+    upstreamProtocol: row.upstream_protocol,
+    usage: {
+      input: Number(row.input),
+      cacheRead: Number(row.cache_read),
+      cacheWrite: Number(row.cache_write),
+      output: Number(row.output),
+      reasoning: Number(row.reasoning),
+    },
+    costNano: row.cost_nano,
+    status: Number(row.status),
+    error: row.error,
+    durationMs: row.duration_ms,
+    ttfbMs: row.ttfb_ms,
+    estimated: row.estimated !== 0n,
+  });
+}
+
+/** Prepared statements over one open database. */
+export class SqliteQueries {
+  readonly #db: Database.Database;
+  readonly #insert: Database.Statement;
+  readonly #addSpend: Database.Statement;
+  readonly #spent: Database.Statement;
+  readonly #spendBy = new Map<SpendDimension, Database.Statement>();
+  readonly #logsByShape = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#insert = db.prepare(`INSERT OR IGNORE INTO usage_log (request_id, time, token, user, grp, model,
+        upstream_model, channel, inbound_protocol, upstream_protocol, input, cache_read, cache_write, output,
+        reasoning, cost_nano, status, error, duration_ms, ttfb_ms, estimated)
+      VALUES (@requestId, @time, @token, @user, @group, @model, @upstreamModel, @channel, @inboundProtocol,
+        @upstreamProtocol, @input, @cacheRead, @cacheWrite, @output, @reasoning, @costNano, @status, @error,
+        @durationMs, @ttfbMs, @estimated)`);
+    this.#addSpend = db.prepare(`INSERT INTO spend (kind, name, nano) VALUES (?, ?, ?)
+      ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
+    this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
+    for (const [by, column] of Object.entries(dimensionColumn) as [SpendDimension, string][]) {
+      this.#spendBy.set(by, db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
+          SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
+          SUM(output) AS output, SUM(reasoning) AS reasoning, SUM(cost_nano) AS cost
+        FROM usage_log WHERE time >= @since AND time < @until
+        GROUP BY ${column} ORDER BY cost DESC, key ASC`));
+    }
+  }
+
+  /** Inserts an entry unless its request id exists; true when a row was inserted. */
+  insertEntry(e: UsageEntry): boolean {
+    const info = this.#insert.run({
+      requestId: e.requestId,
+      time: e.time,
+      token: e.token,
+      user: e.user,
+      group: e.group,
+      model: e.model,
+      upstreamModel: e.upstreamModel ?? null,
+      channel: e.channel ?? null,
+      inboundProtocol: e.inboundProtocol,
+      upstreamProtocol: e.upstreamProtocol ?? null,
+      ...e.usage,
+      costNano: e.costNano,
+      status: e.status,
+      error: e.error ?? null,
+      durationMs: e.durationMs,
+      ttfbMs: e.ttfbMs ?? null,
+      estimated: e.estimated ? 1 : 0,
+    });
+    return info.changes === 1;
+  }
+
+  /** Adds `nano` to a spend counter, creating it at zero first. */
+  addSpend(kind: "token" | "user", name: string, nano: bigint): void {
+    this.#addSpend.run(kind, name, nano);
+  }
+
+  /** A spend counter's value; 0n when it was never charged. */
+  spent(kind: "token" | "user", name: string): bigint {
+    const nano = this.#spent.get(kind, name) as bigint | undefined;
+    return nano ?? 0n;
+  }
+
+  /** Entries matching `filter`, newest first (arrival time, then insertion order). */
+  logs(filter: LogFilter): UsageEntry[] {
+    const conditions: string[] = [];
+    const params: Record<string, string | number> = { limit: logLimit(filter.limit) };
+    for (const [name, column] of equalities) {
+      const value = filter[name];
+      if (value === undefined) continue;
+      conditions.push(`${column} = @${name}`);
+      params[name] = value;
+    }
+    if (filter.since !== undefined) (conditions.push("time >= @since"), (params.since = filter.since));
+    if (filter.until !== undefined) (conditions.push("time < @until"), (params.until = filter.until));
+    const shape = conditions.join(" AND ");
+    let statement = this.#logsByShape.get(shape);
+    if (!statement) {
+      const where = shape ? `WHERE ${shape}` : "";
+      statement = this.#db.prepare(`SELECT * FROM usage_log ${where} ORDER BY time DESC, rowid DESC LIMIT @limit`);
+      this.#logsByShape.set(shape, statement);
+    }
+    return (statement.all(params) as LogRow[]).map(toEntry);
+  }
+
+  /** Spend over [since, until) grouped by `by`, highest cost first, then by key. */
+  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
+    const params = { since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER };
+    const rows = this.#spendBy.get(by)!.all(params) as SpendSqlRow[];
+    return rows.map((r) => ({
+      key: r.key,
+      requests: Number(r.requests),
+      usage: {
+        input: Number(r.input),
+        cacheRead: Number(r.cache_read),
+        cacheWrite: Number(r.cache_write),
+        output: Number(r.output),
+        reasoning: Number(r.reasoning),
+      },
+      costNano: r.cost,
+    }));
+  }
+}

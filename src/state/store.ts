@@ -1,0 +1,78 @@
+// The state store: durable spend counters and the usage log. One interface, several
+// implementations (SQLite embedded by default); the ledger and the CLI use only this.
+
+import type { Usage } from "../protocols/usage.js";
+
+/** One request's record, keyed by its X-Gateway-Request-Id. */
+export interface UsageEntry {
+  readonly requestId: string;
+  /** Epoch milliseconds when the request arrived. */
+  readonly time: number;
+  readonly token: string;
+  readonly user: string;
+  readonly group: string;
+  /** The model as the client named it (billing uses this name). */
+  readonly model: string;
+  /** The model name sent upstream after model_map. */
+  readonly upstreamModel?: string;
+  readonly channel?: string;
+  /** Route protocol the client spoke, e.g. "chat-completions". */
+  readonly inboundProtocol: string;
+  /** Protocol of the channel that answered: openai | anthropic | gemini. */
+  readonly upstreamProtocol?: string;
+  readonly usage: Usage;
+  /** Charged cost in nano-units of the currency (0 for failed requests). */
+  readonly costNano: bigint;
+  readonly status: number;
+  /** Catalogue code of the gateway error, when there was one. */
+  readonly error?: string;
+  readonly durationMs: number;
+  /** Time to the first response byte, when one was sent. */
+  readonly ttfbMs?: number;
+  /** True when usage was estimated (upstream reported none, or the client left). */
+  readonly estimated: boolean;
+}
+
+/** Filters for listing usage-log entries; all optional, combined with AND. */
+export interface LogFilter {
+  readonly requestId?: string;
+  readonly token?: string;
+  readonly user?: string;
+  readonly model?: string;
+  readonly status?: number;
+  /** Epoch ms, inclusive. */
+  readonly since?: number;
+  /** Epoch ms, exclusive. */
+  readonly until?: number;
+  /** Newest first; default 100. */
+  readonly limit?: number;
+}
+
+export type SpendDimension = "user" | "token" | "model" | "group";
+
+/** Spend aggregated over one dimension. */
+export interface SpendRow {
+  readonly key: string;
+  readonly requests: number;
+  readonly usage: Usage;
+  readonly costNano: bigint;
+}
+
+export interface Store {
+  /** Settled spend of a token, in nano-units. */
+  spentByToken(token: string): bigint;
+  /** Settled spend of a user, in nano-units. */
+  spentByUser(user: string): bigint;
+  /**
+   * Records a finished request atomically: appends the usage entry and adds its cost to
+   * the token's and the user's spend, in one transaction. Durable when it returns (it
+   * survives kill -9 of the process). A request id already recorded is ignored (no
+   * double charge).
+   */
+  record(entry: UsageEntry): void;
+  /** Usage-log entries matching the filter, newest first. */
+  logs(filter: LogFilter): UsageEntry[];
+  /** Spend grouped by a dimension over [since, until). */
+  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[];
+  close(): void;
+}

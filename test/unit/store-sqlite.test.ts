@@ -1,0 +1,124 @@
+// SQLite-only behaviour: data survives reopening and a real kill -9 of a writing process,
+// migrations are idempotent and versioned, and a newer database is refused.
+
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { migrate, migrations, schemaVersion } from "../../src/state/migrations.js";
+import { openStore, parseStoreSpec } from "../../src/state/open.js";
+import { openSqliteStore } from "../../src/state/sqlite.js";
+import { entry } from "../helpers/usage-entry.js";
+
+const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const dir = mkdtempSync(join(tmpdir(), "gateway-store-sqlite-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function raw(path: string): Database.Database {
+  const db = new Database(path);
+  db.defaultSafeIntegers(true);
+  return db;
+}
+
+test("reopening the file keeps entries and spend", () => {
+  const path = join(dir, "reopen/a/gateway.db");
+  const first = openSqliteStore(path);
+  first.record(entry({ requestId: "r1", costNano: 2n ** 60n }));
+  first.close();
+  const second = openSqliteStore(path);
+  assert.equal(second.spentByUser("alice"), 2n ** 60n);
+  assert.deepEqual(second.logs({}).map((e) => e.requestId), ["r1"]);
+  second.record(entry({ requestId: "r1", costNano: 5n }));
+  assert.equal(second.spentByToken("t1"), 2n ** 60n);
+  second.close();
+});
+
+test("the file is in WAL mode with synchronous NORMAL", () => {
+  const path = join(dir, "pragmas.db");
+  openSqliteStore(path).close();
+  const db = raw(path);
+  assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
+  db.close();
+});
+
+test("migrations are numbered 1..n, set user_version and are idempotent", () => {
+  assert.deepEqual(migrations.map((m) => m.version), migrations.map((_, i) => i + 1));
+  const path = join(dir, "migrate.db");
+  openSqliteStore(path).close();
+  const db = raw(path);
+  assert.equal(Number(db.pragma("user_version", { simple: true })), schemaVersion);
+  migrate(db);
+  migrate(db);
+  assert.equal(Number(db.pragma("user_version", { simple: true })), schemaVersion);
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+  assert.deepEqual(tables, ["spend", "usage_log"]);
+  db.close();
+  openSqliteStore(path).close();
+});
+
+test("a database with a newer schema than the code is refused", () => {
+  const path = join(dir, "newer.db");
+  openSqliteStore(path).close();
+  const db = raw(path);
+  db.pragma(`user_version = ${schemaVersion + 1}`);
+  db.close();
+  assert.throws(() => openSqliteStore(path), /newer than this gateway knows/);
+});
+
+test("mustExist refuses a missing file without creating it", () => {
+  const path = join(dir, "missing/gateway.db");
+  assert.throws(() => openSqliteStore(path, { mustExist: true }), /no store at/);
+  assert.equal(existsSync(join(dir, "missing")), false);
+});
+
+test("store specs: sqlite paths resolve against the base dir; redis is not available yet", () => {
+  assert.deepEqual(parseStoreSpec("sqlite:./data/g.db", "/etc/gw"), { kind: "sqlite", path: "/etc/gw/data/g.db" });
+  assert.deepEqual(parseStoreSpec("sqlite:/var/g.db", "/etc/gw"), { kind: "sqlite", path: "/var/g.db" });
+  assert.deepEqual(parseStoreSpec("sqlite::memory:", "/etc/gw"), { kind: "sqlite", path: ":memory:" });
+  assert.throws(() => openStore("redis://localhost:6379/0", { baseDir: dir }), /redis store is not available yet; use sqlite:<path>/);
+  assert.throws(() => openStore("postgres://x", { baseDir: dir }), /expected sqlite:<path>/);
+  const store = openStore("sqlite:./spec/g.db", { baseDir: dir });
+  store.record(entry({ requestId: "s" }));
+  store.close();
+  assert.equal(existsSync(join(dir, "spec/g.db")), true);
+});
+
+test("every id a writer printed survives kill -9, and spend matches the log", { timeout: 30_000 }, async () => {
+  const path = join(dir, "killed.db");
+  const helper = join(root, "test/helpers/store-writer.ts");
+  const child = spawn(process.execPath, ["--import", "tsx", helper, path], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const printed: string[] = [];
+  let buffered = "";
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_code, signal) => r(signal)));
+  await new Promise<void>((ready, fail) => {
+    child.stdout.on("data", (c: Buffer) => {
+      buffered += c.toString("utf8");
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      printed.push(...lines);
+      if (printed.length >= 500) ready();
+    });
+    exited.then(() => fail(new Error(`writer exited before being killed: ${stderr}`)));
+  });
+  child.kill("SIGKILL");
+  assert.equal(await exited, "SIGKILL");
+
+  const store = openSqliteStore(path);
+  const logged = new Set(store.logs({ limit: 10_000_000 }).map((e) => e.requestId));
+  store.close();
+  const missing = printed.filter((id) => !logged.has(id));
+  assert.deepEqual(missing, [], `${missing.length} committed ids lost`);
+  const db = raw(path);
+  const logTotal = db.prepare("SELECT SUM(cost_nano) FROM usage_log").pluck().get() as bigint;
+  for (const kind of ["token", "user"]) {
+    const spendTotal = db.prepare("SELECT SUM(nano) FROM spend WHERE kind = ?").pluck().get(kind) as bigint;
+    assert.equal(spendTotal, logTotal, `${kind} spend equals the usage log`);
+  }
+  db.close();
+});
