@@ -108,7 +108,9 @@ async function main(): Promise<void> {
   const gatewayLog: GatewayLog = { usage: 0, other: 0, problems: [] };
   const onGatewayLine = (line: string) => {
     if (line.includes('"msg":"usage"')) gatewayLog.usage++;
-    else if (/"level":"(warn|error)"/.test(line)) gatewayLog.problems.push(line);
+    else if (/"level":"(warn|error)"/.test(line)) {
+      if (gatewayLog.problems.push(line) <= 3) progress(`gateway logged: ${line.slice(0, 400)}`);
+    }
     else gatewayLog.other++;
   };
   const children: Child[] = [];
@@ -131,7 +133,8 @@ async function main(): Promise<void> {
         if (target === gateway) await gateway.setLogLevel(name === "gateway (log warn)" ? "warn" : "info");
         progress(`round ${r + 1}/${rounds}: ${name}, ${load.connections} connections, ${load.warmupS} s warm-up + ${load.durationS} s`);
         const run = await measureLoad(target, fake, load);
-        progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %`);
+        progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %` +
+          (run.errors || run.non2xx ? `, ${run.errors} errors, ${run.non2xx} non-2xx answers (excluded from req/s and latency)` : ""));
         pooled.set(name, pool(pooled.get(name), run));
       }
     }

@@ -3,6 +3,10 @@
 // Logs at the default level (info: one usage line per request on stderr) unless the
 // driver switches it; the driver sends stderr to a file.
 
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore } from "../../src/state/sqlite.js";
 import { compileSource } from "../../src/config/index.js";
 import { setLogLevel } from "../../src/observability/log.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
@@ -37,13 +41,18 @@ models:
 await serveChild(async () => {
   const { runtime, warnings } = compileSource(yaml, { path: "bench.yaml", env: {} });
   if (warnings.length) throw new Error(`bench config warnings: ${JSON.stringify(warnings)}`);
-  const gw = await startGateway({ box: new RuntimeBox(runtime) });
+  // The production store: SQLite (WAL, group commit) in a fresh temp folder.
+  const dir = mkdtempSync(join(tmpdir(), "gateway-bench-"));
+  const store = openSqliteStore(join(dir, "bench.db"));
+  const gw = await startGateway({ box: new RuntimeBox(runtime), store });
   return {
     url: gw.url,
     setLogLevel,
     close: async () => {
       await gw.drain(1000);
       destroyAgents();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 });

@@ -5,11 +5,13 @@ import type { Ledger } from "./ledger.js";
 import { costOf } from "./cost.js";
 import { fallbackUsage } from "./estimate.js";
 import { log } from "../observability/log.js";
-import { costTotal } from "../observability/metrics.js";
+import { childCache, costTotal } from "../observability/metrics.js";
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import type { RequestContext } from "../pipeline/context.js";
 import type { UsageEntry } from "../state/store.js";
 import type { UsageSink } from "./usage-sink.js";
+
+const costCounter = childCache((v) => costTotal.labels(...v));
 
 /** Charges only what the upstream answered with success; everything else costs nothing. */
 export function billingSink(ledger: Ledger): UsageSink {
@@ -47,7 +49,7 @@ export function billingSink(ledger: Ledger): UsageSink {
         if (ctx.reservation) ledger.release(ctx.reservation);
         return;
       }
-      if (costNano > 0n) costTotal.inc({ model: entry.model, group: entry.group }, Number(costNano) / 1e9);
+      if (costNano > 0n) costCounter(entry.model, entry.group).inc(Number(costNano) / 1e9);
     },
   };
 }

@@ -64,11 +64,16 @@ export class Ledger {
   /** Records the request with its real cost and frees the reservation. */
   settle(reservation: Reservation | undefined, entry: UsageEntry): void {
     if (reservation) this.release(reservation);
-    this.#store.record(entry);
     if (entry.costNano > 0n) {
-      // Refresh from the store: it ignores a duplicate request id, so it is the truth.
-      this.#spentToken.set(entry.token, this.#store.spentByToken(entry.token));
-      this.#spentUser.set(entry.user, this.#store.spentByUser(entry.user));
+      // Load before recording, so the cached total is not counted from a store that
+      // already holds this entry.
+      const token = this.spentByToken(entry.token);
+      const user = this.spentByUser(entry.user);
+      this.#store.record(entry);
+      this.#spentToken.set(entry.token, token + entry.costNano);
+      this.#spentUser.set(entry.user, user + entry.costNano);
+    } else {
+      this.#store.record(entry);
     }
   }
 

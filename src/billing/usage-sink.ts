@@ -9,10 +9,12 @@ export interface UsageSink {
   record(ctx: RequestContext, status: number, durationMs: number): void;
 }
 
-/** Logs each request's usage at info level. */
+/** Logs each request's usage at debug level (the usage log in the store is the record;
+ * a line per request on stderr would cost more than the rest of the request). */
 export const logUsageSink: UsageSink = {
   record(ctx, status, durationMs) {
-    log.info("usage", {
+    if (!log.enabled("debug")) return;
+    log.debug("usage", {
       requestId: ctx.id,
       token: ctx.token?.name,
       user: ctx.user?.name,

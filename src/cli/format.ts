@@ -1,6 +1,7 @@
 // Input and output formats of the read-only commands (`gateway usage`, `gateway logs`):
 // flags, time arguments, exact money, aligned tables and JSON lines.
 
+import { formatNano } from "../billing/cost.js";
 import { parseDate } from "../config/index.js";
 
 /** Where a command writes; tests inject one to capture output. */
@@ -41,7 +42,8 @@ export function parseFlags(args: readonly string[], accepted: { values: readonly
       switches.add(name);
     } else if (name && accepted.values.includes(name)) {
       const value = match[2] ?? args[++i];
-      if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
+      const missing = value === undefined || value === "" || (match[2] === undefined && value.startsWith("--"));
+      if (missing) throw new UsageError(`--${name} needs a value`);
       values.set(name, value);
     } else {
       throw new UsageError(`unknown argument '${args[i]}'`);
@@ -72,15 +74,7 @@ export function parseCount(flag: string, value: string): number {
   return Number(value);
 }
 
-const NANO_PER_UNIT = 1_000_000_000n;
-
-/** Nano-units as an exact decimal amount of the currency: 1500000n → "0.0015". */
-export function formatNano(nano: bigint): string {
-  const sign = nano < 0n ? "-" : "";
-  const abs = nano < 0n ? -nano : nano;
-  const fraction = (abs % NANO_PER_UNIT).toString().padStart(9, "0").replace(/0+$/, "");
-  return `${sign}${abs / NANO_PER_UNIT}${fraction ? "." + fraction : ""}`;
-}
+export { formatNano };
 
 /**
  * One JSON object on one line. A bigint value is money in nano-units and is written as

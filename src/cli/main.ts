@@ -1,15 +1,21 @@
-// The `gateway` command: serve (default) and check. Returns the process exit code.
+// The `gateway` command: serve (default), check, usage and logs. Returns the process exit code.
 
 import { runCheck } from "./check.js";
+import { runLogs } from "./logs.js";
 import { runServe } from "./serve.js";
+import { runUsage } from "./usage.js";
 
 const usage = `usage: gateway [serve] --config gateway.yaml
-       gateway check --config gateway.yaml`;
+       gateway check --config gateway.yaml
+       gateway usage [--config gateway.yaml] [--by user|token|model|group] [--since 24h] [--json]
+       gateway logs [--config gateway.yaml] [--user NAME] [--since 24h] [--limit N] [--json]`;
 
 /** Dispatches a subcommand; resolves to the exit code (serve resolves at shutdown). */
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === "check") return runCheck(rest);
+  if (first === "usage") return runUsage(rest);
+  if (first === "logs") return runLogs(rest);
   if (first === "serve") return runServe(rest);
   if (first === undefined || first.startsWith("--")) return runServe(argv);
   if (first === "help" || first === "-h") {

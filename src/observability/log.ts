@@ -35,6 +35,8 @@ function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): 
 }
 
 export const log = {
+  /** Whether a level is written; check it before building costly fields on the hot path. */
+  enabled: (level: LogLevel) => rank[level] >= threshold,
   debug: (msg: string, fields?: Record<string, unknown>) => write("debug", msg, fields),
   info: (msg: string, fields?: Record<string, unknown>) => write("info", msg, fields),
   warn: (msg: string, fields?: Record<string, unknown>) => write("warn", msg, fields),

@@ -62,3 +62,22 @@ export const upstreamRetriesTotal = new client.Counter({
   labelNames: ["channel", "reason"] as const,
   registers: [registry],
 });
+
+/**
+ * Memoises a metric's labelled children by a joined key, so the hot path skips
+ * prom-client's per-call label hashing. Label values come from config names and status
+ * codes (bounded); the cache is still capped in case a value space is larger than thought.
+ */
+export function childCache<T>(make: (values: string[]) => T, cap = 10_000): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const key = values.join("\u0000");
+    let child = children.get(key);
+    if (child === undefined) {
+      if (children.size >= cap) children.clear();
+      child = make(values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}

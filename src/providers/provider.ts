@@ -23,3 +23,20 @@ export function upstreamUrl(base: URL, path: string): URL {
   url.pathname = prefix + path;
   return url;
 }
+
+const channelUrls = new WeakMap<URL, Map<string, URL>>();
+
+/** upstreamUrl, memoised per base URL (each channel's lives as long as its Runtime). */
+export function channelUrl(base: URL, path: string): URL {
+  let byPath = channelUrls.get(base);
+  if (!byPath) {
+    byPath = new Map();
+    channelUrls.set(base, byPath);
+  }
+  let url = byPath.get(path);
+  if (!url) {
+    url = upstreamUrl(base, path);
+    byPath.set(path, url);
+  }
+  return url;
+}

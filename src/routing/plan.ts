@@ -14,11 +14,16 @@ export function planAttempts(
   accept: (c: Channel) => boolean = () => true,
   random: () => number = Math.random,
 ): Channel[] {
+  // The common case, one channel: no copies, no random draw.
+  if (tiers.length === 1 && tiers[0].channels.length === 1) {
+    const only = tiers[0].channels[0];
+    return limit > 0 && accept(only) ? [only] : [];
+  }
   const plan: Channel[] = [];
   for (const tier of tiers) {
     if (plan.length >= limit) break;
     const pool = tier.channels.filter(accept);
-    let weight = pool === tier.channels ? tier.totalWeight : sumWeights(pool);
+    let weight = pool.length === tier.channels.length ? tier.totalWeight : sumWeights(pool);
     while (pool.length > 0 && plan.length < limit) {
       const i = pickWeighted(pool, weight, random);
       const [picked] = pool.splice(i, 1);

@@ -1,7 +1,6 @@
 // The HTTP server: raw node:http, a request id on every response, health and metrics
 // endpoints outside the chain, and a graceful drain on shutdown.
 
-import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { billingSink } from "../billing/billing-sink.js";
@@ -19,6 +18,7 @@ import type { RequestContext } from "../pipeline/context.js";
 import { sendError } from "../pipeline/respond.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
+import { newRequestId } from "./request-id.js";
 import { familyOfPath } from "./routes.js";
 
 export const requestIdHeader = "X-Gateway-Request-Id";
@@ -62,7 +62,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   let draining = false;
 
   const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    const id = randomUUID();
+    const id = newRequestId();
     res.setHeader(requestIdHeader, id);
     if (draining) res.setHeader("connection", "close");
     const runtime = box.current;
@@ -138,7 +138,7 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream
   } });
   socket.end(`HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
     `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-    `${requestIdHeader}: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
+    `${requestIdHeader}: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** /healthz (503 while draining, so load balancers stop sending) and /metrics. */

@@ -49,6 +49,9 @@ class MemoryStore implements Store {
     this.#spent.user.set(e.user, this.spentByUser(e.user) + e.costNano);
   }
 
+  /** Nothing to make durable: memory is all there is. */
+  flush(): void {}
+
   logs(filter: LogFilter): UsageEntry[] {
     const found: UsageEntry[] = [];
     const limit = logLimit(filter.limit);

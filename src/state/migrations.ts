@@ -40,14 +40,16 @@ export const migrations: readonly Migration[] = [
         ttfb_ms           REAL,
         estimated         INTEGER NOT NULL
       );
+      -- Every index is paid on every request; user and model filters scan by time range.
+      -- Request ids are time-ordered, so the primary key index grows at its end.
       CREATE INDEX usage_log_time  ON usage_log (time);
       CREATE INDEX usage_log_token ON usage_log (token, time);
-      CREATE INDEX usage_log_user  ON usage_log (user, time);
-      CREATE INDEX usage_log_model ON usage_log (model, time);
       CREATE TABLE spend (
         kind TEXT NOT NULL CHECK (kind IN ('token', 'user')),
         name TEXT NOT NULL,
-        nano INTEGER NOT NULL,
+        -- SQLite turns an overflowing integer sum into a REAL; refuse that instead of
+        -- silently rounding money (the recording transaction then rolls back).
+        nano INTEGER NOT NULL CHECK (typeof(nano) = 'integer'),
         PRIMARY KEY (kind, name)
       ) WITHOUT ROWID;
     `,

@@ -65,11 +65,13 @@ export interface Store {
   spentByUser(user: string): bigint;
   /**
    * Records a finished request atomically: appends the usage entry and adds its cost to
-   * the token's and the user's spend, in one transaction. Durable when it returns (it
-   * survives kill -9 of the process). A request id already recorded is ignored (no
-   * double charge).
+   * the token's and the user's spend together. A request id already recorded is ignored
+   * (no double charge). Durable (surviving kill -9) within the implementation's group
+   * commit bound, or at once after flush(); reads see it immediately.
    */
   record(entry: UsageEntry): void;
+  /** Makes every recorded entry durable now. Throws when some could not be written. */
+  flush(): void;
   /** Usage-log entries matching the filter, newest first. */
   logs(filter: LogFilter): UsageEntry[];
   /** Spend grouped by a dimension over [since, until). */

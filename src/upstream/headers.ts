@@ -16,7 +16,7 @@ const dropUpstream = new Set([
 /** Response headers never relayed to the client (lower case). */
 const dropDownstream = new Set([
   "connection", "keep-alive", "transfer-encoding", "trailer", "upgrade", "proxy-authenticate",
-  "set-cookie", "content-length",
+  "set-cookie",
 ]);
 
 /** Builds upstream request headers from the client's, without its credentials. */
@@ -38,13 +38,16 @@ export function upstreamRequestHeaders(
   return Object.assign(out, auth);
 }
 
-/** Copies upstream response headers that may reach the client. */
+/** Copies upstream response headers that may reach the client; `keepLength` when the
+ * body is relayed byte for byte, so its Content-Length still holds. */
 export function downstreamResponseHeaders(
   upstream: IncomingHttpHeaders,
   privateHeaders: readonly string[],
+  keepLength = false,
 ): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
+    if (name === "content-length" && !keepLength) continue;
     // x-gateway-*: ours alone (an upstream that is itself a gateway must not replace our request id)
     if (dropDownstream.has(name) || privateHeaders.includes(name) || name.startsWith("x-gateway-")) continue;
     const value = upstream[name];

@@ -1,5 +1,6 @@
-// SQLite-only behaviour: data survives reopening and a real kill -9 of a writing process,
-// migrations are idempotent and versioned, and a newer database is refused.
+// SQLite-only behaviour: data survives reopening and a real kill -9 of a writing process
+// (read concurrently meanwhile), migrations are versioned and idempotent, a newer database
+// is refused, and money never silently overflows into a float.
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -37,7 +38,7 @@ test("reopening the file keeps entries and spend", () => {
   second.close();
 });
 
-test("the file is in WAL mode with synchronous NORMAL", () => {
+test("the file is in WAL mode", () => {
   const path = join(dir, "pragmas.db");
   openSqliteStore(path).close();
   const db = raw(path);
@@ -58,6 +59,22 @@ test("migrations are numbered 1..n, set user_version and are idempotent", () => 
   assert.deepEqual(tables, ["spend", "usage_log"]);
   db.close();
   openSqliteStore(path).close();
+});
+
+test("a spend counter that would overflow 64 bits is refused, not rounded", () => {
+  const store = openSqliteStore(join(dir, "overflow.db"));
+  store.record(entry({ requestId: "big1", costNano: 2n ** 62n }));
+  store.record(entry({ requestId: "big2", token: "t2", user: "bob", costNano: 2n ** 62n - 1n }));
+  store.record(entry({ requestId: "big3", token: "t3", costNano: 2n ** 62n }));
+  // Group commit: the batch fails, the good entries are committed one by one, and the
+  // overflowing one is refused loudly.
+  assert.throws(() => store.flush(), (err: unknown) =>
+    err instanceof AggregateError && err.errors.length === 1 && /CHECK constraint/.test(String(err.errors[0])));
+  assert.equal(store.spentByUser("alice"), 2n ** 62n);
+  assert.equal(store.spentByUser("bob"), 2n ** 62n - 1n);
+  assert.equal(store.spentByToken("t3"), 0n);
+  assert.deepEqual(store.logs({ requestId: "big3" }), []);
+  store.close();
 });
 
 test("a database with a newer schema than the code is refused", () => {
@@ -95,18 +112,26 @@ test("every id a writer printed survives kill -9, and spend matches the log", { 
   let buffered = "";
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-  const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_code, signal) => r(signal)));
-  await new Promise<void>((ready, fail) => {
-    child.stdout.on("data", (c: Buffer) => {
-      buffered += c.toString("utf8");
-      const lines = buffered.split("\n");
-      buffered = lines.pop()!;
-      printed.push(...lines);
-      if (printed.length >= 500) ready();
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.on("close", (_code, signal) => r(signal)));
+  try {
+    await new Promise<void>((ready, fail) => {
+      child.stdout.on("data", (c: Buffer) => {
+        buffered += c.toString("utf8");
+        const lines = buffered.split("\n");
+        buffered = lines.pop()!;
+        printed.push(...lines);
+        if (printed.length >= 500) ready();
+      });
+      exited.then(() => fail(new Error(`writer exited before being killed: ${stderr}`)));
     });
-    exited.then(() => fail(new Error(`writer exited before being killed: ${stderr}`)));
-  });
-  child.kill("SIGKILL");
+    // A second connection (the CLI) reads while the writer commits.
+    const reader = openSqliteStore(path, { mustExist: true });
+    assert.equal(reader.logs({ limit: 1 }).length, 1);
+    assert.equal(reader.spend("user", {}).length, 2);
+    reader.close();
+  } finally {
+    child.kill("SIGKILL");
+  }
   assert.equal(await exited, "SIGKILL");
 
   const store = openSqliteStore(path);

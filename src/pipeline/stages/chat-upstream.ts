@@ -4,20 +4,21 @@
 import type { IncomingMessage } from "node:http";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
+import { childCache, upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
 import { log } from "../../observability/log.js";
 import { isStream, prepareChatBody } from "../../protocols/openai/chat-request.js";
+import { lastObjectField } from "../../protocols/json-tail.js";
 import { ChatStreamTap, generatedChars } from "../../protocols/openai/chat-stream-tap.js";
 import { normalizeOpenAIUsage } from "../../protocols/openai/usage.js";
 import { openaiProvider } from "../../providers/openai.js";
-import { upstreamUrl } from "../../providers/provider.js";
+import { channelUrl } from "../../providers/provider.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel } from "../../runtime/types.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../../upstream/headers.js";
 import { relay } from "../../upstream/relay.js";
-import { send, UpstreamFailure } from "../../upstream/send.js";
+import { Cancellation, send, upstreamTarget, UpstreamFailure } from "../../upstream/send.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { candidateTiers } from "./candidates.js";
@@ -34,18 +35,18 @@ export function chatUpstreamStage(): Stage<RequestContext> {
       throw new GatewayError(errors.endpointNotServed,
         `Model '${ctx.modelName}' is only served by channels of another protocol; protocol conversion is not available yet.`);
     }
-    const abort = new AbortController();
-    const onClose = () => { if (!ctx.res.writableFinished) abort.abort(); };
+    const cancel = new Cancellation();
+    const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
     try {
-      await attemptAll(ctx, plan, abort.signal);
+      await attemptAll(ctx, plan, cancel);
     } finally {
       ctx.res.off("close", onClose);
     }
   };
 }
 
-async function attemptAll(ctx: RequestContext, plan: readonly Channel[], signal: AbortSignal): Promise<void> {
+async function attemptAll(ctx: RequestContext, plan: readonly Channel[], cancel: Cancellation): Promise<void> {
   const json = ctx.json!;
   const stream = isStream(json);
   let last: LastFailure | undefined;
@@ -58,12 +59,14 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], signal:
     const started = process.hrtime.bigint();
     let upstream: IncomingMessage;
     try {
+      const url = channelUrl(channel.baseUrl, openaiProvider.paths.chat);
       ({ response: upstream } = await send({
-        url: upstreamUrl(channel.baseUrl, openaiProvider.paths.chat),
+        url,
+        target: upstreamTarget(url),
         headers: upstreamRequestHeaders(ctx.req.headers, openaiProvider.authHeaders(key), prepared.body.length),
         body: prepared.body,
         timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        signal,
+        cancel,
       }));
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
@@ -94,7 +97,8 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], signal:
 async function relayAnswer(
   ctx: RequestContext, upstream: IncomingMessage, status: number, stream: boolean, stripUsage: boolean,
 ): Promise<void> {
-  const headers = downstreamResponseHeaders(upstream.headers, openaiProvider.privateResponseHeaders);
+  // A body relayed unchanged keeps its length; a stream we may edit is re-framed.
+  const headers = downstreamResponseHeaders(upstream.headers, openaiProvider.privateResponseHeaders, !stream);
   const idleTimeoutMs = ctx.runtime.server.upstreamTimeoutMs;
   if (stream) {
     const tap = new ChatStreamTap(stripUsage);
@@ -117,14 +121,8 @@ async function relayAnswer(
 
 /** Reads usage from a completion body, or the text length when it reports none. */
 function readCompletion(ctx: RequestContext, body: Buffer): void {
-  const text = body.toString("utf8");
-  try {
-    const completion = JSON.parse(text) as { usage?: unknown };
-    ctx.usage = normalizeOpenAIUsage(completion.usage);
-  } catch {
-    // not JSON (or cut off): bill by size below
-  }
-  if (!ctx.usage) ctx.outputChars = generatedChars(text);
+  ctx.usage = normalizeOpenAIUsage(lastObjectField(body, "usage"));
+  if (!ctx.usage) ctx.outputChars = generatedChars(body.toString("utf8"));
 }
 
 function isEventStream(res: IncomingMessage): boolean {
@@ -136,7 +134,9 @@ function header(res: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+const attemptHistogram = childCache((v) => upstreamDuration.labels(...v));
+
 function observeAttempt(channel: Channel, ctx: RequestContext, started: bigint, outcome: string): void {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  upstreamDuration.observe({ channel: channel.name, model: ctx.modelName!, outcome }, seconds);
+  attemptHistogram(channel.name, ctx.modelName!, outcome).observe(seconds);
 }

@@ -4,11 +4,15 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { inflightRequests, requestDuration, requestsTotal, tokensTotal } from "../../observability/metrics.js";
+import { childCache, inflightRequests, requestDuration, requestsTotal, tokensTotal } from "../../observability/metrics.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { sendError } from "../respond.js";
+
+const requestCounter = childCache((v) => requestsTotal.labels(...v));
+const durationHistogram = childCache((v) => requestDuration.labels(...v));
+const tokenCounter = childCache((v) => tokensTotal.labels(...v));
 
 export function logStage(sink: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
@@ -36,19 +40,18 @@ function record(ctx: RequestContext, sink: UsageSink): void {
   const protocol = ctx.route?.name ?? "unknown";
   const model = ctx.modelName ?? "";
   const statusLabel = String(status);
-  requestsTotal.inc({ protocol, model, channel: ctx.channel?.name ?? "", group: ctx.token?.group ?? "", status: statusLabel });
-  requestDuration.observe({ protocol, model, status: statusLabel }, durationMs / 1000);
+  requestCounter(protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel).inc();
+  durationHistogram(protocol, model, statusLabel).observe(durationMs / 1000);
   if (ctx.usage) {
     const u = ctx.usage;
-    if (u.input) tokensTotal.inc({ model, kind: "input" }, u.input);
-    if (u.cacheRead) tokensTotal.inc({ model, kind: "cache_read" }, u.cacheRead);
-    if (u.cacheWrite) tokensTotal.inc({ model, kind: "cache_write" }, u.cacheWrite);
-    if (u.output) tokensTotal.inc({ model, kind: "output" }, u.output);
-    if (u.reasoning) tokensTotal.inc({ model, kind: "reasoning" }, u.reasoning);
+    if (u.input) tokenCounter(model, "input").inc(u.input);
+    if (u.cacheRead) tokenCounter(model, "cache_read").inc(u.cacheRead);
+    if (u.cacheWrite) tokenCounter(model, "cache_write").inc(u.cacheWrite);
+    if (u.output) tokenCounter(model, "output").inc(u.output);
+    if (u.reasoning) tokenCounter(model, "reasoning").inc(u.reasoning);
   }
   if (ctx.token) sink.record(ctx, status, durationMs);
-  log.debug("request", {
-    requestId: ctx.id, method: ctx.req.method, path: ctx.path, status, durationMs,
-    token: ctx.token?.name, model: ctx.modelName, channel: ctx.channel?.name, error: ctx.error?.code,
-  });
+  else if (log.enabled("debug")) {
+    log.debug("request", { requestId: ctx.id, method: ctx.req.method, path: ctx.path, status, durationMs, error: ctx.error?.code });
+  }
 }

@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { costOf, formatNano } from "../../src/billing/cost.js";
+import { fallbackUsage, requestedMaxTokens, reserveUsage } from "../../src/billing/estimate.js";
+import { toNano, toPpm } from "../../src/config/money.js";
+import type { Usage } from "../../src/protocols/usage.js";
+import type { Price } from "../../src/runtime/types.js";
+
+const usage = (u: Partial<Usage>): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0, ...u });
+const price = (p: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; perRequest?: number;
+  perImage?: number; perSecond?: number; per1kChars?: number }): Price => ({
+  inputPer1M: p.input === undefined ? undefined : toNano(p.input),
+  outputPer1M: p.output === undefined ? undefined : toNano(p.output),
+  cacheReadRatioPpm: p.cacheRead === undefined ? undefined : toPpm(p.cacheRead),
+  cacheWriteRatioPpm: p.cacheWrite === undefined ? undefined : toPpm(p.cacheWrite),
+  perRequest: p.perRequest === undefined ? undefined : toNano(p.perRequest),
+  perImage: p.perImage === undefined ? undefined : toNano(p.perImage),
+  perSecond: p.perSecond === undefined ? undefined : toNano(p.perSecond),
+  per1kChars: p.per1kChars === undefined ? undefined : toNano(p.per1kChars),
+});
+const ONE = 1_000_000n; // multiplier 1.0 in ppm
+const DEFAULT_GROUP = toPpm(0.7);
+
+// Each row: usage, price, multiplier, expected cost in nano-units, worked out by hand.
+const table: { name: string; usage: Usage; price: Price; mult: bigint; units?: object; nano: bigint }[] = [
+  { name: "1M input at 0.15", usage: usage({ input: 1_000_000 }), price: price({ input: 0.15, output: 0.6 }), mult: ONE, nano: 150_000_000n },
+  { name: "gpt-4o-mini small call", usage: usage({ input: 10, cacheRead: 2, output: 5, reasoning: 1 }),
+    // 10×0.15/1M + 2×0.15×0.5/1M + 5×0.6/1M = 1.5e-6 + 0.15e-6 + 3e-6 = 4.65e-6 → 4650 nano
+    price: price({ input: 0.15, output: 0.6, cacheRead: 0.5 }), mult: ONE, nano: 4650n },
+  { name: "default group 0.7", usage: usage({ input: 10, cacheRead: 2, output: 5 }),
+    price: price({ input: 0.15, output: 0.6, cacheRead: 0.5 }), mult: DEFAULT_GROUP, nano: 3255n },
+  { name: "claude cache read 0.1 and write 1.25", usage: usage({ input: 1000, cacheRead: 100_000, cacheWrite: 2000, output: 500 }),
+    // 1000×3 + 100000×3×0.1 + 2000×3×1.25 + 500×15 = 3000+30000+7500+7500 = 48000 µ-units → 0.048 → 48,000,000 nano
+    price: price({ input: 3, output: 15, cacheRead: 0.1, cacheWrite: 1.25 }), mult: ONE, nano: 48_000_000n },
+  { name: "thinking is billed as output", usage: usage({ output: 1000, reasoning: 800 }),
+    price: price({ input: 3, output: 15 }), mult: ONE, nano: 15_000_000n },
+  { name: "unset cache ratios bill at the input price", usage: usage({ cacheRead: 1000, cacheWrite: 1000 }),
+    price: price({ input: 2 }), mult: ONE, nano: 4_000_000n },
+  { name: "rounds half up once, at the end", usage: usage({ input: 1 }), price: price({ input: 0.0005 }), mult: ONE, nano: 1n },
+  { name: "below half a nano rounds to zero", usage: usage({ input: 1 }), price: price({ input: 0.0004 }), mult: ONE, nano: 0n },
+  { name: "per request", usage: usage({}), price: price({ perRequest: 0.01 }), mult: DEFAULT_GROUP, nano: 7_000_000n },
+  { name: "per image × 3", usage: usage({}), price: price({ perImage: 0.04 }), mult: ONE, units: { images: 3 }, nano: 120_000_000n },
+  { name: "per second, 6.5 s", usage: usage({}), price: price({ perSecond: 0.07 }), mult: ONE, units: { milliseconds: 6500 }, nano: 455_000_000n },
+  { name: "per 1k chars, 1500 chars", usage: usage({}), price: price({ per1kChars: 0.015 }), mult: ONE, units: { characters: 1500 }, nano: 22_500_000n },
+  { name: "no float drift over large counts", usage: usage({ input: 123_456_789, output: 987_654_321 }),
+    // 123456789×0.1/1M + 987654321×0.3/1M = 12.3456789 + 296.2962963 = 308.6419752 → ×0.7 = 216.04938264
+    price: price({ input: 0.1, output: 0.3 }), mult: DEFAULT_GROUP, nano: 216_049_382_640n },
+];
+
+for (const row of table) {
+  test(`cost: ${row.name}`, () => {
+    assert.equal(costOf(row.usage, row.price, row.mult, row.units), row.nano);
+  });
+}
+
+test("the same usage costs the same through every protocol's normalisation", async () => {
+  const { normalizeOpenAIUsage } = await import("../../src/protocols/openai/usage.js");
+  const fromOpenAI = normalizeOpenAIUsage({ prompt_tokens: 1200, completion_tokens: 300,
+    prompt_tokens_details: { cached_tokens: 200 }, completion_tokens_details: { reasoning_tokens: 100 } })!;
+  const canonical = usage({ input: 1000, cacheRead: 200, output: 300, reasoning: 100 });
+  const p = price({ input: 3, output: 15, cacheRead: 0.1 });
+  assert.equal(costOf(fromOpenAI, p, ONE), costOf(canonical, p, ONE));
+});
+
+test("formatNano is exact", () => {
+  assert.equal(formatNano(1_500_000n), "0.0015");
+  assert.equal(formatNano(0n), "0");
+  assert.equal(formatNano(123_000_000_001n), "123.000000001");
+  assert.equal(formatNano(-5n), "-0.000000005");
+});
+
+test("estimates: max tokens under every protocol's name, reserve and fallback usage", () => {
+  assert.equal(requestedMaxTokens({ max_tokens: 100 }), 100);
+  assert.equal(requestedMaxTokens({ max_completion_tokens: 50, max_tokens: 100 }), 50);
+  assert.equal(requestedMaxTokens({ generationConfig: { maxOutputTokens: 77 } }), 77);
+  assert.equal(requestedMaxTokens({ max_tokens: -1 }), undefined);
+  assert.deepEqual(reserveUsage(300, 64), usage({ input: 100, output: 64 }));
+  assert.deepEqual(fallbackUsage(400, 41), usage({ input: 100, output: 11 }));
+});
