@@ -6,14 +6,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/state/sqlite.js";
-import { compileSource } from "../../src/config/index.js";
-import { setLogLevel } from "../../src/observability/log.js";
-import { RuntimeBox } from "../../src/runtime/box.js";
-import { startGateway } from "../../src/server/server.js";
-import { destroyAgents } from "../../src/upstream/agents.js";
 import { serveChild } from "../lib/ipc.js";
 import { benchToken, model } from "../lib/shared.js";
+
+// The gateway's compiled output (`npm run build`, which the driver runs first), as
+// `gateway` runs in production; BENCH_SRC=1 measures the TypeScript sources through tsx.
+const lib = process.env.BENCH_SRC === "1" ? "../../src" : "../../dist";
+const { openSqliteStore } = (await import(`${lib}/state/sqlite.js`)) as typeof import("../../src/state/sqlite.js");
+const { compileSource } = (await import(`${lib}/config/index.js`)) as typeof import("../../src/config/index.js");
+const { setLogLevel } = (await import(`${lib}/observability/log.js`)) as typeof import("../../src/observability/log.js");
+const { RuntimeBox } = (await import(`${lib}/runtime/box.js`)) as typeof import("../../src/runtime/box.js");
+const { startGateway } = (await import(`${lib}/server/server.js`)) as typeof import("../../src/server/server.js");
+const { destroyAgents } = (await import(`${lib}/upstream/agents.js`)) as typeof import("../../src/upstream/agents.js");
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error("usage: gateway.ts <upstream url>");

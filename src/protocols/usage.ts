@@ -18,3 +18,8 @@ export interface Usage {
 export function emptyUsage(): Usage {
   return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
 }
+
+/** A token count from a wire field: a finite non-negative integer, else 0. */
+export function tokenCount(v: unknown): number {
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+}

@@ -4,7 +4,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { normalizeEntry } from "./entry.js";
 import { migrate } from "./migrations.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
@@ -98,7 +97,12 @@ class SqliteStore implements Store {
   }
 
   record(entry: UsageEntry): void {
-    this.#pending.push(normalizeEntry(entry));
+    // Entries are immutable by contract, so the batch keeps the caller's object; only the
+    // money type is checked here (normalizeEntry shapes rows on the way out).
+    if (typeof entry.costNano !== "bigint") {
+      throw new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`);
+    }
+    this.#pending.push(entry);
     if (this.#pending.length >= MAX_BATCH) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), GROUP_COMMIT_MS);
   }

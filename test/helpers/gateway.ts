@@ -2,6 +2,7 @@
 
 import { compileSource } from "../../src/config/index.js";
 import type { UsageSink } from "../../src/billing/usage-sink.js";
+import type { Store } from "../../src/state/store.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
 import { startGateway, type GatewayServer } from "../../src/server/server.js";
 
@@ -11,12 +12,13 @@ export interface TestGateway extends GatewayServer {
   close(): Promise<void>;
 }
 
-/** Compiles `yaml` (listen forced to port 0) and starts a gateway on it. */
-export async function startTestGateway(yaml: string, opts: { usage?: UsageSink } = {}): Promise<TestGateway> {
+/** Compiles `yaml` (listen forced to port 0) and starts a gateway on it; `store` defaults
+ * to a fresh in-memory one. */
+export async function startTestGateway(yaml: string, opts: { usage?: UsageSink; store?: Store } = {}): Promise<TestGateway> {
   let generation = 1;
   const compile = (text: string) => compileSource(text, { path: "test.yaml", env: {}, generation: generation++ }).runtime;
   const box = new RuntimeBox(compile(yaml));
-  const gw = await startGateway({ box, usage: opts.usage });
+  const gw = await startGateway({ box, usage: opts.usage, store: opts.store });
   return Object.assign(gw, {
     swapConfig: (text: string) => void box.swap(compile(text)),
     close: async () => void (await gw.drain(1000)),

@@ -35,8 +35,12 @@ export function config(parts: {
   users?: Obj;
   groups?: Obj;
   models?: Obj;
+  limits?: Obj;
+  store?: string;
 } = {}): string {
   return stringify({
+    ...(parts.store ? { store: parts.store } : {}),
+    ...(parts.limits ? { limits: parts.limits } : {}),
     server: { listen: "127.0.0.1:0", upstream_timeout: "3s", ...parts.server },
     groups: parts.groups ?? { default: { multiplier: 0.7 }, video: { multiplier: 1 } },
     users: parts.users ?? { alice: { credit: 100, groups: ["default", "video"] } },
@@ -130,4 +134,55 @@ export async function closedPort(): Promise<number> {
   const port = (srv.address() as net.AddressInfo).port;
   await new Promise<void>((r) => srv.close(() => r()));
   return port;
+}
+
+/** Answers one upstream request; `body` is the parsed JSON the gateway sent. */
+export type UpstreamHandler = (body: Obj, res: http.ServerResponse) => void;
+
+/** A hand-written OpenAI-protocol upstream whose answer is whatever `handler` does; it
+ * counts requests and responses cut off before they finished (cancellation reached it). */
+export async function startRawUpstream(handler: UpstreamHandler) {
+  const state = { requests: 0, closedEarly: 0, handler, bodies: [] as Obj[] };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      state.requests++;
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Obj;
+      state.bodies.push(body);
+      res.on("close", () => { if (!res.writableFinished) state.closedEarly++; });
+      state.handler(body, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return {
+    url, state,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+export type RawUpstream = Awaited<ReturnType<typeof startRawUpstream>>;
+
+/** Writes a chat.completion JSON answer with `text` and (unless null) `usage`. */
+export function completionAnswer(res: http.ServerResponse, model: unknown, text: string, usage: Obj | null): void {
+  const body: Obj = {
+    id: "chatcmpl-raw", object: "chat.completion", created: 1, model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+  };
+  if (usage) body.usage = usage;
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+/** Writes a whole SSE chat stream of `words`; a usage-only chunk at the end unless usage is null. */
+export function streamAnswer(res: http.ServerResponse, model: unknown, words: readonly string[], usage: Obj | null): void {
+  const base = { id: "chatcmpl-raw", object: "chat.completion.chunk", created: 1, model };
+  const events: Obj[] = [
+    ...words.map((w) => ({ ...base, choices: [{ index: 0, delta: { content: w }, finish_reason: null }] })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+  ];
+  if (usage) events.push({ ...base, choices: [], usage });
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n");
 }

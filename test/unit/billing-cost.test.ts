@@ -77,3 +77,20 @@ test("estimates: max tokens under every protocol's name, reserve and fallback us
   assert.deepEqual(reserveUsage(300, 64), usage({ input: 100, output: 64 }));
   assert.deepEqual(fallbackUsage(400, 41), usage({ input: 100, output: 11 }));
 });
+
+test("usage normalises identically from each protocol's own fields", async () => {
+  const { normalizeOpenAIUsage } = await import("../../src/protocols/openai/usage.js");
+  const { normalizeAnthropicUsage } = await import("../../src/protocols/anthropic/usage.js");
+  const { normalizeGeminiUsage } = await import("../../src/protocols/gemini/usage.js");
+  // One consumption: 1000 fresh input, 200 read from cache, 300 output of which 100 thinking.
+  const expected = usage({ input: 1000, cacheRead: 200, output: 300, reasoning: 100 });
+  assert.deepEqual(normalizeOpenAIUsage({ prompt_tokens: 1200, completion_tokens: 300,
+    prompt_tokens_details: { cached_tokens: 200 }, completion_tokens_details: { reasoning_tokens: 100 } }), expected);
+  assert.deepEqual(normalizeAnthropicUsage({ input_tokens: 1000, cache_read_input_tokens: 200,
+    cache_creation_input_tokens: 0, output_tokens: 300, output_tokens_details: { thinking_tokens: 100 } }), expected);
+  assert.deepEqual(normalizeGeminiUsage({ promptTokenCount: 1200, cachedContentTokenCount: 200,
+    candidatesTokenCount: 200, thoughtsTokenCount: 100, totalTokenCount: 1500 }), expected);
+  const p = price({ input: 3, output: 15, cacheRead: 0.1, cacheWrite: 1.25 });
+  // (1000×3 + 200×3×0.1 + 300×15) / 1M = 0.00756; × 0.7 = 0.005292
+  assert.equal(costOf(expected, p, DEFAULT_GROUP), 5_292_000n);
+});

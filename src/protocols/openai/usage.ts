@@ -1,7 +1,7 @@
 // Reads OpenAI chat-completions usage. `prompt_tokens` includes cached tokens, and
 // `completion_tokens` includes reasoning tokens; both are split out here.
 
-import type { Usage } from "../usage.js";
+import { tokenCount as count, type Usage } from "../usage.js";
 
 interface OpenAIUsage {
   prompt_tokens?: number;
@@ -9,8 +9,6 @@ interface OpenAIUsage {
   prompt_tokens_details?: { cached_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
-
-const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
 /** Normalises an OpenAI `usage` object; undefined when there is none. */
 export function normalizeOpenAIUsage(raw: unknown): Usage | undefined {
