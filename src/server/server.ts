@@ -82,12 +82,14 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       return;
     }
     inflight.add(ctx);
-    chain(ctx)
-      .catch((err) => {
+    chain(ctx).then(
+      () => inflight.delete(ctx),
+      (err) => {
+        inflight.delete(ctx);
         log.error("request failed outside the chain", { requestId: id, error: String(err) });
         if (!res.writableEnded) res.destroy();
-      })
-      .finally(() => inflight.delete(ctx));
+      },
+    );
   });
   server.headersTimeout = 30_000;
   server.on("clientError", answerMalformed);

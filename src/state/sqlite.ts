@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
@@ -104,7 +105,7 @@ class SqliteStore implements Store {
     }
     this.#pending.push(entry);
     if (this.#pending.length >= MAX_BATCH) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), GROUP_COMMIT_MS);
+    else this.#timer ??= setTimeout(() => this.#flushInBackground(), GROUP_COMMIT_MS);
   }
 
   flush(): void {
@@ -131,6 +132,16 @@ class SqliteStore implements Store {
         }
       }
       if (failed.length > 0) throw new AggregateError(failed, `${failed.length} usage entries could not be recorded`);
+    }
+  }
+
+  /** The timer's flush: nobody is there to catch, so a failure is logged, loudly. */
+  #flushInBackground(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      const errors = error instanceof AggregateError ? error.errors.map(String) : [String(error)];
+      log.error("usage entries could not be recorded; their charges are lost from the store", { errors });
     }
   }
 

@@ -69,6 +69,16 @@ describe("rate limits", () => {
     assert.equal(fake.received.length, 3, "429s from the limiter never reach the upstream");
   });
 
+  test("balance polls of chat front-ends (dashboard endpoints) do not use up the budget", async () => {
+    const gw = await gateway({ request_rate: { max: 2, per: "1m" }, total_requests: { max: 2, per: "1m" } });
+    for (const path of ["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/usage"]) {
+      const r = await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(r.status, 200, path);
+    }
+    for (let i = 0; i < 2; i++) assert.equal((await chat(gw)).status, 200);
+    assertLimited(await chat(gw), /2 requests per 1 minute/, 60);
+  });
+
   test("request_rate: requests the upstream fails (400) do not count", async () => {
     const gw = await gateway({ request_rate: { max: 3, per: "1m" } });
     script = { kind: "error", status: 400 };
@@ -102,19 +112,20 @@ describe("rate limits", () => {
     assert.equal(fake.received.length, 0);
   });
 
-  test("both windows: failures fill total_requests but not request_rate", async () => {
-    const gw = await gateway({ request_rate: { max: 2, per: "1m" }, total_requests: { max: 5, per: "5m" } });
+  test("both windows: failures fill total_requests but not request_rate; rate refusals count in neither", async () => {
+    const gw = await gateway({ request_rate: { max: 2, per: "1m" }, total_requests: { max: 6, per: "5m" } });
     script = { kind: "error", status: 400 };
-    for (let i = 0; i < 3; i++) assert.equal((await chat(gw)).status, 400);
+    for (let i = 0; i < 3; i++) assert.equal((await chat(gw)).status, 400); // total 3, rate 0
     script = { kind: "ok" };
-    for (let i = 0; i < 2; i++) assert.equal((await chat(gw)).status, 200);
-    // the request_rate refusal is not counted in total_requests either…
-    assertLimited(await chat(gw), /2 requests per 1 minute/, 60);
-    // …so total is 5 of 5 and the next one is refused by total_requests
+    for (let i = 0; i < 2; i++) assert.equal((await chat(gw)).status, 200); // total 5, rate 2
+    for (let i = 0; i < 3; i++) assertLimited(await chat(gw), /Request rate limit.*2 requests per 1 minute/, 60);
+    // loosen request_rate (counts persist): exactly one more fits total_requests
+    gw.swapConfig(yaml({ request_rate: { max: 10, per: "1m" }, total_requests: { max: 6, per: "5m" } }));
+    assert.equal((await chat(gw)).status, 200);
     const r = await chat(gw);
     assertLimited(r, /Total request limit/, 300);
-    assert.match(r.json.error.message, /5 requests per 5 minutes/);
-    assert.equal(fake.received.length, 5);
+    assert.match(r.json.error.message, /6 requests per 5 minutes/);
+    assert.equal(fake.received.length, 6);
   });
 
   test("limits are per token: another token of the same user is unaffected", async () => {
@@ -150,7 +161,7 @@ describe("rate limits", () => {
     const gw = await gateway({ request_rate: { max: 2, per: "400ms" } });
     for (let i = 0; i < 2; i++) assert.equal((await chat(gw)).status, 200);
     const r = await chat(gw);
-    assertLimited(r, /2 requests per 0\.4 seconds|2 requests per/, 1);
+    assertLimited(r, /2 requests per 0\.4 seconds/, 1);
     await eventually(async () => (await chat(gw)).status === 200, 3000, "the window to slide");
     assert.equal(fake.received.length, 3);
   });

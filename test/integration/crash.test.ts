@@ -1,0 +1,248 @@
+// kill -9 under load: a spawned `gateway` on a SQLite store serves a burst of requests;
+// once their charges are committed it is SIGKILLed with more requests in flight, then
+// restarted on the same store. Every answered-and-committed request is in the usage log
+// with its exact cost, the log sums to the spend counters, nothing is charged twice, no
+// reservation survives, and `gateway logs` / `gateway usage` read the store while it runs.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { eventually } from "../helpers/gateway.js";
+import { formatNano } from "../../src/billing/cost.js";
+import { GROUP_COMMIT_MS, openSqliteStore } from "../../src/state/sqlite.js";
+import type { Store } from "../../src/state/store.js";
+import {
+  TOKEN, channel, closedPort, completionAnswer, config, rawRequest, startRawUpstream, streamAnswer, token,
+  type RawResponse, type RawUpstream,
+} from "./support.js";
+
+const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+const bin = join(root, "bin", "gateway.js");
+
+/** The fake usage (prompt 12 incl. 2 cached, completion 5) at input 0.15, output 0.6,
+ * cache_read_ratio 0.5, multiplier 0.7: (1.5 + 0.15 + 3) / 1e6 × 0.7 = 3255 nano. */
+const COST = 3255n;
+const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 2 } };
+const CREDIT_NANO = 1_000_000_000n; // credit 1
+/** Nano per output token at 0.6 per 1M × 0.7. */
+const NANO_PER_OUTPUT_TOKEN = 420n;
+
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_LOG_LEVEL: "warn" };
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
+
+interface Child {
+  proc: ChildProcess;
+  stdout: string;
+  stderr: string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function run(args: string[], cwd: string): Child {
+  const proc = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child: Child = { proc, stdout: "", stderr: "", exit: undefined as never };
+  proc.stdout!.on("data", (c: Buffer) => { child.stdout += c.toString("utf8"); });
+  proc.stderr!.on("data", (c: Buffer) => { child.stderr += c.toString("utf8"); });
+  child.exit = new Promise((r) => proc.on("exit", (code, signal) => r({ code, signal })));
+  return child;
+}
+
+async function exited(child: Child, ms: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((r) => { timer = setTimeout(() => r("timeout"), ms); });
+  const outcome = await Promise.race([child.exit, timeout]);
+  clearTimeout(timer);
+  if (outcome === "timeout") {
+    child.proc.kill("SIGKILL");
+    assert.fail(`process did not exit within ${ms} ms; stderr:\n${child.stderr}`);
+  }
+  return outcome;
+}
+
+const alive = (c: Child | undefined) => !!c && c.proc.exitCode === null && c.proc.signalCode === null;
+
+/** Runs `n` requests, at most `concurrency` at once; resolves when all have settled. */
+async function load(n: number, concurrency: number, send: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await send(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+describe("crash recovery (kill -9 under load)", () => {
+  let dir: string;
+  let dbPath: string;
+  let file: string;
+  let upstream: RawUpstream;
+  let delayMs = () => 0;
+  const answered = { count: 0, inflight: 0 };
+  const children: Child[] = [];
+  let reader: Store | undefined;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "gw-crash-"));
+    dbPath = join(dir, "g.db");
+    file = join(dir, "gateway.yaml");
+    upstream = await startRawUpstream((body, res) => {
+      answered.inflight++;
+      const timer = setTimeout(() => {
+        answered.inflight--;
+        if (res.destroyed) return;
+        answered.count++;
+        if (body.stream === true) streamAnswer(res, body.model, ["crash ", "test ", "answer"], usage);
+        else completionAnswer(res, body.model, "crash test answer", usage);
+      }, delayMs());
+      res.on("close", () => { if (!res.writableFinished) { clearTimeout(timer); answered.inflight--; } });
+    });
+  });
+  after(async () => {
+    reader?.close();
+    for (const c of children) if (alive(c)) c.proc.kill("SIGKILL");
+    await upstream?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const yaml = (port: number) => config({
+    server: { listen: `127.0.0.1:${port}`, upstream_timeout: "10s", drain_timeout: "1s" },
+    store: `sqlite:${dbPath}`,
+    users: { alice: { credit: 1, groups: ["default"] } },
+    tokens: [token("alice-main", TOKEN)],
+    channels: [channel("main", upstream.url)],
+    models: { "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6, cache_read_ratio: 0.5 } } },
+  });
+
+  async function startServer(): Promise<{ child: Child; base: string }> {
+    const port = await closedPort();
+    await writeFile(file, yaml(port));
+    const child = run(["--config", file], dir);
+    children.push(child);
+    const base = `http://127.0.0.1:${port}`;
+    await eventually(async () => {
+      if (!alive(child)) throw new Error(`gateway exited early:\n${child.stderr}`);
+      return (await rawRequest(`${base}/healthz`).catch(() => undefined))?.status === 200;
+    }, 15_000, "the gateway to answer /healthz");
+    return { child, base };
+  }
+
+  const chat = (base: string, extra: Record<string, unknown> = {}) => rawRequest(`${base}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "crash me" }], ...extra }),
+  });
+
+  const idOf = (r: RawResponse) => String(r.headers["x-gateway-request-id"]);
+
+  test("every committed charge survives, the log sums to the spend, nothing is charged twice", async (t) => {
+    const first = await startServer();
+
+    // Phase A: ~100 requests, a quarter of them streamed, 10 at a time.
+    delayMs = () => Math.floor(Math.random() * 15);
+    const counted: string[] = [];
+    await load(100, 10, async (i) => {
+      const r = await chat(first.base, i % 4 === 0 ? { stream: true } : {});
+      assert.equal(r.status, 200, r.text);
+      if (i % 4 === 0) assert.match(r.text, /data: \[DONE\]\n\n$/);
+      counted.push(idOf(r));
+    });
+    assert.equal(counted.length, 100);
+    const pausedAt = Date.now();
+
+    // Stop sending: every charge answered so far must be committed within the group-commit
+    // bound; a second connection sees exactly what a kill -9 would leave on disk.
+    reader = openSqliteStore(dbPath, { mustExist: true });
+    const store = reader;
+    await eventually(() => counted.every((id) => store.logs({ requestId: id }).length === 1), 3000, "phase A committed");
+    const committedAfterMs = Date.now() - pausedAt;
+    assert.ok(committedAfterMs < 50 * GROUP_COMMIT_MS, `commit took ${committedAfterMs} ms`);
+
+    // Phase B: more load with a slower upstream; SIGKILL while requests are in flight.
+    delayMs = () => 20 + Math.floor(Math.random() * 120);
+    const phaseB = { ok: [] as string[], failed: 0 };
+    let killed = false;
+    const loadB = load(60, 20, async () => {
+      if (killed) return;
+      try {
+        const r = await chat(first.base);
+        if (r.status === 200) phaseB.ok.push(idOf(r));
+      } catch {
+        phaseB.failed++; // cut off by the kill
+      }
+    });
+    await eventually(() => phaseB.ok.length >= 5 && answered.inflight >= 5, 5000, "phase B under way");
+    first.child.proc.kill("SIGKILL");
+    killed = true;
+    const { signal } = await exited(first.child, 5000);
+    assert.equal(signal, "SIGKILL");
+    await loadB;
+    assert.ok(phaseB.failed >= 1, "some requests were in flight at the kill");
+
+    // Restart on the same store.
+    const second = await startServer();
+    const entries = store.logs({ limit: 1_000_000 });
+    const byId = new Map(entries.map((e) => [e.requestId, e]));
+    assert.equal(byId.size, entries.length, "one entry per request id");
+    for (const id of counted) {
+      const e = byId.get(id);
+      assert.ok(e, `committed request ${id} is missing after the crash`);
+      assert.equal(e.status, 200);
+      assert.equal(e.costNano, COST, `cost of ${id}`);
+      assert.equal(e.estimated, false);
+    }
+    // whatever else survived was charged exactly, or (a failure) not at all
+    for (const e of entries) assert.ok(e.costNano === COST || (e.costNano === 0n && e.status !== 200), JSON.stringify({ ...e, costNano: String(e.costNano) }));
+    const charged = entries.filter((e) => e.costNano > 0n);
+    assert.ok(charged.length <= answered.count, `${charged.length} charges for ${answered.count} upstream answers`);
+    const sum = entries.reduce((s, e) => s + e.costNano, 0n);
+    assert.equal(sum, COST * BigInt(charged.length));
+    assert.equal(store.spentByUser("alice"), sum, "user spend = Σ cost of the usage log");
+    assert.equal(store.spentByToken("alice-main"), sum, "token spend = Σ cost of the usage log");
+    assert.deepEqual(store.spend("user", {}).map((r) => [r.key, r.costNano]), [["alice", sum]]);
+
+    t.diagnostic(`phase A committed ${committedAfterMs} ms after the pause; phase B: ${phaseB.ok.length} answered, ` +
+      `${phaseB.failed} cut off by the kill; ${entries.length} entries survived, ${charged.length} charged`);
+
+    // the CLI reads the store while the restarted server runs
+    const logs = run(["logs", "--json", "--request-id", counted[0], "--config", file], dir);
+    assert.equal((await exited(logs, 20_000)).code, 0, logs.stderr);
+    const lines = logs.stdout.trim().split("\n");
+    assert.equal(lines.length, 1, logs.stdout);
+    const line = JSON.parse(lines[0]);
+    assert.equal(line.requestId, counted[0]);
+    assert.equal(typeof line.cost, "number");
+    assert.equal(line.cost, 0.000003255);
+    assert.equal(line.status, 200);
+    assert.equal(line.model, "gpt-4o-mini");
+    const usageCli = run(["usage", "--json", "--by", "user", "--config", file], dir);
+    assert.equal((await exited(usageCli, 20_000)).code, 0, usageCli.stderr);
+    const row = JSON.parse(usageCli.stdout.trim());
+    assert.equal(row.key, "alice");
+    assert.equal(row.requests, entries.length);
+    assert.equal(row.cost, Number(formatNano(sum)));
+
+    // No reservation survived: the restarted gateway sees credit − spend, all of it usable.
+    const remaining = CREDIT_NANO - sum;
+    const refused = await chat(second.base, { max_tokens: 10_000_000 });
+    assert.equal(refused.status, 402, refused.text);
+    assert.equal(refused.json.error.code, "pre_deduction_failed");
+    assert.match(refused.json.error.message, new RegExp(`remaining balance is ${formatNano(remaining).replace(".", "\\.")},`));
+    const required = BigInt(Math.round(Number(/pre-deduction of (\d+(?:\.\d+)?)/.exec(refused.json.error.message)![1]) * 1e9));
+    const inputPart = required - 10_000_000n * NANO_PER_OUTPUT_TOKEN;
+    const maxTokens = (remaining - inputPart) / NANO_PER_OUTPUT_TOKEN;
+    assert.ok(maxTokens * NANO_PER_OUTPUT_TOKEN >= (remaining * 9n) / 10n, "the request needs most of the balance");
+    delayMs = () => 0;
+    const big = await chat(second.base, { max_tokens: Number(maxTokens) });
+    assert.equal(big.status, 200, big.text);
+    await eventually(() => store.spentByUser("alice") === sum + COST, 3000, "the request after restart to be charged");
+    assert.equal(store.logs({ requestId: idOf(big) })[0]?.costNano, COST);
+
+    second.child.proc.kill("SIGTERM");
+    assert.equal((await exited(second.child, 10_000)).code, 0, second.child.stderr);
+  });
+});
