@@ -43,10 +43,17 @@ export const costTotal = new client.Counter({
   registers: [registry],
 });
 
+/** Requests in flight, counted with plain integer arithmetic on the hot path; the gauge
+ * reads it only when scraped. */
+export const inflight = { count: 0 };
+
 export const inflightRequests = new client.Gauge({
   name: "gateway_inflight_requests",
   help: "Requests currently being served.",
   registers: [registry],
+  collect() {
+    this.set(inflight.count);
+  },
 });
 
 export const configReloadsTotal = new client.Counter({
@@ -71,7 +78,8 @@ export const upstreamRetriesTotal = new client.Counter({
 export function childCache<T>(make: (values: string[]) => T, cap = 10_000): (...values: string[]) => T {
   const children = new Map<string, T>();
   return (...values) => {
-    const key = values.join("\u0000");
+    let key = values[0];
+    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
     let child = children.get(key);
     if (child === undefined) {
       if (children.size >= cap) children.clear();

@@ -82,9 +82,33 @@ function toEntry(row: LogRow): UsageEntry {
 }
 
 /** Prepared statements over one open database. */
+/** A charge that a batch insert actually recorded (its request id was new). */
+export interface Charge {
+  readonly token: string;
+  readonly user: string;
+  readonly costNano: bigint;
+}
+
+const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
+  upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
+  ttfb_ms, estimated`;
+const ROW_PLACEHOLDERS = `(${Array.from({ length: 21 }, () => "?").join(", ")})`;
+/** Statement sizes a batch is cut into, largest first (21 parameters a row). */
+const ROWS_PER_INSERT = [32, 8, 1] as const;
+
+/** Appends one entry's column values, in COLUMNS order. */
+function pushRow(params: unknown[], e: UsageEntry): void {
+  const u = e.usage;
+  params.push(
+    e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
+    e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
+    e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
+  );
+}
+
 export class SqliteQueries {
   readonly #db: Database.Database;
-  readonly #insert: Database.Statement;
+  readonly #inserts = new Map<number, Database.Statement>();
   readonly #addSpend: Database.Statement;
   readonly #spent: Database.Statement;
   readonly #spendBy = new Map<SpendDimension, Database.Statement>();
@@ -92,10 +116,6 @@ export class SqliteQueries {
 
   constructor(db: Database.Database) {
     this.#db = db;
-    this.#insert = db.prepare(`INSERT OR IGNORE INTO usage_log (request_id, time, token, user, grp, model,
-        upstream_model, channel, inbound_protocol, upstream_protocol, input, cache_read, cache_write, output,
-        reasoning, cost_nano, status, error, duration_ms, ttfb_ms, estimated)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.#addSpend = db.prepare(`INSERT INTO spend (kind, name, nano) VALUES (?, ?, ?)
       ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
     this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
@@ -108,16 +128,35 @@ export class SqliteQueries {
     }
   }
 
-  /** Inserts an entry unless its request id exists; true when a row was inserted. */
-  insertEntry(e: UsageEntry): boolean {
-    // Positional parameters: binding by name costs a property lookup per column per row.
-    const u = e.usage;
-    const info = this.#insert.run(
-      e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
-      e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
-      e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
-    );
-    return info.changes === 1;
+  /**
+   * Inserts entries whose request ids are new, many rows per statement (a statement's
+   * fixed cost dominates a small row), and returns the inserted ones' charges.
+   */
+  insertEntries(entries: readonly UsageEntry[]): Charge[] {
+    const inserted: Charge[] = [];
+    let i = 0;
+    for (const size of ROWS_PER_INSERT) {
+      const stmt = this.#insertRows(size);
+      for (; entries.length - i >= size; i += size) {
+        const params: unknown[] = [];
+        for (let j = i; j < i + size; j++) pushRow(params, entries[j]);
+        for (const row of stmt.all(params) as { token: string; user: string; cost_nano: bigint }[]) {
+          inserted.push({ token: row.token, user: row.user, costNano: row.cost_nano });
+        }
+      }
+    }
+    return inserted;
+  }
+
+  #insertRows(rows: number): Database.Statement {
+    let stmt = this.#inserts.get(rows);
+    if (!stmt) {
+      const values = Array.from({ length: rows }, () => ROW_PLACEHOLDERS).join(", ");
+      stmt = this.#db.prepare(`INSERT OR IGNORE INTO usage_log (${COLUMNS}) VALUES ${values}
+        RETURNING token, user, cost_nano`);
+      this.#inserts.set(rows, stmt);
+    }
+    return stmt;
   }
 
   /** Adds `nano` to a spend counter, creating it at zero first. */

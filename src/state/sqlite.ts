@@ -76,11 +76,11 @@ class SqliteStore implements Store {
       // One counter update per token and user per batch, not per entry.
       const tokens = new Map<string, bigint>();
       const users = new Map<string, bigint>();
-      for (const entry of entries) {
-        if (!q.insertEntry(entry)) continue; // a request id already recorded: no double charge
-        if (entry.costNano === 0n) continue;
-        tokens.set(entry.token, (tokens.get(entry.token) ?? 0n) + entry.costNano);
-        users.set(entry.user, (users.get(entry.user) ?? 0n) + entry.costNano);
+      // Only newly inserted entries come back: a request id already recorded is not charged twice.
+      for (const c of q.insertEntries(entries)) {
+        if (c.costNano === 0n) continue;
+        tokens.set(c.token, (tokens.get(c.token) ?? 0n) + c.costNano);
+        users.set(c.user, (users.get(c.user) ?? 0n) + c.costNano);
       }
       for (const [name, nano] of tokens) q.addSpend("token", name, nano);
       for (const [name, nano] of users) q.addSpend("user", name, nano);

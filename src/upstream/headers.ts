@@ -24,8 +24,8 @@ export function upstreamRequestHeaders(
   client: IncomingHttpHeaders,
   auth: Record<string, string>,
   bodyLength: number,
-): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const name in client) {
     if (dropUpstream.has(name) || name.startsWith("x-gateway-")) continue;
     const value = client[name];
@@ -34,7 +34,7 @@ export function upstreamRequestHeaders(
   // identity: the usage tap reads the body, so it must not arrive compressed
   out["accept-encoding"] = "identity";
   out["content-type"] = "application/json";
-  out["content-length"] = bodyLength;
+  out["content-length"] = String(bodyLength);
   return Object.assign(out, auth);
 }
 

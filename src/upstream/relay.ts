@@ -1,14 +1,16 @@
-// Relays an upstream response to the client as it arrives, with backpressure, an idle
-// timeout, and cancellation both ways (client gone: stop the upstream, and vice versa).
+// Relays an upstream response to the client as it arrives, with backpressure and
+// cancellation both ways (client gone: stop the upstream, and vice versa). The idle bound
+// between chunks is the transport's body timeout (send.ts).
 
-import type { IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import type { OutgoingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import type { RequestContext } from "../pipeline/context.js";
 
-export type RelayOutcome = "complete" | "client-closed" | "upstream-failed" | "idle-timeout";
+export type RelayOutcome = "complete" | "client-closed" | "upstream-failed";
 
 export interface RelayOptions {
   readonly ctx: RequestContext;
-  readonly upstream: IncomingMessage;
+  readonly body: Readable;
   readonly status: number;
   readonly headers: OutgoingHttpHeaders;
   /** Turns an upstream chunk into what the client gets (default: the chunk itself). */
@@ -17,12 +19,11 @@ export interface RelayOptions {
   readonly finish?: () => string;
   /** Send headers before the first body byte (streams: the client waits on them). */
   readonly flushHeaders: boolean;
-  readonly idleTimeoutMs: number;
 }
 
 /** Pipes the upstream body to the client; resolves when either side is done. */
 export function relay(o: RelayOptions): Promise<RelayOutcome> {
-  const { ctx, upstream } = o;
+  const { ctx, body } = o;
   const res = ctx.res;
   res.writeHead(o.status, o.headers);
   if (o.flushHeaders) res.flushHeaders();
@@ -31,33 +32,29 @@ export function relay(o: RelayOptions): Promise<RelayOutcome> {
     const finish = (outcome: RelayOutcome) => {
       if (done) return;
       done = true;
-      clearTimeout(idle);
       res.off("close", onClientClose);
       if (outcome !== "complete") {
-        upstream.destroy();
+        body.destroy();
         if (!res.writableEnded) res.destroy();
       }
       resolve(outcome);
     };
-    let idle = setTimeout(() => finish("idle-timeout"), o.idleTimeoutMs);
     const onClientClose = () => finish("client-closed");
     res.on("close", onClientClose);
-    upstream.on("data", (chunk: Buffer) => {
-      idle.refresh();
+    body.on("data", (chunk: Buffer) => {
       const out = o.transform ? o.transform(chunk) : chunk;
       if (out.length === 0) return;
       ctx.firstByteNs ??= process.hrtime.bigint();
       if (!res.write(out)) {
-        upstream.pause();
-        res.once("drain", () => upstream.resume());
+        body.pause();
+        res.once("drain", () => body.resume());
       }
     });
-    upstream.on("end", () => {
+    body.on("end", () => {
       const tail = o.finish?.();
       ctx.firstByteNs ??= process.hrtime.bigint();
       res.end(tail || undefined, () => finish("complete"));
     });
-    upstream.on("error", () => finish("upstream-failed"));
-    upstream.on("aborted", () => finish("upstream-failed"));
+    body.on("error", () => finish("upstream-failed"));
   });
 }

@@ -1,9 +1,10 @@
-// Sends one upstream attempt and resolves with the response head, or rejects with an
-// UpstreamFailure that says whether another channel may be tried.
+// Sends one upstream attempt and resolves with the response head and its body stream,
+// or rejects with an UpstreamFailure that says whether another channel may be tried.
 
-import http from "node:http";
-import https from "node:https";
-import { agentFor } from "./agents.js";
+import { EventEmitter } from "node:events";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
+import { upstreamAgent } from "./agents.js";
 
 /** Why an attempt produced no response. `timeout` is final (504); the others fail over. */
 export type FailureKind = "connect" | "reset" | "timeout" | "aborted";
@@ -15,95 +16,66 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/**
+ * Cancels the upstream call in flight when the client goes away. An EventEmitter with an
+ * `aborted` flag is all undici needs of a signal, and cheaper than an AbortController.
+ */
+export class Cancellation extends EventEmitter {
+  aborted = false;
+
+  /** Stops the upstream call, now or as soon as it starts. */
+  cancel(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit("abort");
+  }
+}
+
 export interface SendOptions {
+  /** The full upstream URL (origin, path and query). */
   readonly url: URL;
-  /** `url` as request options, computed once per channel (see upstreamTarget). */
-  readonly target: UpstreamTarget;
-  readonly headers: http.OutgoingHttpHeaders;
+  readonly headers: Record<string, string | string[]>;
   readonly body: Buffer;
-  /** No response head within this time: the attempt fails with kind "timeout". */
+  /** No response head within this time: the attempt fails with kind "timeout"; the same
+   * bound applies between body chunks (the body stream then errors). */
   readonly timeoutMs: number;
-  /** Lets the caller cancel the attempt when its client goes away. */
   readonly cancel: Cancellation;
 }
 
-/**
- * Cancels the upstream call in flight. Cheaper than an AbortSignal, whose listeners
- * http.request sets up on every request.
- */
-export class Cancellation {
-  cancelled = false;
-  #request: http.ClientRequest | undefined;
-
-  /** The client went away: stop the upstream call, now or as soon as it starts. */
-  cancel(): void {
-    this.cancelled = true;
-    this.#request?.destroy();
-  }
-
-  /** Attaches the request now in flight. */
-  attach(request: http.ClientRequest | undefined): void {
-    this.#request = request;
-    if (this.cancelled) request?.destroy();
-  }
+/** An upstream answer: status, headers, and the body to consume or destroy. */
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Readable;
 }
 
-export interface Sent {
-  readonly response: http.IncomingMessage;
-  readonly request: http.ClientRequest;
-}
+const connectCodes = new Set([
+  "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT",
+]);
 
-/** The parts of an upstream URL http.request needs, precomputed once per channel. */
-export interface UpstreamTarget {
-  readonly protocol: string;
-  readonly hostname: string;
-  readonly port: string;
-  readonly path: string;
-}
-
-const targets = new WeakMap<URL, UpstreamTarget>();
-
-/** Request options for a URL, cached per URL object (channel URLs live as long as their Runtime). */
-export function upstreamTarget(url: URL): UpstreamTarget {
-  let t = targets.get(url);
-  if (!t) {
-    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-    t = { protocol: url.protocol, hostname, port: url.port, path: url.pathname + url.search };
-    targets.set(url, t);
-  }
-  return t;
-}
-
-/** Sends the request; the caller owns the response stream (consume or destroy it). */
-export function send(opts: SendOptions): Promise<Sent> {
-  return new Promise((resolve, reject) => {
-    const lib = opts.url.protocol === "https:" ? https : http;
-    const request = lib.request({ ...opts.target, method: "POST", headers: opts.headers, agent: agentFor(opts.url) });
-    opts.cancel.attach(request);
-    let settled = false;
-    const fail = (f: UpstreamFailure) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      reject(f);
-    };
-    const timer = setTimeout(
-      () => fail(new UpstreamFailure("timeout", `no response within ${opts.timeoutMs} ms`)),
-      opts.timeoutMs,
-    );
-    request.on("response", (response) => {
-      if (settled) return response.destroy();
-      settled = true;
-      clearTimeout(timer);
-      resolve({ response, request });
+/** Sends the request; the caller owns the response body (consume or destroy it). */
+export async function send(opts: SendOptions): Promise<UpstreamResponse> {
+  try {
+    const r = await upstreamAgent().request({
+      origin: opts.url.origin,
+      path: opts.url.pathname + opts.url.search,
+      method: "POST",
+      headers: opts.headers,
+      body: opts.body,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      signal: opts.cancel,
     });
-    request.on("error", (err: NodeJS.ErrnoException) => {
-      if (opts.cancel.cancelled) return fail(new UpstreamFailure("aborted", "client closed the request"));
-      const connectErrors = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET"];
-      const kind: FailureKind = connectErrors.includes(err.code ?? "") ? "connect" : "reset";
-      fail(new UpstreamFailure(kind, err.code ?? err.message));
-    });
-    request.end(opts.body);
-  });
+    return { status: r.statusCode, headers: r.headers as IncomingHttpHeaders, body: r.body };
+  } catch (err) {
+    throw classify(err as NodeJS.ErrnoException, opts.cancel);
+  }
+}
+
+function classify(err: NodeJS.ErrnoException, cancel: Cancellation): UpstreamFailure {
+  if (cancel.aborted) return new UpstreamFailure("aborted", "client closed the request");
+  const code = err.code ?? "";
+  if (code === "UND_ERR_HEADERS_TIMEOUT") return new UpstreamFailure("timeout", "no response in time");
+  if (connectCodes.has(code)) return new UpstreamFailure("connect", code);
+  return new UpstreamFailure("reset", code || err.message);
 }

@@ -58,7 +58,7 @@ test("client credentials and hop-by-hop headers never go upstream", () => {
   }, { authorization: "Bearer upstream" }, 42);
   assert.deepEqual(out, {
     "anthropic-beta": "b", "user-agent": "sdk", "accept-encoding": "identity",
-    "content-type": "application/json", "content-length": 42, authorization: "Bearer upstream",
+    "content-type": "application/json", "content-length": "42", authorization: "Bearer upstream",
   });
   assert.deepEqual(downstreamResponseHeaders({ "openai-organization": "org", "set-cookie": ["x"], "x-request-id": "r",
     "content-length": "3", "content-type": "application/json" }, ["openai-organization"]),

@@ -1,7 +1,6 @@
 // Serves chat-completions from OpenAI-protocol channels: plan the attempts, send, fail
 // over before the first byte, then relay the answer while tapping its usage.
 
-import type { IncomingMessage } from "node:http";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { childCache, upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
@@ -18,7 +17,7 @@ import type { Channel } from "../../runtime/types.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../../upstream/headers.js";
 import { relay } from "../../upstream/relay.js";
-import { Cancellation, send, upstreamTarget, UpstreamFailure } from "../../upstream/send.js";
+import { Cancellation, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { candidateTiers } from "./candidates.js";
@@ -57,17 +56,15 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], cancel:
     const prepared = prepareChatBody(ctx.body!, json, ctx.upstreamModel);
     const key = nextKey(channel);
     const started = process.hrtime.bigint();
-    let upstream: IncomingMessage;
+    let upstream: UpstreamResponse;
     try {
-      const url = channelUrl(channel.baseUrl, openaiProvider.paths.chat);
-      ({ response: upstream } = await send({
-        url,
-        target: upstreamTarget(url),
+      upstream = await send({
+        url: channelUrl(channel.baseUrl, openaiProvider.paths.chat),
         headers: upstreamRequestHeaders(ctx.req.headers, openaiProvider.authHeaders(key), prepared.body.length),
         body: prepared.body,
         timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
         cancel,
-      }));
+      });
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       observeAttempt(channel, ctx, started, err.kind);
@@ -78,10 +75,10 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], cancel:
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
     }
-    const status = upstream.statusCode ?? 502;
+    const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
-      upstream.resume(); // drain so the connection returns to the pool
+      upstream.body.resume(); // drain so the connection returns to the pool
       last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
       upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
@@ -95,14 +92,13 @@ async function attemptAll(ctx: RequestContext, plan: readonly Channel[], cancel:
 }
 
 async function relayAnswer(
-  ctx: RequestContext, upstream: IncomingMessage, status: number, stream: boolean, stripUsage: boolean,
+  ctx: RequestContext, upstream: UpstreamResponse, status: number, stream: boolean, stripUsage: boolean,
 ): Promise<void> {
   // A body relayed unchanged keeps its length; a stream we may edit is re-framed.
   const headers = downstreamResponseHeaders(upstream.headers, openaiProvider.privateResponseHeaders, !stream);
-  const idleTimeoutMs = ctx.runtime.server.upstreamTimeoutMs;
   if (stream) {
     const tap = new ChatStreamTap(stripUsage);
-    await relay({ ctx, upstream, status, headers, idleTimeoutMs, flushHeaders: true,
+    await relay({ ctx, body: upstream.body, status, headers, flushHeaders: true,
       transform: (chunk) => tap.push(chunk), finish: () => tap.end() });
     ctx.usage = tap.usage;
     ctx.outputChars = tap.outputChars;
@@ -111,7 +107,7 @@ async function relayAnswer(
   // Non-stream: relay as it arrives and keep a copy to read usage at the end.
   const chunks: Buffer[] = [];
   let kept = 0;
-  await relay({ ctx, upstream, status, headers, idleTimeoutMs, flushHeaders: false,
+  await relay({ ctx, body: upstream.body, status, headers, flushHeaders: false,
     transform: (chunk) => {
       if (kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
       return chunk;
@@ -125,11 +121,11 @@ function readCompletion(ctx: RequestContext, body: Buffer): void {
   if (!ctx.usage) ctx.outputChars = generatedChars(body.toString("utf8"));
 }
 
-function isEventStream(res: IncomingMessage): boolean {
+function isEventStream(res: UpstreamResponse): boolean {
   return (res.headers["content-type"] ?? "").startsWith("text/event-stream");
 }
 
-function header(res: IncomingMessage, name: string): string | undefined {
+function header(res: UpstreamResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }

@@ -4,7 +4,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { childCache, inflightRequests, requestDuration, requestsTotal, tokensTotal } from "../../observability/metrics.js";
+import { childCache, inflight, requestDuration, requestsTotal, tokensTotal } from "../../observability/metrics.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -16,14 +16,14 @@ const tokenCounter = childCache((v) => tokensTotal.labels(...v));
 
 export function logStage(sink: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
-    inflightRequests.inc();
+    inflight.count++;
     try {
       await next();
     } catch (err) {
       ctx.error = err instanceof GatewayError ? err : internal(ctx, err);
       sendError(ctx, ctx.error);
     } finally {
-      inflightRequests.dec();
+      inflight.count--;
       record(ctx, sink);
     }
   };
