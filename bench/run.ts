@@ -322,7 +322,7 @@ function report(r: Report): void {
     ["first stream chunk p50, 10 in flight (ms)", ms(conc.b50), ms(conc.g50), `${signedMs(conc.g50 - conc.b50)} ms`],
   ]));
   say("");
-  say(`Gateway at its default log level (one usage line per request on stderr); with \`GATEWAY_LOG_LEVEL=warn\`: ${int(warn.rps)} req/s (${(warn.rps / bare.rps).toFixed(2)}× bare), p99 ${ms(warn.p99)} ms.`);
+  say(`Gateway at its default log level (info: the usage log goes to the SQLite store, not stderr); with \`GATEWAY_LOG_LEVEL=warn\`: ${int(warn.rps)} req/s (${(warn.rps / bare.rps).toFixed(2)}× bare), p99 ${ms(warn.p99)} ms.`);
   say("```");
 }
 

@@ -1,6 +1,6 @@
 // Child process: the real gateway (startGateway + RuntimeBox) compiled from inline YAML:
 // one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced.
-// Logs at the default level (info: one usage line per request on stderr) unless the
+// Logs at the default level (info; the usage log goes to its SQLite store) unless the
 // driver switches it; the driver sends stderr to a file.
 
 import { mkdtempSync, rmSync } from "node:fs";

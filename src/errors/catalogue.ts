@@ -40,6 +40,8 @@ export const errors = Object.freeze({
   wrongEndpoint: spec(400, "invalid_request_error", "wrong_endpoint", "The model is not served on this endpoint."),
   endpointNotServed: spec(501, "gateway_error", "endpoint_not_served", "This endpoint is not served by this gateway version yet."),
   channelNotFound: spec(503, "gateway_error", "channel_not_found", "No available channel for the model in this token's group."),
+  upstreamRejected: spec(400, "invalid_request_error", "upstream_rejected", "The upstream provider rejected the request."),
+  conversionUnsupported: spec(400, "invalid_request_error", "conversion_unsupported", "This request cannot be converted for the channel that serves the model."),
   upstreamRateLimited: spec(429, "gateway_error", "upstream_rate_limited", "The upstream provider is rate limiting requests; retry after a short wait."),
   upstreamError: spec(502, "gateway_error", "upstream_error", "The upstream provider failed to answer."),
   upstreamUnavailable: spec(502, "gateway_error", "upstream_unavailable", "The upstream provider could not be reached."),

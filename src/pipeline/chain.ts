@@ -11,7 +11,7 @@ import { accessStage } from "./stages/access.js";
 import { authStage } from "./stages/auth.js";
 import { billingDashboardStage } from "./stages/billing-dashboard.js";
 import { bodyStage } from "./stages/body.js";
-import { chatUpstreamStage } from "./stages/chat-upstream.js";
+import { anthropicVersionStage } from "./stages/anthropic-version.js";
 import { limitsStage } from "./stages/limits.js";
 import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
@@ -19,6 +19,7 @@ import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
 import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
+import { upstreamStage } from "./stages/upstream.js";
 
 export interface ChainDeps {
   /** Called once per finished request: billing settles and records it here. */
@@ -34,7 +35,8 @@ export interface ChainDeps {
  */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    chat: compose([bodyStage(), modelStage(), reserveStage(deps.ledger), chatUpstreamStage()]),
+    proxy: compose([bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
+    messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),
     "not-served": compose([notServedStage()]),

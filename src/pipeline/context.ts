@@ -27,6 +27,8 @@ export interface RequestContext {
   route?: Route;
   /** Model named in the path (generate-content). */
   pathModel?: string;
+  /** Action named in the path (generate-content: generateContent | streamGenerateContent). */
+  pathAction?: string;
   clientIp?: string;
   token?: Token;
   user?: User;

@@ -43,3 +43,18 @@ export function eventData(raw: string): string | undefined {
   }
   return data;
 }
+
+/** An event's `event:` name and joined `data:`, or undefined when it has no data. */
+export function parseEvent(raw: string): { event?: string; data: string } | undefined {
+  let event: string | undefined;
+  let data: string | undefined;
+  for (const line of raw.split(/\r\n|\n|\r/)) {
+    if (line.startsWith("data:")) {
+      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+      data = data === undefined ? value : data + "\n" + value;
+    } else if (line.startsWith("event:")) {
+      event = line.slice(line.charCodeAt(6) === 32 ? 7 : 6);
+    }
+  }
+  return data === undefined ? undefined : { event, data };
+}

@@ -19,12 +19,17 @@ export function upstreamUrl(base: URL, path: string): URL {
   let prefix = base.pathname.replace(/\/+$/, "");
   const version = path.slice(0, path.indexOf("/", 1));
   if (version && prefix.endsWith(version)) prefix = prefix.slice(0, -version.length);
+  const q = path.indexOf("?");
   const url = new URL(base.href);
-  url.pathname = prefix + path;
+  url.pathname = prefix + (q === -1 ? path : path.slice(0, q));
+  url.search = q === -1 ? "" : path.slice(q);
   return url;
 }
 
 const channelUrls = new WeakMap<URL, Map<string, URL>>();
+
+/** Paths remembered per base URL; paths that carry a model or a query vary without bound. */
+const MEMO_PATHS = 64;
 
 /** upstreamUrl, memoised per base URL (each channel's lives as long as its Runtime). */
 export function channelUrl(base: URL, path: string): URL {
@@ -36,7 +41,7 @@ export function channelUrl(base: URL, path: string): URL {
   let url = byPath.get(path);
   if (!url) {
     url = upstreamUrl(base, path);
-    byPath.set(path, url);
+    if (byPath.size < MEMO_PATHS) byPath.set(path, url);
   }
   return url;
 }

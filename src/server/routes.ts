@@ -5,7 +5,7 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "chat" | "models" | "billing" | "not-served";
+export type HandlerName = "proxy" | "messages" | "models" | "billing" | "not-served";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -19,21 +19,23 @@ export interface Route {
   readonly modelInBody: boolean;
 }
 
+const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "messages"]);
+
 function route(r: Route): Route {
   return Object.freeze(r);
 }
 
 const openaiPost = (name: string, handler: HandlerName, endpoint: Endpoint): Route =>
-  route({ name, method: "POST", family: "openai", handler, endpoint, modelInBody: handler !== "not-served" });
+  route({ name, method: "POST", family: "openai", handler, endpoint, modelInBody: modelCalls.has(handler) });
 
 /** Fixed paths → route. */
 const exact = new Map<string, Route>([
-  ["/v1/chat/completions", openaiPost("chat-completions", "chat", "chat")],
+  ["/v1/chat/completions", openaiPost("chat-completions", "proxy", "chat")],
   ["/v1/models", route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
     .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false })] as const),
-  ["/v1/responses", openaiPost("responses", "not-served", "responses")],
-  ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "not-served", endpoint: "chat", modelInBody: false })],
+  ["/v1/responses", openaiPost("responses", "proxy", "responses")],
+  ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
   ["/v1/embeddings", openaiPost("embeddings", "not-served", "embeddings")],
   ["/v1/images/generations", openaiPost("images", "not-served", "image")],
   ["/v1/images/edits", openaiPost("images", "not-served", "image")],
@@ -46,13 +48,13 @@ const exact = new Map<string, Route>([
 ]);
 
 const generateContent = route({
-  name: "generate-content", method: "POST", family: "gemini", handler: "not-served", endpoint: "chat", modelInBody: false,
+  name: "generate-content", method: "POST", family: "gemini", handler: "proxy", endpoint: "chat", modelInBody: false,
 });
-const geminiModels = route({ name: "models", method: "GET", family: "gemini", handler: "not-served", modelInBody: false });
+const geminiModels = route({ name: "models", method: "GET", family: "gemini", handler: "models", modelInBody: false });
 
 /** Result of matching a path: the route, or why none matched. */
 export type RouteMatch =
-  | { readonly kind: "ok"; readonly route: Route; readonly pathModel?: string }
+  | { readonly kind: "ok"; readonly route: Route; readonly pathModel?: string; readonly pathAction?: string }
   | { readonly kind: "not-found" }
   | { readonly kind: "method"; readonly route: Route };
 
@@ -64,11 +66,11 @@ export function matchRoute(method: string, path: string): RouteMatch {
   if (!hit) return notFound;
   const r = "route" in hit ? hit.route : hit;
   if (r.method !== method) return { kind: "method", route: r };
-  return "route" in hit ? { kind: "ok", route: r, pathModel: hit.pathModel } : { kind: "ok", route: r };
+  return "route" in hit ? { kind: "ok", route: r, pathModel: hit.pathModel, pathAction: hit.pathAction } : { kind: "ok", route: r };
 }
 
 /** `/v1beta/models/{model}:generateContent` and `:streamGenerateContent`, plus the model list. */
-function matchGemini(path: string): { route: Route; pathModel?: string } | undefined {
+function matchGemini(path: string): { route: Route; pathModel?: string; pathAction?: string } | undefined {
   if (!path.startsWith("/v1beta/models")) return undefined;
   if (path === "/v1beta/models") return { route: geminiModels };
   const rest = path.slice("/v1beta/models/".length);
@@ -77,7 +79,7 @@ function matchGemini(path: string): { route: Route; pathModel?: string } | undef
   const action = rest.slice(colon + 1);
   if (action !== "generateContent" && action !== "streamGenerateContent") return undefined;
   try {
-    return { route: generateContent, pathModel: decodeURIComponent(rest.slice(0, colon)) };
+    return { route: generateContent, pathModel: decodeURIComponent(rest.slice(0, colon)), pathAction: action };
   } catch {
     return undefined; // malformed percent-encoding: no such path
   }

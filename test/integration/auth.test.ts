@@ -306,11 +306,14 @@ describe("auth errors in the messages and generate-content shapes", () => {
     assertMessagesError(await messages({ "x-api-key": K.carols }), 403, "permission_error", "group_not_allowed");
   });
 
-  test("messages: an authenticated request gets 501 (not served yet) in the messages shape", async () => {
-    const r = await messages({ "x-api-key": TOKEN });
-    assert.equal(r.status, 501, r.text);
-    assert.equal(r.json.type, "error");
-    assert.equal(r.json.error.code, "endpoint_not_served");
+  test("messages: an authenticated request is served (converted for the OpenAI channel) in the messages shape", async () => {
+    for (const auth of [{ "x-api-key": TOKEN }, { authorization: `Bearer ${TOKEN}` }]) {
+      const r = await messages(auth);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.type, "message", r.text);
+      assert.equal(r.json.content[0].type, "text");
+      assert.equal(fake.received.at(-1)?.headers.authorization, `Bearer ${CHANNEL_KEY}`);
+    }
   });
 
   const gemini = (query: string, headers: Record<string, string>) =>
@@ -344,10 +347,14 @@ describe("auth errors in the messages and generate-content shapes", () => {
     assertGeminiError(await gemini(`?key=${K.carols}`, {}), 403, "PERMISSION_DENIED", "group_not_allowed");
   });
 
-  test("generate-content: authenticated by header or ?key= → 501 UNIMPLEMENTED", async () => {
+  test("generate-content: authenticated by header or ?key= → served in the generate-content shape", async () => {
     for (const [q, h] of [["", { "x-goog-api-key": TOKEN }], [`?key=${TOKEN}`, {}]] as const) {
       const r = await gemini(q, h);
-      assertGeminiError(r, 501, "UNIMPLEMENTED", "endpoint_not_served");
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.candidates[0].content.role, "model", r.text);
+      const seen = fake.received.at(-1)!;
+      assert.equal(seen.headers.authorization, `Bearer ${CHANNEL_KEY}`);
+      assert.ok(!seen.path.includes("key="), "the client's ?key= never goes upstream");
     }
   });
 
@@ -359,7 +366,7 @@ describe("auth errors in the messages and generate-content shapes", () => {
     await assert.rejects(anthropic(K.expired), (err: unknown) =>
       err instanceof Anthropic.AuthenticationError && /expired/i.test(err.message));
     await assert.rejects(anthropic(K.ip10), (err: unknown) => err instanceof Anthropic.PermissionDeniedError && err.status === 403);
-    await assert.rejects(anthropic(TOKEN), (err: unknown) => err instanceof Anthropic.APIError && err.status === 501);
+    assert.equal((await anthropic(TOKEN)).content[0].type, "text");
 
     const gemini = (key: string) => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.url } })
       .models.generateContent({ model: "gemini-2.5-flash", contents: "hi" });
@@ -367,11 +374,16 @@ describe("auth errors in the messages and generate-content shapes", () => {
       (err as { status?: number }).status === 401 && /UNAUTHENTICATED/.test((err as Error).message));
     await assert.rejects(gemini(K.carols), (err: unknown) =>
       (err as { status?: number }).status === 403 && /PERMISSION_DENIED/.test((err as Error).message));
-    await assert.rejects(gemini(TOKEN), (err: unknown) => (err as { status?: number }).status === 501);
+    assert.match((await gemini(TOKEN)).text ?? "", /says/);
   });
 
-  test("nothing reached the upstream from the not-served families", () => {
-    assert.equal(fake.received.length, 0);
+  test("only authenticated requests reached the upstream, never with a client token", () => {
+    assert.equal(fake.received.length, 6); // 2 messages + 2 generate-content + 2 SDK calls
+    for (const r of fake.received) {
+      assert.equal(r.headers.authorization, `Bearer ${CHANNEL_KEY}`);
+      assert.equal(r.headers["x-api-key"], undefined);
+      assert.equal(r.headers["x-goog-api-key"], undefined);
+    }
   });
 });
 

@@ -9,6 +9,11 @@ import type { RequestContext } from "../context.js";
 /** Longest path accepted; longer ones are 404 without further parsing. */
 const maxPathLength = 2048;
 
+function isAnthropicCaller(ctx: RequestContext): boolean {
+  const h = ctx.req.headers;
+  return h["anthropic-version"] !== undefined || (h["x-api-key"] !== undefined && h.authorization === undefined);
+}
+
 export function routeStage(): Stage<RequestContext> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {
@@ -21,6 +26,9 @@ export function routeStage(): Stage<RequestContext> {
       throw new GatewayError(errors.methodNotAllowed, undefined, { headers: { allow: match.route.method } });
     }
     ctx.pathModel = match.pathModel;
+    ctx.pathAction = match.pathAction;
+    // One model list, three SDKs: the Anthropic SDK lists models with its own headers.
+    if (match.route.name === "models" && ctx.family === "openai" && isAnthropicCaller(ctx)) ctx.family = "anthropic";
     return next();
   };
 }

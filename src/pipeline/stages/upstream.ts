@@ -1,0 +1,107 @@
+// Serves a model call from its channels: plan the attempts, pick per channel a pass-through
+// (same protocol) or a conversion (through the hub), send, fail over before the first
+// byte, then relay the answer while tapping its usage.
+
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { log } from "../../observability/log.js";
+import { childCache, upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
+import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
+import { nextKey } from "../../routing/keys.js";
+import { planAttempts } from "../../routing/plan.js";
+import type { Channel, ChannelProtocol } from "../../runtime/types.js";
+import { convertExchange } from "../../upstream/exchanges/convert.js";
+import type { Exchange } from "../../upstream/exchanges/exchange.js";
+import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
+import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
+import { Cancellation, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+import { candidateTiers } from "./candidates.js";
+
+/** The model-call handler shared by chat-completions, messages, generate-content, responses. */
+export function upstreamStage(): Stage<RequestContext> {
+  return async (ctx) => {
+    const protocol = routeProtocols[ctx.route!.name];
+    const reachable = (c: Channel) => c.protocol === protocol.passthrough.channelProtocol || protocol.inbound !== undefined;
+    const plan = planAttempts(candidateTiers(ctx), ctx.runtime.server.upstreamAttempts, reachable);
+    if (plan.length === 0) {
+      throw new GatewayError(errors.conversionUnsupported,
+        `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests are not converted; use /v1/chat/completions.`);
+    }
+    const cancel = new Cancellation();
+    const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
+    ctx.res.once("close", onClose);
+    try {
+      await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
+    } finally {
+      ctx.res.off("close", onClose);
+    }
+  };
+}
+
+/** The exchange for a channel protocol, made once per request on first use. */
+function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelProtocol) => Exchange {
+  const made = new Map<ChannelProtocol, Exchange>();
+  return (channelProtocol) => {
+    let exchange = made.get(channelProtocol);
+    if (!exchange) {
+      exchange = channelProtocol === protocol.passthrough.channelProtocol
+        ? passthroughExchange(ctx, protocol.passthrough)
+        : convertExchange(ctx, protocol.inbound!);
+      made.set(channelProtocol, exchange);
+    }
+    return exchange;
+  };
+}
+
+async function attemptAll(
+  ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
+): Promise<void> {
+  let last: LastFailure | undefined;
+  for (const channel of plan) {
+    ctx.attempts++;
+    ctx.channel = channel;
+    ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
+    const exchange = exchangeFor(channel.protocol);
+    const request = exchange.request(channel, ctx.upstreamModel, nextKey(channel));
+    const started = process.hrtime.bigint();
+    let upstream: UpstreamResponse;
+    try {
+      upstream = await send({ ...request, timeoutMs: ctx.runtime.server.upstreamTimeoutMs, cancel });
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure)) throw err;
+      observeAttempt(channel, ctx, started, err.kind);
+      if (err.kind === "aborted") return;
+      last = { kind: "transport", failure: err };
+      if (err.kind === "timeout") break; // a slow upstream is not retried: 504
+      upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
+      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
+      continue;
+    }
+    const status = upstream.status;
+    observeAttempt(channel, ctx, started, String(status));
+    if (shouldFailOver(status)) {
+      upstream.body.resume(); // drain so the connection returns to the pool
+      last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
+      upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
+      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
+      continue;
+    }
+    await exchange.respond(upstream, channel);
+    return;
+  }
+  throw exhaustedError(last ?? { kind: "status", status: 502 });
+}
+
+function header(res: UpstreamResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+const attemptHistogram = childCache((v) => upstreamDuration.labels(...v));
+
+function observeAttempt(channel: Channel, ctx: RequestContext, started: bigint, outcome: string): void {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  attemptHistogram(channel.name, ctx.modelName!, outcome).observe(seconds);
+}

@@ -1,0 +1,56 @@
+// What each wire protocol provides to the hub. An inbound adapter serves clients that speak
+// the protocol; an outbound adapter talks to channels that speak it. Pure: no sockets.
+
+import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
+
+/** One parsed SSE event: its `event:` name (if any) and joined `data:`. */
+export interface SseEvent {
+  readonly event?: string;
+  readonly data: string;
+}
+
+/** Turns canonical stream events into the client's SSE text. One per response. */
+export interface StreamEncoder {
+  /** SSE text for this event ("" when the protocol has nothing to say for it). */
+  encode(event: CanonicalEvent): string;
+}
+
+/** Turns a channel's SSE events into canonical events. One per response; keeps the state
+ * (open blocks, tool-call indexes, usage so far) that the protocol spreads over events. */
+export interface StreamDecoder {
+  decode(event: SseEvent): CanonicalEvent[];
+  /** Called at end of stream: closes what the upstream left open (a message_stop at
+   * least, when the upstream ended without one). */
+  end(): CanonicalEvent[];
+}
+
+export interface InboundAdapter {
+  /**
+   * Reads a client request. Throws GatewayError (400 invalid_request_error, naming the
+   * field) for anything malformed or that the hub cannot carry; never drops a field
+   * silently. `pathModel`/`pathStream` come from the URL for generate-content.
+   */
+  decodeRequest(json: Record<string, unknown>, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest;
+  /** The client's response body (a JSON value) for a complete answer. */
+  encodeResponse(response: CanonicalResponse, request: CanonicalRequest): unknown;
+  /** A stream encoder for one response. */
+  streamEncoder(request: CanonicalRequest): StreamEncoder;
+  /** SSE text the protocol sends after the last event (chat-completions: "data: [DONE]"). */
+  readonly streamTrailer: string;
+}
+
+export interface OutboundAdapter {
+  /** Upstream path (and query) for the request, e.g. "/v1/messages". */
+  path(request: CanonicalRequest, upstreamModel: string): string;
+  /**
+   * The channel's request body. Throws GatewayError (400, naming the field) for what the
+   * channel's protocol cannot express.
+   */
+  encodeRequest(request: CanonicalRequest, upstreamModel: string): Record<string, unknown>;
+  /** Reads a complete upstream answer (2xx body, parsed JSON). */
+  decodeResponse(json: unknown): CanonicalResponse;
+  /** A stream decoder for one upstream response. */
+  streamDecoder(): StreamDecoder;
+  /** The human-readable message of an upstream error body, if it has one. */
+  errorMessage(json: unknown): string | undefined;
+}

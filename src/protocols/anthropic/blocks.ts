@@ -1,0 +1,140 @@
+// Content blocks between the messages wire and the hub, both ways. Requests and responses
+// share these shapes, so the request decoder, request encoder and response code all use them.
+
+import type { Block, CacheHint, ImageBlock, ImageSource, TextBlock } from "../canonical.js";
+import { array, invalid, object, onlyKeys, optBool, readCache, string, writeCache, type Json } from "./fields.js";
+
+const keys = (...k: string[]): ReadonlySet<string> => new Set(["type", "cache_control", ...k]);
+const TEXT = keys("text", "citations");
+const IMAGE = keys("source");
+const TOOL_USE = keys("id", "name", "input", "caller", "toolset_name");
+const TOOL_RESULT = keys("tool_use_id", "content", "is_error");
+const THINKING = new Set(["type", "thinking", "signature"]);
+const REDACTED = new Set(["type", "data"]);
+
+/** Reads a text block; citations are only accepted empty (they point into documents, which
+ * the hub cannot carry). */
+function text(o: Json, field: string): TextBlock {
+  onlyKeys(o, TEXT, field);
+  if (o.citations != null && array(o.citations, `${field}.citations`).length > 0) {
+    invalid(`${field}.citations`, "citations are not supported");
+  }
+  const cache = readCache(o.cache_control, `${field}.cache_control`);
+  return { type: "text", text: string(o.text, `${field}.text`), ...(cache && { cache }) };
+}
+
+function imageSource(v: unknown, field: string): ImageSource {
+  const s = object(v, field);
+  if (s.type === "base64") {
+    onlyKeys(s, new Set(["type", "media_type", "data"]), field);
+    return { kind: "base64", mediaType: string(s.media_type, `${field}.media_type`), data: string(s.data, `${field}.data`) };
+  }
+  if (s.type === "url") {
+    onlyKeys(s, new Set(["type", "url"]), field);
+    return { kind: "url", url: string(s.url, `${field}.url`) };
+  }
+  return invalid(`${field}.type`, `image source type ${JSON.stringify(s.type)} is not supported (use base64 or url)`);
+}
+
+function image(o: Json, field: string): ImageBlock {
+  onlyKeys(o, IMAGE, field);
+  const cache = readCache(o.cache_control, `${field}.cache_control`);
+  return { type: "image", source: imageSource(o.source, `${field}.source`), ...(cache && { cache }) };
+}
+
+/** Tool-result content: a string, or text and image blocks. */
+function resultContent(v: unknown, field: string): (TextBlock | ImageBlock)[] {
+  if (v === undefined || v === null) return [];
+  if (typeof v === "string") return [{ type: "text", text: v }];
+  return array(v, field).map((item, i) => {
+    const o = object(item, `${field}[${i}]`);
+    if (o.type === "text") return text(o, `${field}[${i}]`);
+    if (o.type === "image") return image(o, `${field}[${i}]`);
+    return invalid(`${field}[${i}].type`, `block type ${JSON.stringify(o.type)} is not supported in a tool result`);
+  });
+}
+
+/**
+ * Reads one request content block. `names` maps tool_use ids seen so far to tool names, so
+ * tool results get their tool's name (Gemini needs it).
+ */
+export function decodeBlock(v: unknown, field: string, names: Map<string, string>): Block {
+  const o = object(v, field);
+  switch (o.type) {
+    case "text":
+      return text(o, field);
+    case "image":
+      return image(o, field);
+    case "tool_use": {
+      onlyKeys(o, TOOL_USE, field);
+      if (o.caller != null && object(o.caller, `${field}.caller`).type !== "direct") invalid(`${field}.caller`, 'only "direct" callers are supported');
+      if (o.toolset_name != null) invalid(`${field}.toolset_name`, "toolsets are not supported");
+      const id = string(o.id, `${field}.id`);
+      const name = string(o.name, `${field}.name`);
+      names.set(id, name);
+      const cache = readCache(o.cache_control, `${field}.cache_control`);
+      return { type: "tool_use", id, name, input: object(o.input, `${field}.input`), ...(cache && { cache }) };
+    }
+    case "tool_result": {
+      onlyKeys(o, TOOL_RESULT, field);
+      const toolUseId = string(o.tool_use_id, `${field}.tool_use_id`);
+      const name = names.get(toolUseId);
+      const isError = optBool(o.is_error, `${field}.is_error`);
+      const cache = readCache(o.cache_control, `${field}.cache_control`);
+      return {
+        type: "tool_result", toolUseId, content: resultContent(o.content, `${field}.content`),
+        ...(name !== undefined && { name }), ...(isError !== undefined && { isError }), ...(cache && { cache }),
+      };
+    }
+    case "thinking": {
+      onlyKeys(o, THINKING, field);
+      const signature = o.signature == null ? undefined : string(o.signature, `${field}.signature`);
+      return { type: "thinking", text: string(o.thinking, `${field}.thinking`), ...(signature !== undefined && { signature }) };
+    }
+    case "redacted_thinking":
+      onlyKeys(o, REDACTED, field);
+      return { type: "redacted_thinking", data: string(o.data, `${field}.data`) };
+    default:
+      return invalid(`${field}.type`, `content block type ${JSON.stringify(o.type)} is not supported for conversion`);
+  }
+}
+
+/** Reads a message's `content`: a string or an array of blocks. */
+export function decodeContent(v: unknown, field: string, names: Map<string, string>): Block[] {
+  if (typeof v === "string") return [{ type: "text", text: v }];
+  return array(v, field).map((b, i) => decodeBlock(b, `${field}[${i}]`, names));
+}
+
+function source(s: ImageSource): Json {
+  return s.kind === "base64" ? { type: "base64", media_type: s.mediaType, data: s.data } : { type: "url", url: s.url };
+}
+
+function withCache(o: Json, b: { readonly cache?: CacheHint }): Json {
+  return b.cache ? { ...o, cache_control: writeCache(b.cache) } : o;
+}
+
+/**
+ * One canonical block as a wire content block, or undefined for a thinking block without a
+ * signature: such reasoning came from another vendor's model, the messages API rejects
+ * unsigned thinking, and it ignores earlier turns' thinking anyway.
+ */
+export function encodeBlock(b: Block): Json | undefined {
+  switch (b.type) {
+    case "text":
+      return withCache({ type: "text", text: b.text }, b);
+    case "image":
+      return withCache({ type: "image", source: source(b.source) }, b);
+    case "tool_use":
+      return withCache({ type: "tool_use", id: b.id, name: b.name, input: b.input }, b);
+    case "tool_result": {
+      const o: Json = { type: "tool_result", tool_use_id: b.toolUseId };
+      if (b.content.length > 0) o.content = b.content.map((c) => encodeBlock(c) as Json);
+      if (b.isError) o.is_error = true;
+      return withCache(o, b);
+    }
+    case "thinking":
+      return b.signature === undefined ? undefined : { type: "thinking", thinking: b.text, signature: b.signature };
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: b.data };
+  }
+}

@@ -1,0 +1,18 @@
+// Pass-through spec of the messages route: body and headers (anthropic-version,
+// anthropic-beta, cache_control, thinking) reach the upstream as sent, but for model_map.
+
+import { lastObjectField } from "../json-tail.js";
+import { renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { SseUsageTap } from "../usage-tap.js";
+import { anthropicGeneratedChars, anthropicUsageReader } from "./stream-tap.js";
+import { normalizeAnthropicUsage } from "./usage.js";
+
+export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "anthropic",
+  isStream: (req) => req.json.stream === true,
+  path: () => "/v1/messages",
+  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  streamTap: () => new SseUsageTap(anthropicUsageReader()),
+  bodyUsage: (body) => normalizeAnthropicUsage(lastObjectField(body, "usage")),
+  bodyChars: (body) => anthropicGeneratedChars(body.toString("utf8")),
+});

@@ -1,0 +1,107 @@
+// A complete messages-protocol answer, both ways: the channel's Message into the hub, and
+// the hub's response out as the Message a client's SDK expects. Stop reasons and usage
+// mappings live here and are shared with the stream code.
+
+import { randomBytes } from "node:crypto";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import type { Block, CanonicalResponse, StopReason } from "../canonical.js";
+import { emptyUsage, type Usage } from "../usage.js";
+import { isObject, type Json } from "./fields.js";
+import { normalizeAnthropicUsage } from "./usage.js";
+
+const WIRE_STOPS: ReadonlySet<string> = new Set(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]);
+
+/** A wire stop_reason as canonical. The context-window stop is a length stop; an unknown or
+ * missing reason counts as a normal end. */
+export function stopReasonIn(v: unknown): StopReason {
+  if (typeof v !== "string") return "end_turn";
+  if (v === "model_context_window_exceeded") return "max_tokens";
+  return WIRE_STOPS.has(v) ? (v as StopReason) : "end_turn";
+}
+
+/** A canonical stop reason as a wire stop_reason (content_filter → refusal, error → end_turn). */
+export function stopReasonOut(s: StopReason): string {
+  if (s === "content_filter") return "refusal";
+  return s === "error" ? "end_turn" : s;
+}
+
+/** Canonical usage as a wire `usage` object. */
+export function wireUsage(u: Usage): Json {
+  const o: Json = {
+    input_tokens: u.input,
+    cache_creation_input_tokens: u.cacheWrite,
+    cache_read_input_tokens: u.cacheRead,
+    output_tokens: u.output,
+  };
+  if (u.reasoning > 0) o.output_tokens_details = { thinking_tokens: u.reasoning };
+  return o;
+}
+
+/** A message id in the protocol's style, for answers that arrived without one. */
+export function newMessageId(): string {
+  return `msg_${randomBytes(12).toString("hex")}`;
+}
+
+/** One content block of an upstream Message. Citations on text are dropped: they point
+ * into documents or search results, which requests through the hub never carry. Server-tool
+ * blocks are skipped for the same reason: the encoder never sends server tools. */
+function blockIn(v: unknown): Block | undefined {
+  if (!isObject(v)) return undefined;
+  switch (v.type) {
+    case "text":
+      return { type: "text", text: String(v.text ?? "") };
+    case "thinking":
+      return { type: "thinking", text: String(v.thinking ?? ""), ...(typeof v.signature === "string" && { signature: v.signature }) };
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: String(v.data ?? "") };
+    case "tool_use":
+      return { type: "tool_use", id: String(v.id ?? ""), name: String(v.name ?? ""), input: isObject(v.input) ? v.input : {} };
+    default:
+      return undefined;
+  }
+}
+
+/** Reads an upstream Message (a 2xx messages body) into the canonical response. */
+export function decodeMessagesResponse(json: unknown): CanonicalResponse {
+  const m = isObject(json) ? json : {};
+  const content = Array.isArray(m.content) ? m.content.map(blockIn).filter((b): b is Block => b !== undefined) : [];
+  return {
+    id: typeof m.id === "string" ? m.id : newMessageId(),
+    model: typeof m.model === "string" ? m.model : "",
+    content,
+    stopReason: stopReasonIn(m.stop_reason),
+    ...(typeof m.stop_sequence === "string" && { stopSequence: m.stop_sequence }),
+    usage: normalizeAnthropicUsage(m.usage) ?? emptyUsage(),
+  };
+}
+
+/** One canonical answer block as a wire content block. */
+export function blockOut(b: Block): Json {
+  switch (b.type) {
+    case "text":
+      return { type: "text", text: b.text };
+    case "thinking":
+      return { type: "thinking", thinking: b.text, signature: b.signature ?? "" };
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: b.data };
+    case "tool_use":
+      return { type: "tool_use", id: b.id, name: b.name, input: b.input };
+    default:
+      throw new GatewayError(errors.upstreamError, `The model answered with a ${b.type} block, which the messages protocol cannot carry.`);
+  }
+}
+
+/** The client's Message for a canonical response. */
+export function encodeMessagesResponse(r: CanonicalResponse): Json {
+  return {
+    id: r.id || newMessageId(),
+    type: "message",
+    role: "assistant",
+    model: r.model,
+    content: r.content.map(blockOut),
+    stop_reason: stopReasonOut(r.stopReason),
+    stop_sequence: r.stopSequence ?? null,
+    usage: wireUsage(r.usage),
+  };
+}

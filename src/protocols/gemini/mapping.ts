@@ -1,0 +1,86 @@
+// Value tables between generate-content and the hub: finish reasons, usage counts, the
+// thinking budget ↔ effort scale, and OpenAPI-style schemas → JSON Schema.
+
+import type { ReasoningEffort, StopReason } from "../canonical.js";
+import type { Usage } from "../usage.js";
+import { isObject, type JsonObject } from "./wire.js";
+
+const FILTERED = new Set([
+  "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+  "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION",
+]);
+
+/** A Gemini `finishReason` as a canonical stop reason; STOP after a function call is tool_use. */
+export function stopReasonOf(finishReason: unknown, calledTool: boolean): StopReason {
+  if (finishReason === "STOP") return calledTool ? "tool_use" : "end_turn";
+  if (finishReason === "MAX_TOKENS") return "max_tokens";
+  if (finishReason === "MALFORMED_FUNCTION_CALL") return "error";
+  if (typeof finishReason === "string" && FILTERED.has(finishReason)) return "content_filter";
+  return "end_turn";
+}
+
+/** A canonical stop reason as a Gemini `finishReason`. */
+export function finishReasonOf(stop: StopReason): string {
+  switch (stop) {
+    case "max_tokens":
+      return "MAX_TOKENS";
+    case "content_filter":
+    case "refusal":
+      return "SAFETY";
+    case "error":
+      return "OTHER";
+    default:
+      return "STOP";
+  }
+}
+
+/** Wire `usageMetadata` for a canonical usage (zero cache and thought counts are left out). */
+export function usageMetadataOf(u: Usage): JsonObject {
+  const prompt = u.input + u.cacheRead + u.cacheWrite;
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: u.output - u.reasoning,
+    totalTokenCount: prompt + u.output,
+    ...(u.cacheRead > 0 && { cachedContentTokenCount: u.cacheRead }),
+    ...(u.reasoning > 0 && { thoughtsTokenCount: u.reasoning }),
+  };
+}
+
+const BUDGETS: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
+
+/** The thinking budget (tokens) for an effort level. */
+export function budgetOf(effort: ReasoningEffort): number {
+  return BUDGETS[effort];
+}
+
+/** The effort level a thinking budget corresponds to. */
+export function effortOf(budget: number): ReasoningEffort {
+  if (budget <= 1024) return "minimal";
+  if (budget <= 2048) return "low";
+  if (budget <= 8192) return "medium";
+  return "high";
+}
+
+/**
+ * A Gemini `Schema` (OpenAPI 3.0 subset: upper-case `type`, `nullable`, `propertyOrdering`)
+ * as JSON Schema, which the other protocols take. Unknown keywords pass through.
+ */
+export function jsonSchemaOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
+  if (!isObject(schema)) return schema;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "nullable" || key === "propertyOrdering") continue;
+    if (key === "type" && typeof value === "string") {
+      if (value !== "TYPE_UNSPECIFIED") out.type = value.toLowerCase();
+    } else if (key === "properties" && isObject(value)) {
+      out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSchemaOf(v)]));
+    } else if (key === "items" || key === "anyOf") {
+      out[key] = jsonSchemaOf(value);
+    } else {
+      out[key] = value;
+    }
+  }
+  if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  return out;
+}

@@ -1,0 +1,20 @@
+// Pass-through spec of the generate-content routes. The model travels in the URL, so the
+// body (safetySettings included) is never touched; the client's query (e.g. alt=sse)
+// is kept.
+
+import { lastObjectField } from "../json-tail.js";
+import type { PassthroughSpec } from "../passthrough.js";
+import { SseUsageTap } from "../usage-tap.js";
+import { geminiGeneratedChars, geminiUsageReader } from "./stream-tap.js";
+import { normalizeGeminiUsage } from "./usage.js";
+
+export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "gemini",
+  isStream: (req) => req.pathAction === "streamGenerateContent",
+  path: (req, upstreamModel) =>
+    `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${req.query ? "?" + req.query : ""}`,
+  body: (req) => ({ body: req.raw, stripUsage: false }),
+  streamTap: () => new SseUsageTap(geminiUsageReader()),
+  bodyUsage: (body) => normalizeGeminiUsage(lastObjectField(body, "usageMetadata")),
+  bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
+});

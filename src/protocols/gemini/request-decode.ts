@@ -1,0 +1,148 @@
+// A client's generate-content request → canonical, for conversion to another protocol's
+// channel (same-protocol traffic passes through untouched and never comes here). Every body
+// field is either carried, listed in IGNORED with the reason, or a 400 naming it.
+
+import type { Block, CanonicalRequest, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
+import { decodeGenerationConfig, type Draft } from "./config-decode.js";
+import { jsonSchemaOf } from "./mapping.js";
+import { decodeParts } from "./parts-decode.js";
+import { array, CallIds, invalid, missing, object, setKeys, string, type JsonObject } from "./wire.js";
+
+/**
+ * Body fields read and deliberately not carried, because they cannot change the answer's
+ * content:
+ * - model: the URL path names the model; a copy in the body is ignored, as Gemini does.
+ * - safetySettings: the hub has no place for them. Same-protocol (Gemini → gemini channel)
+ *   requests pass through with their safetySettings untouched; a converted request is
+ *   answered under the target's own default safety behaviour, and a block by the target
+ *   still comes back as finishReason SAFETY.
+ * - labels: Vertex billing labels, bookkeeping only.
+ * - serviceTier: a latency/price tier, not a content setting.
+ * - store: whether the provider logs the request.
+ */
+const IGNORED = new Set(["model", "safetySettings", "labels", "serviceTier", "store"]);
+const CARRIED = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig"]);
+const DECLARATION_KEYS = new Set(["name", "description", "parameters", "parametersJsonSchema", "response", "responseJsonSchema"]);
+
+/** Decodes a generate-content body; the model and stream flag come from the URL. */
+export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest {
+  if (!from.pathModel) throw missing("model");
+  for (const key of setKeys(json)) {
+    if (CARRIED.has(key) || IGNORED.has(key)) continue;
+    if (key === "cachedContent") throw invalid(key, "explicit context caches exist only on Gemini and cannot be converted");
+    throw invalid(key, "is not supported for conversion to the target protocol");
+  }
+  if (json.contents == null) throw missing("contents");
+  const stream = from.pathStream === true;
+  const draft: Draft = {
+    model: from.pathModel,
+    system: json.systemInstruction == null ? [] : decodeSystem(json.systemInstruction),
+    messages: decodeContents(json.contents),
+    stream,
+    // Gemini streams always end with usageMetadata, so the client expects usage.
+    ...(stream && { streamUsage: true }),
+  };
+  if (json.tools != null) draft.tools = decodeTools(json.tools);
+  if (json.toolConfig != null) Object.assign(draft, decodeToolConfig(json.toolConfig));
+  if (json.generationConfig != null) Object.assign(draft, decodeGenerationConfig(object(json.generationConfig, "generationConfig")));
+  return draft as CanonicalRequest;
+}
+
+/** `systemInstruction`: a Content whose parts are text. */
+function decodeSystem(v: unknown): TextBlock[] {
+  const content = object(v, "systemInstruction");
+  return array(content.parts, "systemInstruction.parts").map((p, i) => {
+    const part = object(p, `systemInstruction.parts[${i}]`);
+    const extra = setKeys(part).find((k) => k !== "text");
+    if (extra !== undefined) throw invalid(`systemInstruction.parts[${i}].${extra}`, "system instructions can only be text when converted");
+    return { type: "text", text: string(part.text, `systemInstruction.parts[${i}].text`) };
+  });
+}
+
+/**
+ * `contents` as messages. Consecutive contents of one role are one turn (the SDK's chat
+ * history stores a streamed answer as one Content per chunk; other protocols want turns
+ * to alternate), so they merge into one message.
+ */
+function decodeContents(v: unknown): Message[] {
+  const ids = new CallIds();
+  const messages: { role: Message["role"]; content: Block[] }[] = [];
+  array(v, "contents").forEach((c, i) => {
+    const field = `contents[${i}]`;
+    const content = object(c, field);
+    const extra = setKeys(content).find((k) => k !== "role" && k !== "parts");
+    if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not a Content field");
+    const role = content.role == null || content.role === "user" ? "user" : content.role === "model" ? "assistant" : undefined;
+    if (role === undefined) throw invalid(`${field}.role`, 'must be "user" or "model"');
+    const last = messages.at(-1);
+    if (last?.role === role) decodeParts(content.parts, { strict: true, role, field, ids }, last.content);
+    else messages.push({ role, content: decodeParts(content.parts, { strict: true, role, field, ids }) });
+  });
+  return messages;
+}
+
+/** `tools`: function declarations only; Gemini's server-side tools have no counterpart. */
+function decodeTools(v: unknown): Tool[] {
+  const tools: Tool[] = [];
+  array(v, "tools").forEach((t, i) => {
+    const tool = object(t, `tools[${i}]`);
+    for (const key of setKeys(tool)) {
+      if (key !== "functionDeclarations") {
+        throw invalid(`tools[${i}].${key}`, `the server-side tool ${key} exists only on Gemini and cannot be converted`);
+      }
+    }
+    array(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).forEach((d, j) => {
+      tools.push(decodeDeclaration(object(d, `tools[${i}].functionDeclarations[${j}]`), `tools[${i}].functionDeclarations[${j}]`));
+    });
+  });
+  return tools;
+}
+
+/**
+ * One function declaration. `response`/`responseJsonSchema` describe what the function
+ * returns; no other protocol takes that, and it does not constrain the answer, so it is
+ * ignored. OpenAPI-style `parameters` become JSON Schema.
+ */
+function decodeDeclaration(d: JsonObject, field: string): Tool {
+  const extra = setKeys(d).find((k) => !DECLARATION_KEYS.has(k));
+  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  if (d.parameters != null && d.parametersJsonSchema != null) {
+    throw invalid(`${field}.parametersJsonSchema`, "cannot be combined with parameters");
+  }
+  const schema = d.parametersJsonSchema ?? (d.parameters == null ? undefined : jsonSchemaOf(d.parameters));
+  const parameters = schema === undefined ? { type: "object", properties: {} } : object(schema, `${field}.parameters`);
+  const description = d.description == null ? undefined : string(d.description, `${field}.description`);
+  return { name: string(d.name, `${field}.name`), ...(description !== undefined && { description }), parameters };
+}
+
+/** `toolConfig.functionCallingConfig` as a tool choice. */
+function decodeToolConfig(v: unknown): Draft {
+  const config = object(v, "toolConfig");
+  for (const key of setKeys(config)) {
+    // Server-side tool invocations cannot occur: server-side tools are rejected above.
+    if (key === "functionCallingConfig" || key === "includeServerSideToolInvocations") continue;
+    throw invalid(`toolConfig.${key}`, "is not supported for conversion to the target protocol");
+  }
+  if (config.functionCallingConfig == null) return {};
+  const fc = object(config.functionCallingConfig, "toolConfig.functionCallingConfig");
+  const field = "toolConfig.functionCallingConfig";
+  const extra = setKeys(fc).find((k) => k !== "mode" && k !== "allowedFunctionNames");
+  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  const mode = fc.mode == null ? "AUTO" : string(fc.mode, `${field}.mode`);
+  const names = fc.allowedFunctionNames == null ? [] : array(fc.allowedFunctionNames, `${field}.allowedFunctionNames`);
+  if (names.length > 0 && mode !== "ANY") throw invalid(`${field}.allowedFunctionNames`, "is only allowed with mode ANY");
+  if (names.length > 1) throw invalid(`${field}.allowedFunctionNames`, "can name only one function when converted");
+  let toolChoice: ToolChoice;
+  if (mode === "ANY") {
+    toolChoice = names.length === 1 ? { type: "tool", name: string(names[0], `${field}.allowedFunctionNames[0]`) } : { type: "any" };
+  } else if (mode === "NONE") {
+    toolChoice = { type: "none" };
+  } else if (mode === "AUTO" || mode === "MODE_UNSPECIFIED" || mode === "VALIDATED") {
+    // VALIDATED is AUTO with schema-checked calls; every target already checks call shapes.
+    toolChoice = { type: "auto" };
+  } else {
+    throw invalid(`${field}.mode`, "must be AUTO, ANY, NONE or VALIDATED");
+  }
+  return { toolChoice };
+}
+

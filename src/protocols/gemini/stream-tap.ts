@@ -1,0 +1,29 @@
+// Usage in a generate-content stream: every chunk may carry `usageMetadata`, each a
+// running total; the last one counts.
+
+import { textChars, type UsageReader } from "../usage-tap.js";
+import type { Usage } from "../usage.js";
+import { normalizeGeminiUsage } from "./usage.js";
+
+/** Generated text fields of a generate-content body or chunk. */
+export const geminiTextField = /"text"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
+
+/** Characters of generated text in a generate-content body (JSON-escaped length). */
+export function geminiGeneratedChars(json: string): number {
+  return textChars(json, geminiTextField);
+}
+
+/** A reader for one generate-content stream. */
+export function geminiUsageReader(): UsageReader {
+  let usage: Usage | undefined;
+  return {
+    mark: /"usageMetadata"\s*:\s*\{/,
+    textField: geminiTextField,
+    take(data) {
+      const read = normalizeGeminiUsage((data as { usageMetadata?: unknown }).usageMetadata);
+      if (read) usage = read;
+      return false;
+    },
+    usage: () => usage,
+  };
+}

@@ -1,0 +1,156 @@
+// Reads a client's chat-completions request into the canonical request, for conversion
+// to a channel of another protocol. Every top-level field is either carried, ignored on
+// purpose (listed below with the reason), or refused with a 400 naming it.
+
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import type { CanonicalRequest, Reasoning, Tool, ToolChoice } from "../canonical.js";
+import { invalid, isObject, onlyKnown, optInt, optNumber, optString } from "./chat-common.js";
+import { decodeMessages } from "./chat-decode-messages.js";
+
+/**
+ * Fields accepted and not carried, because they change nothing in the answer's content:
+ * - store, metadata: OpenAI-side storage and tagging of the completion.
+ * - service_tier: OpenAI processing tier (latency/price), not content.
+ * - prompt_cache_key, prompt_cache_retention, prompt_cache_options: cache routing and
+ *   lifetime; the channel caches by its own rules (explicit breakpoints are carried).
+ * - prediction: Predicted Outputs only speed up generation; the output is the same.
+ */
+export const IGNORED_CHAT_FIELDS: ReadonlySet<string> = new Set([
+  "store", "metadata", "service_tier", "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "prediction",
+]);
+
+const CARRIED = new Set([
+  "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+  "stop", "n", "frequency_penalty", "presence_penalty", "seed", "tools", "tool_choice", "parallel_tool_calls",
+  "reasoning_effort", "response_format", "user", "safety_identifier",
+]);
+
+/** Fields accepted only at their neutral value; anything else asks for what no other protocol returns. */
+const NEUTRAL: Record<string, (v: unknown) => boolean> = {
+  logprobs: (v) => v === false,
+  top_logprobs: () => false,
+  logit_bias: (v) => isObject(v) && Object.keys(v).length === 0,
+  modalities: (v) => Array.isArray(v) && v.every((m) => m === "text"),
+  audio: () => false,
+  verbosity: () => false,
+  web_search_options: () => false,
+  moderation: () => false,
+  functions: () => false,
+  function_call: () => false,
+};
+
+// include_obfuscation pads stream chunks against side channels; the gateway re-encodes the stream.
+const streamOptionKeys = new Set(["include_usage", "include_obfuscation"]);
+const functionKeys = new Set(["name", "description", "parameters", "strict"]);
+
+function checkFields(json: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(json)) {
+    if (CARRIED.has(key) || IGNORED_CHAT_FIELDS.has(key) || value === null || value === undefined) continue;
+    const neutral = NEUTRAL[key];
+    if (neutral?.(value)) continue;
+    const hint = key === "functions" || key === "function_call" ? " (legacy functions); use tools and tool_choice" : "";
+    throw invalid(`${key} is not supported when the model is served through another protocol${hint}.`);
+  }
+}
+
+function decodeTools(v: unknown): Tool[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v)) throw invalid("tools must be an array.");
+  return v.map((t: unknown, i): Tool => {
+    const at = `tools[${i}]`;
+    if (!isObject(t) || t.type !== "function") throw invalid(`${at}.type must be "function"; other tool types cannot be converted.`);
+    onlyKnown(t, new Set(["type", "function"]), at);
+    const fn = t.function;
+    if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") throw invalid(`${at}.function.name must be a non-empty string.`);
+    // `strict` asks for exact schema adherence; channels that enforce schemas do so anyway.
+    onlyKnown(fn, functionKeys, `${at}.function`);
+    const description = optString(fn, "description", `${at}.function.`);
+    if (fn.parameters !== undefined && !isObject(fn.parameters)) throw invalid(`${at}.function.parameters must be a JSON Schema object.`);
+    const parameters = (fn.parameters as Record<string, unknown> | undefined) ?? { type: "object", properties: {} };
+    return description === undefined ? { name: fn.name, parameters } : { name: fn.name, description, parameters };
+  });
+}
+
+function decodeToolChoice(v: unknown): ToolChoice | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (v === "auto" || v === "none") return { type: v };
+  if (v === "required") return { type: "any" };
+  if (isObject(v) && v.type === "function" && isObject(v.function) && typeof v.function.name === "string") {
+    return { type: "tool", name: v.function.name };
+  }
+  throw invalid('tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name":…}}.');
+}
+
+function decodeReasoning(v: unknown): Reasoning | undefined {
+  if (v === undefined || v === null || v === "none") return undefined; // none: no reasoning asked for
+  if (v === "minimal" || v === "low" || v === "medium" || v === "high") return { effort: v };
+  if (v === "xhigh" || v === "max") return { effort: "high" }; // the highest level every protocol knows
+  throw invalid("reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
+}
+
+function decodeResponseFormat(v: unknown): CanonicalRequest["responseFormat"] {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw invalid("response_format must be an object.");
+  if (v.type === "text") return undefined;
+  if (v.type === "json_object") return {};
+  const js = v.json_schema;
+  if (v.type !== "json_schema" || !isObject(js) || typeof js.name !== "string") {
+    throw invalid('response_format must be {"type":"text"}, {"type":"json_object"} or {"type":"json_schema","json_schema":{name,schema}}.');
+  }
+  // description and strict are hints to the model/decoder; the schema itself is carried.
+  onlyKnown(js, new Set(["name", "schema", "description", "strict"]), "response_format.json_schema");
+  if (js.schema !== undefined && !isObject(js.schema)) throw invalid("response_format.json_schema.schema must be an object.");
+  return js.schema === undefined ? { name: js.name } : { schema: js.schema as Record<string, unknown>, name: js.name };
+}
+
+function decodeStop(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return [v];
+  if (!Array.isArray(v) || !v.every((s) => typeof s === "string")) throw invalid("stop must be a string or an array of strings.");
+  return v.length === 0 ? undefined : (v as string[]);
+}
+
+/** Decodes a chat-completions request body; throws GatewayError 400 naming the field. */
+export function decodeChatRequest(json: Record<string, unknown>): CanonicalRequest {
+  if (typeof json.model !== "string" || json.model === "") throw new GatewayError(errors.missingParameter, "model is required.");
+  if (!Array.isArray(json.messages) || json.messages.length === 0) {
+    throw new GatewayError(errors.missingParameter, "messages is required and must be a non-empty array.");
+  }
+  checkFields(json);
+  for (const key of ["stream", "parallel_tool_calls"]) {
+    if (json[key] !== undefined && json[key] !== null && typeof json[key] !== "boolean") throw invalid(`${key} must be a boolean.`);
+  }
+  const stream = json.stream === true;
+  const opts = json.stream_options;
+  if (opts !== undefined && opts !== null) {
+    if (!isObject(opts)) throw invalid("stream_options must be an object.");
+    onlyKnown(opts, streamOptionKeys, "stream_options");
+  }
+  const n = optInt(json, "n", "");
+  if (n !== undefined && n !== 1) throw invalid("n must be 1: converted responses carry one choice.");
+  const { system, messages } = decodeMessages(json.messages);
+  const req: Record<string, unknown> = {
+    model: json.model,
+    system,
+    messages,
+    maxTokens: optInt(json, "max_completion_tokens", "") ?? optInt(json, "max_tokens", ""),
+    temperature: optNumber(json, "temperature", ""),
+    topP: optNumber(json, "top_p", ""),
+    stop: decodeStop(json.stop),
+    frequencyPenalty: optNumber(json, "frequency_penalty", ""),
+    presencePenalty: optNumber(json, "presence_penalty", ""),
+    seed: optNumber(json, "seed", ""),
+    tools: decodeTools(json.tools),
+    toolChoice: decodeToolChoice(json.tool_choice),
+    parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
+    reasoning: decodeReasoning(json.reasoning_effort),
+    stream,
+    streamUsage: stream && isObject(opts) && opts.include_usage === true ? true : undefined,
+    // safety_identifier replaced `user`; both identify the end user for abuse tracking.
+    user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
+    responseFormat: decodeResponseFormat(json.response_format),
+  };
+  for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];
+  return req as unknown as CanonicalRequest;
+}

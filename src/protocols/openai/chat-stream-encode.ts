@@ -1,0 +1,86 @@
+// Writes canonical stream events as the chat-completions chunks the OpenAI SDKs parse: a
+// first chunk with the assistant role, content/reasoning/tool-call deltas, a chunk with
+// finish_reason, and (when the client asked for include_usage) a usage chunk with no choices.
+
+import type { StreamEncoder } from "../adapter.js";
+import type { CanonicalEvent, CanonicalRequest } from "../canonical.js";
+import { chatId, finishReasonOf, wireUsage } from "./chat-common.js";
+
+/** The SSE text the chat-completions protocol ends every stream with. */
+export const CHAT_STREAM_TRAILER = "data: [DONE]\n\n";
+
+class ChatStreamEncoder implements StreamEncoder {
+  readonly #usage: boolean;
+  #id = "";
+  #model = "";
+  readonly #created = Math.floor(Date.now() / 1000);
+  /** Canonical block index → tool_calls[].index (tool calls count from 0 on their own). */
+  readonly #toolIndex = new Map<number, number>();
+
+  constructor(req: CanonicalRequest) {
+    this.#usage = req.streamUsage === true;
+    this.#model = req.model;
+  }
+
+  encode(event: CanonicalEvent): string {
+    switch (event.type) {
+      case "message_start":
+        this.#id = chatId(event.id);
+        if (event.model) this.#model = event.model;
+        return this.#chunk({ role: "assistant", content: "" });
+      case "block_start":
+        if (event.block.type !== "tool_use") return "";
+        this.#toolIndex.set(event.index, this.#toolIndex.size);
+        return this.#chunk({
+          tool_calls: [{
+            index: this.#toolIndex.get(event.index),
+            id: event.block.id,
+            type: "function",
+            function: { name: event.block.name, arguments: "" },
+          }],
+        });
+      case "text_delta":
+        return event.text === "" ? "" : this.#chunk({ content: event.text });
+      case "thinking_delta":
+        return event.text === "" ? "" : this.#chunk({ reasoning_content: event.text });
+      case "tool_input_delta": {
+        const index = this.#toolIndex.get(event.index);
+        if (index === undefined || event.partialJson === "") return "";
+        return this.#chunk({ tool_calls: [{ index, function: { arguments: event.partialJson } }] });
+      }
+      case "signature_delta":
+      case "block_stop":
+        return ""; // no wire counterpart: signatures cannot travel in chat-completions
+      case "message_stop": {
+        let out = this.#chunk({}, finishReasonOf(event.stopReason));
+        if (this.#usage) out += this.#data({ ...this.#head(), choices: [], usage: wireUsage(event.usage) });
+        return out;
+      }
+      case "error":
+        return this.#data({ error: { message: event.message, type: "gateway_error", code: "upstream_error", param: null } });
+    }
+  }
+
+  #head(): Record<string, unknown> {
+    return { id: this.#id, object: "chat.completion.chunk", created: this.#created, model: this.#model };
+  }
+
+  #chunk(delta: Record<string, unknown>, finish: string | null = null): string {
+    const chunk: Record<string, unknown> = {
+      ...this.#head(),
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    };
+    // With include_usage OpenAI sends "usage": null on every chunk but the last.
+    if (this.#usage) chunk.usage = null;
+    return this.#data(chunk);
+  }
+
+  #data(value: unknown): string {
+    return `data: ${JSON.stringify(value)}\n\n`;
+  }
+}
+
+/** A stream encoder for one chat-completions response to a client. */
+export function chatStreamEncoder(req: CanonicalRequest): StreamEncoder {
+  return new ChatStreamEncoder(req);
+}

@@ -1,0 +1,51 @@
+// Usage of the responses protocol. `input_tokens` includes cached tokens and
+// `output_tokens` includes reasoning; the stream reports it on `response.completed`.
+
+import { textChars, type UsageReader } from "../usage-tap.js";
+import { tokenCount, type Usage } from "../usage.js";
+
+interface ResponsesUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  input_tokens_details?: { cached_tokens?: number } | null;
+  output_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+/** Normalises a responses `usage` object; undefined when there is none. */
+export function normalizeResponsesUsage(raw: unknown): Usage | undefined {
+  if (!raw || typeof raw !== "object") return undefined;
+  const u = raw as ResponsesUsage;
+  const input = tokenCount(u.input_tokens);
+  const cached = Math.min(tokenCount(u.input_tokens_details?.cached_tokens), input);
+  const output = tokenCount(u.output_tokens);
+  return {
+    input: input - cached,
+    cacheRead: cached,
+    cacheWrite: 0,
+    output,
+    reasoning: Math.min(tokenCount(u.output_tokens_details?.reasoning_tokens), output),
+  };
+}
+
+/** Generated text of a responses body or event: output text and its deltas. */
+export const responsesTextField = /"(?:text|delta|arguments)"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
+
+/** Characters of generated text in a responses body (JSON-escaped length). */
+export function responsesGeneratedChars(json: string): number {
+  return textChars(json, responsesTextField);
+}
+
+/** A reader for one responses stream (usage on the terminal response.* event). */
+export function responsesUsageReader(): UsageReader {
+  let usage: Usage | undefined;
+  return {
+    mark: /"usage"\s*:\s*\{/,
+    textField: responsesTextField,
+    take(data) {
+      const read = normalizeResponsesUsage((data as { response?: { usage?: unknown } }).response?.usage);
+      if (read) usage = read;
+      return false;
+    },
+    usage: () => usage,
+  };
+}

@@ -1,0 +1,42 @@
+// What the gateway must know to pass a protocol through untouched: where to send it, the
+// one edit it may make to the body (the model_map rename, asking for stream usage), and
+// how to read usage from the answer as it flows by.
+
+import type { ChannelProtocol } from "../runtime/types.js";
+import type { SseUsageTap } from "./usage-tap.js";
+import type { Usage } from "./usage.js";
+
+/** The parts of a request a pass-through spec looks at. */
+export interface PassRequest {
+  readonly raw: Buffer;
+  readonly json: Record<string, unknown>;
+  /** Model named in the URL (generate-content). */
+  readonly pathModel?: string;
+  /** Action named in the URL (generate-content: generateContent | streamGenerateContent). */
+  readonly pathAction?: string;
+  /** The client's query string without "?" (the gateway's `key` parameter already removed). */
+  readonly query: string;
+}
+
+export interface PassthroughSpec {
+  /** The channel protocol this inbound protocol passes through to. */
+  readonly channelProtocol: ChannelProtocol;
+  /** Whether the client asked for a stream. */
+  isStream(req: PassRequest): boolean;
+  /** Upstream path and query. */
+  path(req: PassRequest, upstreamModel: string): string;
+  /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the
+   * gateway asked for stream usage the client did not, so the tap removes it again. */
+  body(req: PassRequest, upstreamModel: string): { readonly body: Buffer; readonly stripUsage: boolean };
+  /** A tap for one streamed answer. */
+  streamTap(stripUsage: boolean): SseUsageTap;
+  /** Usage of a complete answer body. */
+  bodyUsage(body: Buffer): Usage | undefined;
+  /** Characters of generated text in a complete answer (estimates when usage is missing). */
+  bodyChars(body: Buffer): number;
+}
+
+/** The body with `model` renamed, re-serialised only when the name changes. */
+export function renamedBody(req: PassRequest, upstreamModel: string): Buffer {
+  return req.json.model === upstreamModel ? req.raw : Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel }));
+}

@@ -1,0 +1,32 @@
+// Which adapters serve which route and channel protocol: the hub's wiring, as data.
+
+import type { ChannelProtocol } from "../runtime/types.js";
+import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
+import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
+import { messagesPassthrough } from "./anthropic/passthrough.js";
+import { generateInbound, generateOutbound } from "./gemini/index.js";
+import { generatePassthrough } from "./gemini/passthrough.js";
+import { chatInbound, chatOutbound } from "./openai/index.js";
+import { chatPassthrough, responsesPassthrough } from "./openai/passthrough.js";
+import type { PassthroughSpec } from "./passthrough.js";
+
+/** How a model-calling route reaches channels: untouched to its own protocol, and (when it
+ * has an inbound adapter) converted to the others. */
+export interface RouteProtocol {
+  readonly passthrough: PassthroughSpec;
+  readonly inbound?: InboundAdapter;
+}
+
+export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({
+  "chat-completions": { passthrough: chatPassthrough, inbound: chatInbound },
+  messages: { passthrough: messagesPassthrough, inbound: messagesInbound },
+  "generate-content": { passthrough: generatePassthrough, inbound: generateInbound },
+  // The responses protocol has no canonical mapping yet: OpenAI-protocol channels only.
+  responses: { passthrough: responsesPassthrough },
+});
+
+export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({
+  openai: chatOutbound,
+  anthropic: messagesOutbound,
+  gemini: generateOutbound,
+});

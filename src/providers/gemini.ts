@@ -1,0 +1,11 @@
+// What a generate-content upstream needs from us: its key header (never the `key` query
+// parameter, which would land in upstream access logs).
+
+import type { ProviderSpec } from "./provider.js";
+
+export const geminiProvider: ProviderSpec = Object.freeze({
+  protocol: "gemini",
+  paths: Object.freeze({ models: "/v1beta/models" }),
+  authHeaders: (key: string) => ({ "x-goog-api-key": key }),
+  privateResponseHeaders: Object.freeze([]),
+});

@@ -1,0 +1,322 @@
+// A fake Anthropic Messages upstream speaking the real wire format (Message objects, named
+// SSE events, Anthropic error bodies). Sibling of fake-openai.ts: tests drive the gateway
+// against it; a script per request makes it fail, stall, think, call tools or stream on cue.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the fake received, for assertions. */
+export interface Received {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Record<string, unknown>;
+  /** The `anthropic-beta` header split on commas (trimmed); empty when absent. */
+  readonly betas: readonly string[];
+}
+
+/** Anthropic's stop reasons the fake can report for text replies. */
+export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "pause_turn" | "refusal";
+
+/** How to answer one request. Default: a normal message, streamed if `body.stream` is true. */
+export type Script =
+  | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number; readonly chunkDelayMs?: number; readonly stopReason?: StopReason }
+  /** A tool_use block (optionally after a text block); stop_reason `tool_use`. Streamed as input_json_delta fragments. */
+  | { readonly kind: "tool_use"; readonly name: string; readonly input: Record<string, unknown>; readonly text?: string; readonly id?: string }
+  /** A thinking block (with signature) followed by a text block. */
+  | { readonly kind: "thinking"; readonly thinking?: string; readonly text?: string; readonly signature?: string }
+  /** Usage with cache_creation_input_tokens / cache_read_input_tokens set (see `anthropicFakeCacheUsage`). */
+  | { readonly kind: "cache"; readonly text?: string }
+  /**
+   * An Anthropic error body. `type` defaults from the status (529 → overloaded_error, …).
+   * `inStream`: for stream requests, answer 200 and send `event: error` after message_start instead.
+   */
+  | { readonly kind: "error"; readonly status: number; readonly type?: string; readonly message?: string; readonly headers?: Record<string, string>; readonly inStream?: boolean }
+  | { readonly kind: "hang" }
+  | { readonly kind: "destroy" };
+
+export interface FakeAnthropicOptions {
+  /** Keys the fake accepts (`x-api-key` or `Authorization: Bearer`); others get Anthropic's 401. Empty: any key. */
+  readonly keys?: readonly string[];
+  /** Name echoed in replies, to tell channels apart. */
+  readonly name?: string;
+  /** Port to listen on; default 0 (a free one). */
+  readonly port?: number;
+  /** Chooses the answer per request; default `{kind:"ok"}`. */
+  readonly script?: (req: Received) => Script;
+  /**
+   * Betas this "subscription" lacks: a request whose `anthropic-beta` names one gets a 400
+   * invalid_request_error (for `context-1m-2025-08-07`, Anthropic's long-context message).
+   */
+  readonly refuseBetas?: readonly string[];
+  /**
+   * Under `anthropic-version: 2026-10-21` the real API rejects `temperature`, `top_p` and
+   * `top_k` with a 400; the fake does too unless this is set. (2023-06-01 accepts them.)
+   */
+  readonly allowSamplingParams?: boolean;
+}
+
+export interface FakeAnthropic {
+  readonly url: string;
+  readonly received: Received[];
+  close(): Promise<void>;
+}
+
+/** Usage reported by every reply except `cache` (stream: input in message_start, output in message_delta). */
+export const anthropicFakeUsage = {
+  input_tokens: 12, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+} as const;
+
+/** Usage reported by the `cache` script. */
+export const anthropicFakeCacheUsage = {
+  input_tokens: 12, output_tokens: 5, cache_creation_input_tokens: 7, cache_read_input_tokens: 30,
+} as const;
+
+/** The long-context beta the fake can refuse, and the message it refuses with. */
+export const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
+export const LONG_CONTEXT_REFUSAL = "The long context beta is not yet available for this subscription.";
+
+/** Starts the fake on 127.0.0.1 with a free port. */
+export async function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const received: Received[] = [];
+  const sockets = new Set<import("node:net").Socket>();
+  let seq = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
+      const beta = req.headers["anthropic-beta"];
+      const betas = (Array.isArray(beta) ? beta.join(",") : beta ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+      const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, betas };
+      received.push(r);
+      answer(r, res, opts, ++seq);
+    });
+  });
+  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** The key presented: `x-api-key`, else `Authorization: Bearer …` (SDK ≥1.0 / API 2026-10-21 sends the latter). */
+export function apiKeyOf(r: Pick<Received, "headers">): string {
+  const x = r.headers["x-api-key"];
+  if (typeof x === "string" && x !== "") return x;
+  const auth = r.headers.authorization ?? "";
+  return auth.startsWith("Bearer ") ? auth.slice(7) : "";
+}
+
+const API_VERSION_2026 = "2026-10-21";
+const SAMPLING_PARAMS = ["temperature", "top_p", "top_k"] as const;
+
+const pad = (n: number) => String(n).padStart(6, "0");
+const requestId = (seq: number) => `req_011Fake${pad(seq)}`;
+
+function errorType(status: number): string {
+  switch (status) {
+    case 400: return "invalid_request_error";
+    case 401: return "authentication_error";
+    case 402: return "billing_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 504: return "timeout_error";
+    case 529: return "overloaded_error";
+    default: return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
+function errorBody(type: string, message: string, seq: number): object {
+  return { type: "error", error: { type, message }, request_id: requestId(seq) };
+}
+
+function anthropicError(res: http.ServerResponse, seq: number, status: number, type: string, message: string, headers?: Record<string, string>) {
+  res.writeHead(status, { "content-type": "application/json", "request-id": requestId(seq), ...headers });
+  res.end(JSON.stringify(errorBody(type, message, seq)));
+}
+
+function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOptions, seq: number): void {
+  const path = r.path.split("?")[0];
+  if (path !== "/v1/messages" || r.method !== "POST") {
+    return anthropicError(res, seq, 404, "not_found_error", "Not found");
+  }
+  if (opts.keys && opts.keys.length > 0) {
+    const key = apiKeyOf(r);
+    if (key === "") return anthropicError(res, seq, 401, "authentication_error", "x-api-key header is required");
+    if (!opts.keys.includes(key)) return anthropicError(res, seq, 401, "authentication_error", "invalid x-api-key");
+  }
+  const version = r.headers["anthropic-version"];
+  if (!version) {
+    return anthropicError(res, seq, 400, "invalid_request_error", "anthropic-version: header is required");
+  }
+  // API version 2026-10-21 removed the sampling parameters: sending any is a 400.
+  const sampling = SAMPLING_PARAMS.find((p) => r.body[p] !== undefined);
+  if (version === API_VERSION_2026 && sampling !== undefined && !opts.allowSamplingParams) {
+    return anthropicError(res, seq, 400, "invalid_request_error",
+      `${sampling}: This parameter is not supported in API version ${API_VERSION_2026}.`);
+  }
+  const refused = r.betas.find((b) => opts.refuseBetas?.includes(b));
+  if (refused !== undefined) {
+    return anthropicError(res, seq, 400, "invalid_request_error",
+      refused === LONG_CONTEXT_BETA ? LONG_CONTEXT_REFUSAL : `Unexpected value(s) \`${refused}\` for the \`anthropic-beta\` header.`);
+  }
+  const script = opts.script?.(r) ?? { kind: "ok" };
+  switch (script.kind) {
+    case "hang": return;
+    case "destroy": res.socket?.destroy(); return;
+    case "error":
+      if (!(script.inStream && r.body.stream === true)) {
+        return anthropicError(res, seq, script.status, script.type ?? errorType(script.status),
+          script.message ?? (script.status === 529 ? "Overloaded" : `fake error ${script.status}`), script.headers);
+      }
+      return streamAnswer(r, res, script, opts, seq);
+    default:
+      return r.body.stream === true ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
+  }
+}
+
+function lastUserText(r: Received): string {
+  const messages = (r.body.messages as { content?: unknown }[] | undefined) ?? [];
+  const last = messages[messages.length - 1]?.content;
+  if (typeof last === "string") return last;
+  if (Array.isArray(last)) {
+    const texts = last.filter((b): b is { type: "text"; text: string } =>
+      typeof b === "object" && b !== null && (b as { type?: unknown }).type === "text" && typeof (b as { text?: unknown }).text === "string");
+    if (texts.length > 0) return texts.map((b) => b.text).join("");
+  }
+  return "hello";
+}
+
+function replyText(r: Received, script: Script, opts: FakeAnthropicOptions): string {
+  if ((script.kind === "ok" || script.kind === "cache" || script.kind === "thinking") && script.text !== undefined) return script.text;
+  return `${opts.name ?? "fake"} says: ${lastUserText(r)}`;
+}
+
+type Block =
+  | { type: "text"; text: string; citations: null }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+function blocks(r: Received, script: Script, opts: FakeAnthropicOptions): Block[] {
+  switch (script.kind) {
+    case "tool_use": {
+      const tool: Block = { type: "tool_use", id: script.id ?? "toolu_01FakeToolUse0001", name: script.name, input: script.input };
+      return script.text !== undefined ? [{ type: "text", text: script.text, citations: null }, tool] : [tool];
+    }
+    case "thinking":
+      return [
+        { type: "thinking", thinking: script.thinking ?? "Let me think about this step by step.", signature: script.signature ?? "EqQBCkYIBRgCKkDfakeSignature==" },
+        { type: "text", text: replyText(r, script, opts), citations: null },
+      ];
+    default:
+      return [{ type: "text", text: replyText(r, script, opts), citations: null }];
+  }
+}
+
+function stopReason(script: Script): string {
+  if (script.kind === "tool_use") return "tool_use";
+  if (script.kind === "ok" && script.stopReason) return script.stopReason;
+  return "end_turn";
+}
+
+function usageFor(script: Script, outputTokens: number) {
+  const u = script.kind === "cache" ? anthropicFakeCacheUsage : anthropicFakeUsage;
+  return {
+    input_tokens: u.input_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens,
+    cache_creation: { ephemeral_5m_input_tokens: u.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
+    output_tokens: outputTokens,
+    service_tier: "standard",
+  };
+}
+
+const headersFor = (seq: number, contentType: string) => ({
+  "content-type": contentType, "request-id": requestId(seq), "anthropic-organization-id": "org-secret",
+});
+
+function messageBase(r: Received, seq: number) {
+  return { id: `msg_01Fake${pad(seq)}`, type: "message", role: "assistant", model: String(r.body.model) };
+}
+
+function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
+  const body = JSON.stringify({
+    ...messageBase(r, seq), content: blocks(r, script, opts),
+    stop_reason: stopReason(script), stop_sequence: null, usage: usageFor(script, anthropicFakeUsage.output_tokens),
+  });
+  res.writeHead(200, headersFor(seq, "application/json"));
+  res.end(body);
+}
+
+/** Splits `s` into `n` (≥1) roughly equal non-empty pieces (fewer if `s` is short). */
+function split(s: string, n: number): string[] {
+  const k = Math.max(1, Math.min(n, s.length));
+  const size = Math.ceil(s.length / k);
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out.length > 0 ? out : [""];
+}
+
+function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
+  const events: [string, object][] = [];
+  const ev = (name: string, data: object) => events.push([name, { type: name, ...data }]);
+  ev("message_start", { message: { ...messageBase(r, seq), content: [], stop_reason: null, stop_sequence: null, usage: usageFor(script, 1) } });
+  if (script.kind === "error") {
+    ev("ping", {});
+    events.push(["error", errorBody(script.type ?? errorType(script.status), script.message ?? (script.status === 529 ? "Overloaded" : `fake error ${script.status}`), seq)]);
+  } else {
+    ev("ping", {});
+    blocks(r, script, opts).forEach((b, index) => {
+      switch (b.type) {
+        case "text":
+          ev("content_block_start", { index, content_block: { type: "text", text: "" } });
+          for (const piece of split(b.text, script.kind === "ok" && script.chunks ? script.chunks : 4)) {
+            ev("content_block_delta", { index, delta: { type: "text_delta", text: piece } });
+          }
+          break;
+        case "thinking":
+          ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } });
+          for (const piece of split(b.thinking, 2)) ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } });
+          ev("content_block_delta", { index, delta: { type: "signature_delta", signature: b.signature } });
+          break;
+        case "tool_use": {
+          ev("content_block_start", { index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
+          const json = JSON.stringify(b.input);
+          ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } });
+          for (const piece of split(json, Math.max(2, Math.min(3, json.length)))) {
+            ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } });
+          }
+          break;
+        }
+      }
+      ev("content_block_stop", { index });
+    });
+    ev("message_delta", { delta: { stop_reason: stopReason(script), stop_sequence: null }, usage: { output_tokens: anthropicFakeUsage.output_tokens } });
+    ev("message_stop", {});
+  }
+  res.writeHead(200, { ...headersFor(seq, "text/event-stream; charset=utf-8"), "cache-control": "no-cache" });
+  const lines = events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const delay = script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0;
+  if (delay === 0) {
+    res.end(lines.join(""));
+    return;
+  }
+  let i = 0;
+  const tick = () => {
+    if (res.destroyed) return;
+    res.write(lines[i++]);
+    if (i < lines.length) setTimeout(tick, delay);
+    else res.end();
+  };
+  tick();
+}

@@ -1,0 +1,309 @@
+// A fake Gemini API (generativelanguage.googleapis.com) upstream speaking the real wire format
+// (GenerateContentResponse JSON, CRLF-delimited SSE chunks, google.rpc error bodies). Sibling
+// of fake-openai.ts: a script per request makes it fail, stall, think, call functions, block
+// on safety or stream on cue.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the fake received, for assertions. */
+export interface Received {
+  readonly method: string;
+  /** The raw request target, query included (e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`). */
+  readonly path: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Record<string, unknown>;
+  /** Parsed from the path; "" when the path is not a generate call. */
+  readonly model: string;
+  readonly action: "generateContent" | "streamGenerateContent" | "";
+  /** `v1beta`, `v1` or `v1alpha`; "" when unparsed. */
+  readonly apiVersion: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** The key presented, from `x-goog-api-key` or else `?key=`; "" when none. */
+  readonly key: string;
+  /** `body.safetySettings` as received (undefined when absent), to assert pass-through. */
+  readonly safetySettings: unknown;
+}
+
+/** How to answer one request. Default: a normal reply, streamed when the action is streamGenerateContent. */
+export type Script =
+  | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number; readonly chunkDelayMs?: number }
+  /** A functionCall part; finishReason STOP (Gemini has no "tool" finish reason). Streamed whole in one chunk. */
+  | { readonly kind: "function_call"; readonly name: string; readonly args: Record<string, unknown> }
+  /** A `thought: true` part, then the text; usage includes thoughtsTokenCount (`geminiFakeThinkingUsage`). */
+  | { readonly kind: "thinking"; readonly thought?: string; readonly text?: string }
+  /**
+   * Blocked by safety. Default: one candidate, finishReason SAFETY, safetyRatings, no content.
+   * `prompt: true`: no candidates; promptFeedback.blockReason SAFETY.
+   */
+  | { readonly kind: "safety"; readonly prompt?: boolean }
+  /** An inlineData image part (`image/png`, `fakePngBase64` unless given), after an optional text part. */
+  | { readonly kind: "image"; readonly text?: string; readonly data?: string }
+  /** Usage with cachedContentTokenCount (`geminiFakeCacheUsage`). */
+  | { readonly kind: "cache"; readonly text?: string }
+  /**
+   * A google.rpc error body. `googleStatus` defaults from the status (429 → RESOURCE_EXHAUSTED, …).
+   * `inStream`: for stream requests, answer 200, send one text chunk, then `data: {"error":…}`.
+   */
+  | { readonly kind: "error"; readonly status: number; readonly googleStatus?: string; readonly message?: string; readonly headers?: Record<string, string>; readonly inStream?: boolean }
+  | { readonly kind: "hang" }
+  | { readonly kind: "destroy" };
+
+export interface FakeGeminiOptions {
+  /** Keys the fake accepts (`x-goog-api-key` or `?key=`); others get Google's 400, no key 403. Empty: any key. */
+  readonly keys?: readonly string[];
+  /** Name echoed in replies, to tell channels apart. */
+  readonly name?: string;
+  /** Port to listen on; default 0 (a free one). */
+  readonly port?: number;
+  /** Chooses the answer per request; default `{kind:"ok"}`. */
+  readonly script?: (req: Received) => Script;
+}
+
+export interface FakeGemini {
+  readonly url: string;
+  readonly received: Received[];
+  close(): Promise<void>;
+}
+
+/** Usage (final totals) reported by ok, function_call, image replies. */
+export const geminiFakeUsage = { promptTokenCount: 12, candidatesTokenCount: 5, totalTokenCount: 17 } as const;
+/** Usage reported by `thinking` (totalTokenCount includes thoughts; candidatesTokenCount does not). */
+export const geminiFakeThinkingUsage = { promptTokenCount: 12, candidatesTokenCount: 5, thoughtsTokenCount: 3, totalTokenCount: 20 } as const;
+/** Usage reported by `cache` (promptTokenCount includes the cached tokens). */
+export const geminiFakeCacheUsage = { promptTokenCount: 12, candidatesTokenCount: 5, cachedContentTokenCount: 8, totalTokenCount: 17 } as const;
+/** Usage reported by safety blocks (nothing generated). */
+export const geminiFakeBlockedUsage = { promptTokenCount: 12, totalTokenCount: 12 } as const;
+
+/** A 1×1 PNG, the `image` script's default inlineData. */
+export const fakePngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/** Response header on every generate reply: whether the request carried `safetySettings`. */
+export const SAFETY_ECHO_HEADER = "x-fake-safety-settings-received";
+
+/** Starts the fake on 127.0.0.1 with a free port. */
+export async function startFakeGemini(opts: FakeGeminiOptions = {}): Promise<FakeGemini> {
+  const received: Received[] = [];
+  const sockets = new Set<import("node:net").Socket>();
+  let seq = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
+      const url = new URL(req.url ?? "/", "http://fake");
+      const m = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+      const header = req.headers["x-goog-api-key"];
+      const r: Received = {
+        method: req.method ?? "", path: req.url ?? "", headers: req.headers, body,
+        model: m ? decodeURIComponent(m[2]) : "",
+        action: m ? (m[3] as "generateContent" | "streamGenerateContent") : "",
+        apiVersion: m ? m[1] : "",
+        query: Object.fromEntries(url.searchParams),
+        key: typeof header === "string" && header !== "" ? header : url.searchParams.get("key") ?? "",
+        safetySettings: body.safetySettings,
+      };
+      received.push(r);
+      answer(r, res, opts, ++seq);
+    });
+  });
+  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function statusName(status: number): string {
+  switch (status) {
+    case 400: return "INVALID_ARGUMENT";
+    case 401: return "UNAUTHENTICATED";
+    case 403: return "PERMISSION_DENIED";
+    case 404: return "NOT_FOUND";
+    case 409: return "ABORTED";
+    case 429: return "RESOURCE_EXHAUSTED";
+    case 499: return "CANCELLED";
+    case 501: return "UNIMPLEMENTED";
+    case 503: return "UNAVAILABLE";
+    case 504: return "DEADLINE_EXCEEDED";
+    default: return status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION";
+  }
+}
+
+function defaultMessage(status: number): string {
+  switch (status) {
+    case 429: return "Resource has been exhausted (e.g. check quota).";
+    case 500: return "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting";
+    case 503: return "The model is overloaded. Please try again later.";
+    case 504: return "Deadline expired before operation could complete.";
+    default: return `fake error ${status}`;
+  }
+}
+
+const errorObject = (code: number, message: string, status: string, details?: object[]) =>
+  ({ error: { code, message, status, ...(details ? { details } : {}) } });
+
+function googleError(res: http.ServerResponse, code: number, message: string, status: string, details?: object[], headers?: Record<string, string>) {
+  res.writeHead(code, { "content-type": "application/json; charset=UTF-8", ...headers });
+  res.end(JSON.stringify(errorObject(code, message, status, details), null, 2));
+}
+
+function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, seq: number): void {
+  if (r.action === "" || r.method !== "POST") {
+    const path = r.path.split("?")[0];
+    return googleError(res, 404, `Requested entity was not found. (${path})`, "NOT_FOUND");
+  }
+  if (opts.keys && opts.keys.length > 0) {
+    if (r.key === "") {
+      return googleError(res, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", "PERMISSION_DENIED");
+    }
+    if (!opts.keys.includes(r.key)) {
+      return googleError(res, 400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT", [
+        { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com",
+          metadata: { service: "generativelanguage.googleapis.com" } },
+        { "@type": "type.googleapis.com/google.rpc.LocalizedMessage", locale: "en-US", message: "API key not valid. Please pass a valid API key." },
+      ]);
+    }
+  }
+  const script = opts.script?.(r) ?? { kind: "ok" };
+  const stream = r.action === "streamGenerateContent";
+  switch (script.kind) {
+    case "hang": return;
+    case "destroy": res.socket?.destroy(); return;
+    case "error":
+      if (!(script.inStream && stream)) {
+        return googleError(res, script.status, script.message ?? defaultMessage(script.status),
+          script.googleStatus ?? statusName(script.status), undefined, script.headers);
+      }
+      return streamAnswer(r, res, script, opts, seq);
+    default:
+      return stream ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
+  }
+}
+
+function lastUserText(r: Received): string {
+  const contents = (r.body.contents as { parts?: { text?: unknown }[] }[] | undefined) ?? [];
+  const parts = contents[contents.length - 1]?.parts ?? [];
+  const text = parts.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+  return text !== "" ? text : "hello";
+}
+
+function replyText(r: Received, script: Script, opts: FakeGeminiOptions): string {
+  if ((script.kind === "ok" || script.kind === "thinking" || script.kind === "cache") && script.text !== undefined) return script.text;
+  return `${opts.name ?? "fake"} says: ${lastUserText(r)}`;
+}
+
+type Part = Record<string, unknown>;
+
+const blockedRatings = [
+  { category: "HARM_CATEGORY_SEXUALLY_EXPLICIT", probability: "NEGLIGIBLE" },
+  { category: "HARM_CATEGORY_HATE_SPEECH", probability: "NEGLIGIBLE" },
+  { category: "HARM_CATEGORY_HARASSMENT", probability: "HIGH", blocked: true },
+  { category: "HARM_CATEGORY_DANGEROUS_CONTENT", probability: "NEGLIGIBLE" },
+];
+
+function usageFor(script: Script): Record<string, unknown> {
+  const u = script.kind === "thinking" ? geminiFakeThinkingUsage
+    : script.kind === "cache" ? geminiFakeCacheUsage
+    : script.kind === "safety" ? geminiFakeBlockedUsage
+    : geminiFakeUsage;
+  return {
+    ...u,
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: u.promptTokenCount }],
+    ...(script.kind === "cache" ? { cacheTokensDetails: [{ modality: "TEXT", tokenCount: geminiFakeCacheUsage.cachedContentTokenCount }] } : {}),
+  };
+}
+
+const meta = (r: Received, seq: number) => ({ modelVersion: r.model, responseId: `fakeResp${String(seq).padStart(6, "0")}` });
+
+const candidate = (parts: Part[], finishReason?: string) =>
+  ({ content: { parts, role: "model" }, ...(finishReason ? { finishReason } : {}), index: 0 });
+
+/** The full reply as a single response (non-stream), or null for prompt-blocked. */
+function fullParts(r: Received, script: Script, opts: FakeGeminiOptions): Part[] {
+  switch (script.kind) {
+    case "function_call": return [{ functionCall: { name: script.name, args: script.args } }];
+    case "thinking": return [{ text: script.thought ?? "Let me think about this step by step.", thought: true }, { text: replyText(r, script, opts) }];
+    case "image": return [...(script.text !== undefined ? [{ text: script.text }] : []), { inlineData: { mimeType: "image/png", data: script.data ?? fakePngBase64 } }];
+    default: return [{ text: replyText(r, script, opts) }];
+  }
+}
+
+function safetyBody(r: Received, script: Script & { kind: "safety" }, seq: number): object {
+  return script.prompt
+    ? { promptFeedback: { blockReason: "SAFETY", safetyRatings: blockedRatings }, usageMetadata: usageFor(script), ...meta(r, seq) }
+    : { candidates: [{ finishReason: "SAFETY", index: 0, safetyRatings: blockedRatings }], usageMetadata: usageFor(script), ...meta(r, seq) };
+}
+
+const headersFor = (r: Received, contentType: string) => ({
+  "content-type": contentType, "x-goog-request-id": "fake-goog-req", [SAFETY_ECHO_HEADER]: String(r.safetySettings !== undefined),
+});
+
+function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
+  const body = script.kind === "safety" ? safetyBody(r, script, seq)
+    : { candidates: [candidate(fullParts(r, script, opts), "STOP")], usageMetadata: usageFor(script), ...meta(r, seq) };
+  res.writeHead(200, headersFor(r, "application/json; charset=UTF-8"));
+  res.end(JSON.stringify(body, null, 2));
+}
+
+function split(s: string, n: number): string[] {
+  const k = Math.max(1, Math.min(n, s.length));
+  const size = Math.ceil(s.length / k);
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out.length > 0 ? out : [""];
+}
+
+function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
+  const events: object[] = [];
+  if (script.kind === "safety") {
+    events.push(safetyBody(r, script, seq));
+  } else if (script.kind === "error") {
+    events.push({ candidates: [candidate([{ text: replyText(r, script, opts) }])], usageMetadata: { promptTokenCount: geminiFakeUsage.promptTokenCount, totalTokenCount: geminiFakeUsage.promptTokenCount }, ...meta(r, seq) });
+    events.push(errorObject(script.status, script.message ?? defaultMessage(script.status), script.googleStatus ?? statusName(script.status)));
+  } else {
+    // One part per chunk: thoughts first, then the text split over chunks, then any whole part.
+    const pieces: Part[] = [];
+    for (const p of fullParts(r, script, opts)) {
+      if (typeof p.text === "string" && p.thought !== true) {
+        const n = script.kind === "ok" && script.chunks ? script.chunks : 3;
+        for (const t of split(p.text, n)) pieces.push({ text: t });
+      } else pieces.push(p);
+    }
+    const full = usageFor(script);
+    const final = full.candidatesTokenCount as number;
+    pieces.forEach((p, i) => {
+      const last = i === pieces.length - 1;
+      // Running totals; the last chunk carries exactly the exported usage.
+      const cand = last ? final : Math.max(1, Math.floor((final * (i + 1)) / pieces.length));
+      const usage = last ? full : { ...full, candidatesTokenCount: cand, totalTokenCount: (full.totalTokenCount as number) - final + cand };
+      events.push({ candidates: [candidate([p], last ? "STOP" : undefined)], usageMetadata: usage, ...meta(r, seq) });
+    });
+  }
+  const sse = r.query.alt === "sse";
+  res.writeHead(200, headersFor(r, sse ? "text/event-stream" : "application/json; charset=UTF-8"));
+  // Without alt=sse Gemini streams one JSON array; with it, `data: …\r\n\r\n` events.
+  const lines = sse
+    ? events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`)
+    : events.map((e, i) => `${i === 0 ? "[" : ",\r\n"}${JSON.stringify(e)}${i === events.length - 1 ? "]" : ""}`);
+  const delay = script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0;
+  if (delay === 0) {
+    res.end(lines.join(""));
+    return;
+  }
+  let i = 0;
+  const tick = () => {
+    if (res.destroyed) return;
+    res.write(lines[i++]);
+    if (i < lines.length) setTimeout(tick, delay);
+    else res.end();
+  };
+  tick();
+}
