@@ -307,7 +307,7 @@ describe("auth errors in the messages and generate-content shapes", () => {
   });
 
   test("messages: an authenticated request is served (converted for the OpenAI channel) in the messages shape", async () => {
-    for (const auth of [{ "x-api-key": TOKEN }, { authorization: `Bearer ${TOKEN}` }]) {
+    for (const auth of [{ "x-api-key": TOKEN }, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
       const r = await messages(auth);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.type, "message", r.text);
