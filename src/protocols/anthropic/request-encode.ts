@@ -1,7 +1,8 @@
 // Writes the canonical request as a messages-protocol body for an `anthropic` channel.
 // What the protocol cannot express fails with a 400 naming the canonical field.
 
-import type { CanonicalRequest, Message, Reasoning, ReasoningEffort, Tool, ToolChoice } from "../canonical.js";
+import type { CanonicalRequest, Message, Reasoning, Tool, ToolChoice } from "../canonical.js";
+import { budgetOf } from "../reasoning.js";
 import { encodeBlock } from "./blocks.js";
 import { invalid, writeCache, type Json } from "./fields.js";
 
@@ -11,11 +12,8 @@ export const DEFAULT_MAX_TOKENS = 4096;
 /** The smallest thinking budget the messages API accepts. */
 const MIN_BUDGET = 1024;
 
-/** The shared effort → thinking-budget table (all adapters use the same figures). */
-export const EFFORT_BUDGET: Readonly<Record<ReasoningEffort, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
-
 function thinkingBudget(r: Reasoning): number {
-  const budget = r.budgetTokens ?? EFFORT_BUDGET[r.effort ?? "medium"];
+  const budget = r.budgetTokens ?? budgetOf(r.effort ?? "medium");
   return Math.max(budget, MIN_BUDGET);
 }
 

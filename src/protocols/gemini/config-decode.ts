@@ -3,7 +3,8 @@
 // (logprobs, audio/image output, speech, routing…) are a 400 naming the field.
 
 import type { CanonicalRequest, Reasoning, ReasoningEffort } from "../canonical.js";
-import { effortOf, jsonSchemaOf } from "./mapping.js";
+import { effortOf } from "../reasoning.js";
+import { jsonSchemaOf } from "./mapping.js";
 import { array, integer, invalid, number, object, setKeys, string, type JsonObject } from "./wire.js";
 
 /** A canonical request under construction. */

@@ -1,7 +1,7 @@
 // Value tables between generate-content and the hub: finish reasons, usage counts, the
 // thinking budget ↔ effort scale, and OpenAPI-style schemas → JSON Schema.
 
-import type { ReasoningEffort, StopReason } from "../canonical.js";
+import type { StopReason } from "../canonical.js";
 import type { Usage } from "../usage.js";
 import { isObject, type JsonObject } from "./wire.js";
 
@@ -44,21 +44,6 @@ export function usageMetadataOf(u: Usage): JsonObject {
     ...(u.cacheRead > 0 && { cachedContentTokenCount: u.cacheRead }),
     ...(u.reasoning > 0 && { thoughtsTokenCount: u.reasoning }),
   };
-}
-
-const BUDGETS: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
-
-/** The thinking budget (tokens) for an effort level. */
-export function budgetOf(effort: ReasoningEffort): number {
-  return BUDGETS[effort];
-}
-
-/** The effort level a thinking budget corresponds to. */
-export function effortOf(budget: number): ReasoningEffort {
-  if (budget <= 1024) return "minimal";
-  if (budget <= 2048) return "low";
-  if (budget <= 8192) return "medium";
-  return "high";
 }
 
 /**

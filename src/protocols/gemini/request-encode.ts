@@ -2,7 +2,7 @@
 // What generate-content cannot express is a 400 naming the canonical field.
 
 import type { CanonicalRequest, Message } from "../canonical.js";
-import { budgetOf } from "./mapping.js";
+import { budgetOf } from "../reasoning.js";
 import { encodeParts } from "./parts-encode.js";
 import { invalid, type GeminiContent, type JsonObject } from "./wire.js";
 

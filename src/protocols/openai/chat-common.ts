@@ -3,7 +3,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { ReasoningEffort, StopReason } from "../canonical.js";
+import type { StopReason } from "../canonical.js";
 import type { Usage } from "../usage.js";
 
 /** A chat-completions finish reason. */
@@ -52,21 +52,6 @@ export function wireUsage(u: Usage): WireUsage {
     prompt_tokens_details: details,
     completion_tokens_details: { reasoning_tokens: u.reasoning },
   };
-}
-
-const budgets: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
-
-/** The shared effort → thinking-budget table. */
-export function budgetOf(effort: ReasoningEffort): number {
-  return budgets[effort];
-}
-
-/** Thinking budget → effort: ≤1024 minimal, ≤2048 low, ≤8192 medium, else high. */
-export function effortOf(budget: number): ReasoningEffort {
-  if (budget <= 1024) return "minimal";
-  if (budget <= 2048) return "low";
-  if (budget <= 8192) return "medium";
-  return "high";
 }
 
 /** A 400 naming the offending field. */

@@ -4,7 +4,8 @@
 // exist only on the newest models (others would refuse the request).
 
 import type { Block, CanonicalRequest, ImageSource, Message, TextBlock, ToolChoice, ToolResultBlock } from "../canonical.js";
-import { effortOf, invalid } from "./chat-common.js";
+import { effortOf } from "../reasoning.js";
+import { invalid } from "./chat-common.js";
 
 type WireMessage = Record<string, unknown>;
 type TextPart = { type: "text"; text: string };
