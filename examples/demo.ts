@@ -45,6 +45,13 @@ try {
   await chat(url, "sk-demo-token", "gpt-4o-mini");
   const seen = fake.received.at(-1);
   console.log(`\n[upstream saw] model=${String(seen?.body.model)} authorization=${seen?.headers.authorization?.slice(0, 12)}… (the channel key, not the client token)`);
+  // The usage log, read from the store while the gateway runs (after its 10 ms group commit).
+  await new Promise((r) => setTimeout(r, 100));
+  console.log("\n[usage log] node bin/gateway.js logs --config examples/demo.yaml --limit 3");
+  const logs = spawn(process.execPath, ["bin/gateway.js", "logs", "--config", "examples/demo.yaml", "--limit", "3"], {
+    cwd: root, env: { ...process.env, DEMO_UPSTREAM_URL: fake.url }, stdio: ["ignore", "inherit", "inherit"],
+  });
+  await new Promise((r) => logs.once("exit", r));
 } catch (err) {
   console.error("demo failed:", err);
   code = 1;
