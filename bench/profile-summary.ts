@@ -26,7 +26,8 @@ for (const [id, us] of selfUs) {
   if (!idle.has(byId.get(id)!.callFrame.functionName)) busyUs += us;
 }
 
-const short = (url: string) => url.replace(/^file:\/\/.*?\/(src|bench|test|node_modules)\//, "$1/").replace(/^node:/, "node:");
+// dist/ (the compiled gateway the bench runs by default) is shown as its src/ counterpart.
+const short = (url: string) => url.replace(/^file:\/\/.*?\/(src|dist|bench|test|node_modules)\//, "$1/").replace(/^dist\//, "src/").replace(/^node:/, "node:");
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${short(f.url)}`;
 
 const callers = new Map<string, number>();
@@ -36,7 +37,7 @@ for (const [id, us] of selfUs) {
   if (idle.has(f.functionName)) continue;
   if (callersOf && f.functionName === callersOf) {
     const chain: string[] = [];
-    for (let cur = parent.get(id); cur !== undefined && chain.length < 6; cur = parent.get(cur)) chain.push(label(byId.get(cur)!.callFrame));
+    for (let cur = parent.get(id); cur !== undefined && chain.length < Number(process.env.CALLER_DEPTH ?? 6); cur = parent.get(cur)) chain.push(label(byId.get(cur)!.callFrame));
     callers.set(chain.join(" < "), (callers.get(chain.join(" < ")) ?? 0) + us);
   }
   selfByFn.set(label(f), (selfByFn.get(label(f)) ?? 0) + us);
@@ -46,7 +47,7 @@ for (const [id, us] of selfUs) {
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const cf = byId.get(cur)!.callFrame;
-    if (!cf.url.includes("/src/")) continue;
+    if (!/\/(src|dist)\//.test(cf.url) || cf.url.includes("/node_modules/")) continue;
     const l = label(cf);
     if (seen.has(l)) continue;
     seen.add(l);

@@ -23,7 +23,14 @@
 // both targets for an unsaturated latency comparison; default 0: skipped; autocannon sends
 // a fixed rate in bursts, so expect noisy tails), BENCH_PIN (auto: 1 when taskset exists),
 // BENCH_CPU_PROF=<dir> (write V8 CPU profiles of both targets there; summarise them with
-// `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets).
+// `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets),
+// BENCH_CONVERT_STREAMS (600 per path; 0 skips the section below), BENCH_CONVERT_BATCHES (10).
+//
+// Converted stream CPU: the gateway also has an `anthropic` channel (a second fake upstream,
+// speaking Anthropic Messages, streaming the same 20 text pieces) for claude-sonnet-4-5.
+// Streamed chat completions for gpt-4o-mini are a pass-through; for claude-sonnet-4-5 the
+// gateway converts request and stream. The gateway's CPU per stream and per chunk on each
+// path, and their ratio, are checked against the 1.2× target (issue 4, Performance).
 
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -31,7 +38,8 @@ import { Child } from "./lib/ipc.js";
 import { measureLoad, type LoadRun, type LoadSettings } from "./lib/load.js";
 import { int, ms, percentile, signedMs, sorted, table } from "./lib/stats.js";
 import { streamClient, ttfcBatch, type StreamClient } from "./lib/ttfc.js";
-import { streamChunks } from "./lib/shared.js";
+import { convertModel, model, streamChunks } from "./lib/shared.js";
+import { measureConvert, type ConvertRun } from "./lib/convert.js";
 
 const env = (name: string, fallback: number): number => {
   const v = process.env[name];
@@ -52,6 +60,10 @@ const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 100));
 const chunkDelayMs = env("BENCH_CHUNK_DELAY_MS", 1);
 const fixedRate = env("BENCH_FIXED_RATE", 0);
 const streamLogLevel = process.env.BENCH_STREAM_LOG_LEVEL === "warn" ? "warn" : "info";
+const convertStreams = Math.floor(env("BENCH_CONVERT_STREAMS", 600));
+const convertBatches = Math.max(1, Math.floor(env("BENCH_CONVERT_BATCHES", 10)));
+/** The issue's target: converted CPU per chunk ≤ 1.2 × pass-through. */
+const convertMaxRatio = 1.2;
 
 /** Pins this process (all threads) to CPU 0 when taskset exists and there are 2+ cores. */
 function pinning(): { driver?: number; target?: number } {
@@ -119,12 +131,16 @@ async function main(): Promise<void> {
   };
   const children: Child[] = [];
   try {
-    progress(`starting fake upstream, bare proxy and gateway (pinning: ${cpus.target === undefined ? "off" : "targets on CPU 1, driver + fake on CPU 0"})`);
-    const fake = await Child.start({ entry: "fake.ts", cpu: cpus.driver, env: { BENCH_CHUNK_DELAY_MS: String(chunkDelayMs) } });
-    children.push(fake);
+    progress(`starting fake upstreams (OpenAI, Anthropic), bare proxy and gateway (pinning: ${cpus.target === undefined ? "off" : "targets on CPU 1, driver + fakes on CPU 0"})`);
+    const fakeEnv = { BENCH_CHUNK_DELAY_MS: String(chunkDelayMs) };
+    const [fake, fakeAnthropic] = await Promise.all([
+      Child.start({ entry: "fake.ts", cpu: cpus.driver, env: fakeEnv }),
+      Child.start({ entry: "fake.ts", cpu: cpus.driver, env: { ...fakeEnv, BENCH_FAKE_PROTOCOL: "anthropic" } }),
+    ]);
+    children.push(fake, fakeAnthropic);
     const [bare, gateway] = await Promise.all([
       Child.start({ entry: "bare-proxy.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("bare") }),
-      Child.start({ entry: "gateway.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("gateway"), onStderrLine: onGatewayLine, env: { GATEWAY_LOG_LEVEL: "info" } }),
+      Child.start({ entry: "gateway.ts", args: [fake.url, fakeAnthropic.url], cpu: cpus.target, nodeArgs: profArgs("gateway"), onStderrLine: onGatewayLine, env: { GATEWAY_LOG_LEVEL: "info" } }),
     ]);
     children.push(bare, gateway);
 
@@ -178,9 +194,19 @@ async function main(): Promise<void> {
     clients.bare.agent.destroy();
     clients.gateway.agent.destroy();
 
+    // 4. Converted stream CPU: the same gateway, pass-through (openai channel) vs converted
+    // (anthropic channel) chat-completions streams, its CPU read around each batch.
+    let convert: ConvertRun | undefined;
+    if (convertStreams > 0) {
+      const warmup = Math.min(100, Math.max(streamConcurrency, Math.ceil(convertStreams / 3)));
+      progress(`converted stream CPU: ${warmup} warm-up + ${convertStreams} measured streams per path (${model} pass-through, ${convertModel} via the anthropic channel), ${streamConcurrency} concurrent, ${convertBatches} alternating batches`);
+      convert = await measureConvert(gateway, { openai: fake, anthropic: fakeAnthropic }, { pass: model, conv: convertModel },
+        { streams: convertStreams, concurrency: streamConcurrency, warmup, batches: convertBatches }, progress);
+    }
+
     await Promise.all(children.map((c) => c.stop()));
     children.length = 0;
-    report({ pooled, fixed, sequential, concurrent, gatewayLog, pinned: cpus.target !== undefined });
+    report({ pooled, fixed, sequential, concurrent, convert, gatewayLog, pinned: cpus.target !== undefined });
   } finally {
     await Promise.allSettled(children.map((c) => c.stop()));
   }
@@ -197,6 +223,7 @@ interface Report {
   fixed: Map<"bare proxy" | "gateway (log info)", LoadRun>;
   sequential?: { bare: number[]; gateway: number[] };
   concurrent: { bare: number[]; gateway: number[] };
+  convert?: ConvertRun;
   gatewayLog: GatewayLog;
   pinned: boolean;
 }
@@ -266,6 +293,23 @@ function report(r: Report): void {
     `${verdict(ttfcDiff <= 1)}  first chunk within 1 ms of bare proxy (p50, ${seq ? "sequential" : "concurrent"}): ${signedMs(ttfcDiff)} ms; concurrent p50 ${signedMs(conc.g50 - conc.b50)} ms, p99 ${signedMs(conc.g99 - conc.b99)} ms`,
   ];
 
+  // Converted stream CPU (section 4).
+  const cv = r.convert && (() => {
+    const { pass, conv } = r.convert;
+    const per = (p: typeof pass) => ({
+      stream: p.gatewayCpuUs / p.streams, chunk: p.gatewayCpuUs / p.streams / streamChunks,
+      upstream: p.upstreamCpuUs / p.streams, rate: p.streams / p.wallS,
+      lo: Math.min(...p.perBatchUs), hi: Math.max(...p.perBatchUs),
+    });
+    const pb = per(pass), cb = per(conv);
+    const pairRatios = conv.perBatchUs.map((c, i) => c / pass.perBatchUs[i]);
+    return { pass, conv, pb, cb, ratio: cb.chunk / pb.chunk, rLo: Math.min(...pairRatios), rHi: Math.max(...pairRatios) };
+  })();
+  if (cv) {
+    targets.push(`${verdict(cv.ratio <= convertMaxRatio)}  converted stream (chat-completions in, anthropic channel) CPU per chunk ≤ ${convertMaxRatio} × pass-through: ` +
+      `${cv.ratio.toFixed(2)}× (${ms(cv.cb.chunk, 1)} vs ${ms(cv.pb.chunk, 1)} µs/chunk; per-batch ratios ${cv.rLo.toFixed(2)}–${cv.rHi.toFixed(2)})`);
+  }
+
   const setup = `Node ${process.version}, ${cpuCount} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), ` +
     `${r.pinned ? "target pinned to CPU 1, load generator + fake upstream on CPU 0" : "no CPU pinning"}; ` +
     `${load.connections} connections, ${rounds} × ${load.durationS} s per target after ${load.warmupS} s warm-up`;
@@ -299,6 +343,20 @@ function report(r: Report): void {
   say("");
   say(streamTable);
   say("");
+  if (cv) {
+    say(`### Converted stream CPU (chat-completions streams, ${streamChunks} chunks, ${chunkDelayMs} ms apart; ${streamConcurrency} in flight; gateway at log level ${streamLogLevel})`);
+    say("");
+    say(table(
+      ["path", "streams", "gateway CPU µs/stream", "µs/chunk", "× pass-through", "per-batch µs/stream", "fake upstream CPU µs/stream", "streams/s"],
+      [
+        [`pass-through (${model} → openai channel)`, String(cv.pass.streams), int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00", `${int(cv.pb.lo)}–${int(cv.pb.hi)}`, int(cv.pb.upstream), int(cv.pb.rate)],
+        [`converted (${convertModel} → anthropic channel)`, String(cv.conv.streams), int(cv.cb.stream), ms(cv.cb.chunk, 1), cv.ratio.toFixed(2), `${int(cv.cb.lo)}–${int(cv.cb.hi)}`, int(cv.cb.upstream), int(cv.cb.rate)],
+      ]));
+    say("");
+    say(`Each stream checked: 200, ${streamChunks} content deltas carrying the upstream's text, finish_reason "stop", [DONE]. ` +
+      `Per chunk = per stream ÷ ${streamChunks} (the Anthropic upstream sends ${streamChunks + 6} SSE events for the same text, the OpenAI one ${streamChunks + 3}).`);
+    say("");
+  }
   say(`gateway stderr (a pipe read by the driver): ${int(usageLines)} usage lines, ${problems.length} warn/error lines`);
   for (const p of problems.slice(0, 3)) say(`  ${p.slice(0, 300)}`);
   say("");
@@ -323,6 +381,16 @@ function report(r: Report): void {
   ]));
   say("");
   say(`Gateway at its default log level (info: the usage log goes to the SQLite store, not stderr); with \`GATEWAY_LOG_LEVEL=warn\`: ${int(warn.rps)} req/s (${(warn.rps / bare.rps).toFixed(2)}× bare), p99 ${ms(warn.p99)} ms.`);
+  if (cv) {
+    say("");
+    say(`Converted streams: the same gateway serving streamed chat completions (${streamChunks} chunks, ${streamConcurrency} in flight, ${cv.pass.streams} per path) ` +
+      `from an \`openai\` channel (pass-through) and from an \`anthropic\` channel (converted event by event); gateway CPU time:`);
+    say("");
+    say(table(["chat-completions stream", "gateway CPU per stream (µs)", "per chunk (µs)", "× pass-through"], [
+      ["pass-through (openai channel)", int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00×"],
+      ["converted (anthropic channel)", int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.ratio.toFixed(2)}× (target ≤ ${convertMaxRatio}×: ${verdict(cv.ratio <= convertMaxRatio)})`],
+    ]));
+  }
   say("```");
 }
 

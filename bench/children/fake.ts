@@ -1,22 +1,25 @@
-// Child process: the fake OpenAI upstream from test/helpers, scripted for the benchmark.
-// Non-stream requests get a short completion; stream requests get a 20-chunk SSE answer
-// written one chunk per BENCH_CHUNK_DELAY_MS (default 1 ms), so "first chunk" is a real
-// moment and not the whole answer arriving at once.
+// Child process: a fake upstream from test/helpers, scripted for the benchmark. By default
+// the fake OpenAI upstream; with BENCH_FAKE_PROTOCOL=anthropic the fake Anthropic Messages
+// upstream. Non-stream requests get a short answer; stream requests get the same 20-chunk
+// text (as chat-completions chunks, or as Anthropic content_block_delta events) written one
+// SSE event per BENCH_CHUNK_DELAY_MS (default 1 ms), so "first chunk" is a real moment and
+// not the whole answer arriving at once.
 
+import { startFakeAnthropic } from "../../test/helpers/fake-anthropic.js";
 import { startFakeOpenAI } from "../../test/helpers/fake-openai.js";
 import { serveChild } from "../lib/ipc.js";
-import { streamChunks } from "../lib/shared.js";
+import { streamChunks, streamText } from "../lib/shared.js";
 
 const chunkDelayMs = Number(process.env.BENCH_CHUNK_DELAY_MS ?? 1);
-const streamText = "The quick brown fox jumps over the lazy dog, again and again. ".repeat(2).slice(0, streamChunks * 6);
+const protocol = process.env.BENCH_FAKE_PROTOCOL === "anthropic" ? "anthropic" : "openai";
 
 await serveChild(async () => {
-  const fake = await startFakeOpenAI({
-    name: "bench",
-    script: (r) => r.body.stream === true
-      ? { kind: "ok", text: streamText, chunks: streamChunks, chunkDelayMs }
-      : { kind: "ok", text: "Hello! How can I help you today?" },
-  });
+  const script = (r: { body: Record<string, unknown> }) => r.body.stream === true
+    ? { kind: "ok" as const, text: streamText, chunks: streamChunks, chunkDelayMs }
+    : { kind: "ok" as const, text: "Hello! How can I help you today?" };
+  const fake = protocol === "anthropic"
+    ? await startFakeAnthropic({ name: "bench", script })
+    : await startFakeOpenAI({ name: "bench", script });
   // The helper keeps every request for test assertions; a benchmark sends hundreds of
   // thousands, so drop them regularly to keep memory (and GC) flat.
   const trim = setInterval(() => { fake.received.length = 0; }, 250);

@@ -1,5 +1,7 @@
 // Child process: the real gateway (startGateway + RuntimeBox) compiled from inline YAML:
-// one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced.
+// one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced; given a
+// second URL (a fake Anthropic upstream), also an `anthropic` channel serving
+// claude-sonnet-4-5, so chat-completions requests for it are converted both ways.
 // Logs at the default level (info; the usage log goes to its SQLite store) unless the
 // driver switches it; the driver sends stderr to a file.
 
@@ -7,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serveChild } from "../lib/ipc.js";
-import { benchToken, model } from "../lib/shared.js";
+import { benchToken, convertModel, model } from "../lib/shared.js";
 
 // The gateway's compiled output (`npm run build`, which the driver runs first), as
 // `gateway` runs in production; BENCH_SRC=1 measures the TypeScript sources through tsx.
@@ -20,7 +22,8 @@ const { startGateway } = (await import(`${lib}/server/server.js`)) as typeof imp
 const { destroyAgents } = (await import(`${lib}/upstream/agents.js`)) as typeof import("../../src/upstream/agents.js");
 
 const upstream = process.argv[2];
-if (!upstream) throw new Error("usage: gateway.ts <upstream url>");
+const anthropicUpstream = process.argv[3];
+if (!upstream) throw new Error("usage: gateway.ts <openai upstream url> [anthropic upstream url]");
 
 const yaml = `
 server: { listen: "127.0.0.1:0" }
@@ -36,11 +39,20 @@ channels:
     keys: [sk-upstream-bench]
     groups: [default]
     models: [${model}]
-models:
+${anthropicUpstream ? `  - name: fake-anthropic
+    protocol: anthropic
+    base_url: ${anthropicUpstream}
+    keys: [sk-ant-upstream-bench]
+    groups: [default]
+    models: [${convertModel}]
+` : ""}models:
   ${model}:
     endpoint: chat
     price: { input: 0.15, output: 0.6, cache_read_ratio: 0.5 }
-`;
+${anthropicUpstream ? `  ${convertModel}:
+    endpoint: chat
+    price: { input: 3, output: 15, cache_read_ratio: 0.1, cache_write_ratio: 1.25 }
+` : ""}`;
 
 await serveChild(async () => {
   const { runtime, warnings } = compileSource(yaml, { path: "bench.yaml", env: {} });

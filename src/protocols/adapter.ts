@@ -37,6 +37,11 @@ export interface InboundAdapter {
   streamEncoder(request: CanonicalRequest): StreamEncoder;
   /** SSE text the protocol sends after the last event (chat-completions: "data: [DONE]"). */
   readonly streamTrailer: string;
+  /**
+   * The client's name for each canonical request field an outbound encoder may refuse
+   * (e.g. frequencyPenalty → frequency_penalty), so the 400 names the field as it was sent.
+   */
+  readonly fieldNames: Readonly<Record<string, string>>;
 }
 
 export interface OutboundAdapter {

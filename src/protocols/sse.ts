@@ -44,11 +44,19 @@ export function eventData(raw: string): string | undefined {
   return data;
 }
 
-/** An event's `event:` name and joined `data:`, or undefined when it has no data. */
+/** An event's `event:` name and joined `data:`, or undefined when it has no data. Scans
+ * with indexOf: this runs once per streamed event on converted streams. */
 export function parseEvent(raw: string): { event?: string; data: string } | undefined {
   let event: string | undefined;
   let data: string | undefined;
-  for (const line of raw.split(/\r\n|\n|\r/)) {
+  let start = 0;
+  const newline = raw.includes("\n") ? "\n" : "\r"; // CR-only line endings are legal SSE too
+  while (start < raw.length) {
+    let end = raw.indexOf(newline, start);
+    if (end === -1) end = raw.length;
+    let line = raw.slice(start, end);
+    start = end + 1;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
     if (line.startsWith("data:")) {
       const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
       data = data === undefined ? value : data + "\n" + value;

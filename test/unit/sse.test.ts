@@ -52,3 +52,12 @@ test("in strip mode the usage-only chunk is removed and everything else kept", (
   assert.equal(out, stream.replace(chunk({ choices: [], usage }), ""));
   assert.equal(tap.usage?.input, 7);
 });
+
+test("parseEvent reads the event name and data under every line-ending style", async () => {
+  const { parseEvent } = await import("../../src/protocols/sse.js");
+  for (const nl of ["\n", "\r\n", "\r"]) {
+    assert.deepEqual(parseEvent(`event: delta${nl}data: {"a":1}${nl}data: 2${nl}${nl}`), { event: "delta", data: '{"a":1}\n2' });
+  }
+  assert.equal(parseEvent(": ping\n\n"), undefined);
+  assert.deepEqual(parseEvent("data:x\n\n"), { event: undefined, data: "x" });
+});

@@ -15,6 +15,10 @@ export const messagesInbound: InboundAdapter = Object.freeze<InboundAdapter>({
   encodeResponse: (response) => encodeMessagesResponse(response),
   streamEncoder: () => new MessagesStreamEncoder(),
   streamTrailer: "",
+  fieldNames: {
+    temperature: "temperature", topK: "top_k", responseFormat: "output_config.format",
+    parallelToolCalls: "tool_choice.disable_parallel_tool_use",
+  },
 });
 
 /** Talks to `anthropic` channels. The integrator adds the `x-api-key` and

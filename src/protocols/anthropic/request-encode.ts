@@ -43,12 +43,12 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
 /** Refuses what the messages protocol has no field for, naming the canonical field. Zero penalties are the OpenAI
  * defaults many clients send explicitly; they change nothing, so they pass. */
 function refuseInexpressible(r: CanonicalRequest): void {
-  if (r.candidates !== undefined && r.candidates > 1) invalid("candidates", "the messages protocol returns one answer per request (n must be 1)");
+  if (r.candidates !== undefined && r.candidates > 1) invalid("candidates", "must be 1: the messages protocol returns one answer per request");
   if (r.frequencyPenalty) invalid("frequencyPenalty", "is not supported by the messages protocol");
   if (r.presencePenalty) invalid("presencePenalty", "is not supported by the messages protocol");
   if (r.seed !== undefined) invalid("seed", "is not supported by the messages protocol");
   if (r.temperature !== undefined && r.temperature > 1) invalid("temperature", "must be at most 1 for the messages protocol");
-  if (r.responseFormat && !r.responseFormat.schema) invalid("responseFormat", "JSON mode without a schema is not supported by the messages protocol; give a json_schema");
+  if (r.responseFormat && !r.responseFormat.schema) invalid("responseFormat", "JSON mode without a schema is not supported by the messages protocol; give a JSON schema");
 }
 
 /** Encodes a canonical request as a messages-protocol request body. */

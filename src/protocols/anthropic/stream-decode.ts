@@ -30,7 +30,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
   #stopSequence?: string;
 
   decode(event: SseEvent): CanonicalEvent[] {
-    if (this.#done) return [];
+    if (this.#done || event.event === "ping") return []; // keep-alives: not worth parsing
     let data: unknown;
     try {
       data = JSON.parse(event.data);

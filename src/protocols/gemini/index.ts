@@ -17,6 +17,12 @@ export const generateInbound: InboundAdapter = {
   encodeResponse: (response) => encodeGeminiResponse(response),
   streamEncoder: () => geminiStreamEncoder(),
   streamTrailer: "",
+  fieldNames: {
+    candidates: "generationConfig.candidateCount", frequencyPenalty: "generationConfig.frequencyPenalty",
+    presencePenalty: "generationConfig.presencePenalty", seed: "generationConfig.seed",
+    temperature: "generationConfig.temperature", topK: "generationConfig.topK",
+    responseFormat: "generationConfig.responseMimeType",
+  },
 };
 
 /** Gemini channels: `x-goog-api-key` auth; streams need `?alt=sse` (in the path). */

@@ -85,7 +85,7 @@ function responseFormat(f: NonNullable<CanonicalRequest["responseFormat"]>): unk
 export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string): Record<string, unknown> {
   if (req.topK !== undefined) throw invalid("topK cannot be expressed by a chat-completions channel.");
   if (req.candidates !== undefined && req.candidates > 1) {
-    throw invalid("candidates > 1 cannot be converted: a converted answer carries one choice.");
+    throw invalid("candidates must be 1: a converted answer carries one choice.");
   }
   const messages: WireMessage[] = [];
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });

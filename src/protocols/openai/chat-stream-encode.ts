@@ -16,6 +16,10 @@ class ChatStreamEncoder implements StreamEncoder {
   readonly #created = Math.floor(Date.now() / 1000);
   /** Canonical block index → tool_calls[].index (tool calls count from 0 on their own). */
   readonly #toolIndex = new Map<number, number>();
+  /** The fixed text around a chunk's delta, built once per stream: a stream writes one chunk
+   * per token, so only the delta is serialised each time. */
+  #prefix = "";
+  #suffix = "";
 
   constructor(req: CanonicalRequest) {
     this.#usage = req.streamUsage === true;
@@ -27,6 +31,8 @@ class ChatStreamEncoder implements StreamEncoder {
       case "message_start":
         this.#id = chatId(event.id);
         if (event.model) this.#model = event.model;
+        this.#prefix = `data: ${JSON.stringify(this.#head()).slice(0, -1)},"choices":[{"index":0,"delta":`;
+        this.#suffix = `,"logprobs":null,"finish_reason":null}]${this.#usage ? ',"usage":null' : ""}}\n\n`;
         return this.#chunk({ role: "assistant", content: "" });
       case "block_start":
         if (event.block.type !== "tool_use") return "";
@@ -40,9 +46,9 @@ class ChatStreamEncoder implements StreamEncoder {
           }],
         });
       case "text_delta":
-        return event.text === "" ? "" : this.#chunk({ content: event.text });
+        return event.text === "" ? "" : this.#delta("content", event.text);
       case "thinking_delta":
-        return event.text === "" ? "" : this.#chunk({ reasoning_content: event.text });
+        return event.text === "" ? "" : this.#delta("reasoning_content", event.text);
       case "tool_input_delta": {
         const index = this.#toolIndex.get(event.index);
         if (index === undefined || event.partialJson === "") return "";
@@ -63,6 +69,12 @@ class ChatStreamEncoder implements StreamEncoder {
 
   #head(): Record<string, unknown> {
     return { id: this.#id, object: "chat.completion.chunk", created: this.#created, model: this.#model };
+  }
+
+  /** A chunk whose delta is one text field, from the prebuilt prefix and suffix. */
+  #delta(field: string, text: string): string {
+    if (!this.#prefix) return this.#chunk({ [field]: text });
+    return `${this.#prefix}{"${field}":${JSON.stringify(text)}}${this.#suffix}`;
   }
 
   #chunk(delta: Record<string, unknown>, finish: string | null = null): string {

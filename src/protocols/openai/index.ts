@@ -15,6 +15,10 @@ export const chatInbound: InboundAdapter = {
   encodeResponse: encodeChatResponse,
   streamEncoder: chatStreamEncoder,
   streamTrailer: CHAT_STREAM_TRAILER,
+  fieldNames: {
+    candidates: "n", frequencyPenalty: "frequency_penalty", presencePenalty: "presence_penalty", seed: "seed",
+    temperature: "temperature", topK: "top_k", responseFormat: "response_format", parallelToolCalls: "parallel_tool_calls",
+  },
 };
 
 /** Talks chat-completions to an OpenAI-protocol channel on behalf of another protocol's client. */

@@ -27,7 +27,7 @@ export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): E
       // Anthropic requires max_tokens; an unset cap means the model's own.
       const request: CanonicalRequest = channel.protocol === "anthropic" && canonical.maxTokens === undefined
         ? { ...canonical, maxTokens: ctx.model!.maxOutputTokens } : canonical;
-      const body = Buffer.from(JSON.stringify(outbound.encodeRequest(request, upstreamModel)));
+      const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
       const headers: Record<string, string> = {
         "content-type": "application/json",
         accept: request.stream ? "text/event-stream" : "application/json",
@@ -50,6 +50,19 @@ export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): E
       else await relayWhole(ctx, upstream, inbound, outbound, canonical);
     },
   };
+}
+
+/** The channel's body. A field it cannot express is a 400 that names the field as the client
+ * sent it: encoders speak of canonical fields, which the client never saw. */
+function encode(outbound: OutboundAdapter, inbound: InboundAdapter, request: CanonicalRequest, upstreamModel: string): unknown {
+  try {
+    return outbound.encodeRequest(request, upstreamModel);
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.spec !== errors.invalidParameter) throw err;
+    const names = inbound.fieldNames;
+    const message = err.message.replace(/\b[a-zA-Z]+\b/g, (word) => (Object.hasOwn(names, word) ? names[word] : word));
+    throw new GatewayError(err.spec, message, { status: err.status });
+  }
 }
 
 /** An upstream refusal (4xx) in the client's protocol, with the upstream's own words. */
