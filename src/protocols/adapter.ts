@@ -1,7 +1,20 @@
 // What each wire protocol provides to the hub. An inbound adapter serves clients that speak
 // the protocol; an outbound adapter talks to channels that speak it. Pure: no sockets.
 
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
+
+/**
+ * An outbound encoder's refusal of a request field its protocol cannot express. It names
+ * the canonical field; the hub re-words it with the client's own name for that field
+ * (InboundAdapter.fieldNames) before the 400 goes out.
+ */
+export class UnsupportedField extends GatewayError {
+  constructor(readonly field: keyof CanonicalRequest, readonly reason: string) {
+    super(errors.invalidParameter, `${field}: ${reason}`);
+  }
+}
 
 /** One parsed SSE event: its `event:` name (if any) and joined `data:`. */
 export interface SseEvent {
@@ -41,7 +54,7 @@ export interface InboundAdapter {
    * The client's name for each canonical request field an outbound encoder may refuse
    * (e.g. frequencyPenalty → frequency_penalty), so the 400 names the field as it was sent.
    */
-  readonly fieldNames: Readonly<Record<string, string>>;
+  readonly fieldNames: Readonly<Partial<Record<keyof CanonicalRequest, string>>>;
 }
 
 export interface OutboundAdapter {

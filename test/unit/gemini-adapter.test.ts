@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { UnsupportedField } from "../../src/protocols/adapter.js";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import fc from "fast-check";
@@ -218,8 +219,11 @@ test("request: what the hub cannot carry is a 400 naming the field", () => {
 
 test("request encode: what generate-content cannot express is a 400 naming the canonical field", () => {
   const base = decode({ contents: [userText("x")] });
-  assertRejects(() => generateOutbound.encodeRequest({ ...base, candidates: 2 }, "g"), "candidates");
-  assertRejects(() => generateOutbound.encodeRequest({ ...base, parallelToolCalls: false }, "g"), "parallelToolCalls");
+  // Field refusals name the canonical field; the hub re-words them with the client's name.
+  for (const [extra, field] of [[{ candidates: 2 }, "candidates"], [{ parallelToolCalls: false }, "parallelToolCalls"]] as const) {
+    assert.throws(() => generateOutbound.encodeRequest({ ...base, ...extra }, "g"),
+      (err: unknown) => err instanceof UnsupportedField && err.field === field && err.status === 400);
+  }
   const orphan: CanonicalRequest = { ...base, messages: [{ role: "user", content: [{ type: "tool_result", toolUseId: "t1", content: [{ type: "text", text: "ok" }] }] }] };
   assertRejects(() => generateOutbound.encodeRequest(orphan, "g"), "messages[0].content[0].name");
 });

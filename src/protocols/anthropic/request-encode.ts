@@ -2,9 +2,10 @@
 // What the protocol cannot express fails with a 400 naming the canonical field.
 
 import type { CanonicalRequest, Message, Reasoning, Tool, ToolChoice } from "../canonical.js";
+import { UnsupportedField } from "../adapter.js";
 import { budgetOf } from "../reasoning.js";
 import { encodeBlock } from "./blocks.js";
-import { invalid, writeCache, type Json } from "./fields.js";
+import { writeCache, type Json } from "./fields.js";
 
 /** max_tokens when the client set none: the messages API requires it, and 4096 is within
  * every current model's output limit. */
@@ -43,12 +44,12 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
 /** Refuses what the messages protocol has no field for, naming the canonical field. Zero penalties are the OpenAI
  * defaults many clients send explicitly; they change nothing, so they pass. */
 function refuseInexpressible(r: CanonicalRequest): void {
-  if (r.candidates !== undefined && r.candidates > 1) invalid("candidates", "must be 1: the messages protocol returns one answer per request");
-  if (r.frequencyPenalty) invalid("frequencyPenalty", "is not supported by the messages protocol");
-  if (r.presencePenalty) invalid("presencePenalty", "is not supported by the messages protocol");
-  if (r.seed !== undefined) invalid("seed", "is not supported by the messages protocol");
-  if (r.temperature !== undefined && r.temperature > 1) invalid("temperature", "must be at most 1 for the messages protocol");
-  if (r.responseFormat && !r.responseFormat.schema) invalid("responseFormat", "JSON mode without a schema is not supported by the messages protocol; give a JSON schema");
+  if (r.candidates !== undefined && r.candidates > 1) throw new UnsupportedField("candidates", "the messages protocol returns one answer per request");
+  if (r.frequencyPenalty) throw new UnsupportedField("frequencyPenalty", "the messages protocol has no frequency penalty");
+  if (r.presencePenalty) throw new UnsupportedField("presencePenalty", "the messages protocol has no presence penalty");
+  if (r.seed !== undefined) throw new UnsupportedField("seed", "the messages protocol has no seed");
+  if (r.temperature !== undefined && r.temperature > 1) throw new UnsupportedField("temperature", "the messages protocol accepts at most 1");
+  if (r.responseFormat && !r.responseFormat.schema) throw new UnsupportedField("responseFormat", "JSON mode without a schema is not supported by the messages protocol; give a JSON schema");
 }
 
 /** Encodes a canonical request as a messages-protocol request body. */

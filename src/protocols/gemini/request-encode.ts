@@ -2,9 +2,10 @@
 // What generate-content cannot express is a 400 naming the canonical field.
 
 import type { CanonicalRequest, Message } from "../canonical.js";
+import { UnsupportedField } from "../adapter.js";
 import { budgetOf } from "../reasoning.js";
 import { encodeParts } from "./parts-encode.js";
-import { invalid, type GeminiContent, type JsonObject } from "./wire.js";
+import { type GeminiContent, type JsonObject } from "./wire.js";
 
 /**
  * Gemini 3 rejects a replayed model turn whose first function call has no thought
@@ -42,9 +43,9 @@ export function encodeGeminiRequest(request: CanonicalRequest, upstreamModel: st
 /** Fields generate-content has no way to express. */
 function reject(r: CanonicalRequest): void {
   if (r.candidates !== undefined && r.candidates > 1) {
-    throw invalid("candidates", "only one answer can be converted back from a gemini channel");
+    throw new UnsupportedField("candidates", "only one answer can be converted back from a gemini channel");
   }
-  if (r.parallelToolCalls === false) throw invalid("parallelToolCalls", "Gemini cannot turn off parallel function calls");
+  if (r.parallelToolCalls === false) throw new UnsupportedField("parallelToolCalls", "Gemini cannot turn off parallel function calls");
 }
 
 /**

@@ -4,6 +4,7 @@
 // exist only on the newest models (others would refuse the request).
 
 import type { Block, CanonicalRequest, ImageSource, Message, TextBlock, ToolChoice, ToolResultBlock } from "../canonical.js";
+import { UnsupportedField } from "../adapter.js";
 import { effortOf } from "../reasoning.js";
 import { invalid } from "./chat-common.js";
 
@@ -83,9 +84,9 @@ function responseFormat(f: NonNullable<CanonicalRequest["responseFormat"]>): unk
 
 /** The chat-completions body for `req`, addressed to `upstreamModel`. */
 export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string): Record<string, unknown> {
-  if (req.topK !== undefined) throw invalid("topK cannot be expressed by a chat-completions channel.");
+  if (req.topK !== undefined) throw new UnsupportedField("topK", "chat-completions has no top-k sampling");
   if (req.candidates !== undefined && req.candidates > 1) {
-    throw invalid("candidates must be 1: a converted answer carries one choice.");
+    throw new UnsupportedField("candidates", "a converted answer carries one choice");
   }
   const messages: WireMessage[] = [];
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });

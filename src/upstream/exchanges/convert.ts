@@ -4,7 +4,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { RequestContext } from "../../pipeline/context.js";
-import type { InboundAdapter, OutboundAdapter } from "../../protocols/adapter.js";
+import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest } from "../../protocols/canonical.js";
 import { outboundAdapters } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
@@ -58,10 +58,9 @@ function encode(outbound: OutboundAdapter, inbound: InboundAdapter, request: Can
   try {
     return outbound.encodeRequest(request, upstreamModel);
   } catch (err) {
-    if (!(err instanceof GatewayError) || err.spec !== errors.invalidParameter) throw err;
-    const names = inbound.fieldNames;
-    const message = err.message.replace(/\b[a-zA-Z]+\b/g, (word) => (Object.hasOwn(names, word) ? names[word] : word));
-    throw new GatewayError(err.spec, message, { status: err.status });
+    if (!(err instanceof UnsupportedField)) throw err;
+    const name = inbound.fieldNames[err.field] ?? err.field;
+    throw new GatewayError(errors.invalidParameter, `'${name}' cannot be converted for this model's channel: ${err.reason}.`);
   }
 }
 

@@ -1,0 +1,120 @@
+// A tiny fake OpenAI Responses API upstream (`POST /v1/responses`) speaking the real wire
+// format: a Response object, or the SSE stream of typed events (response.created, …,
+// response.output_text.delta, …, response.completed with usage). Sibling of fake-openai.ts,
+// which serves chat completions only.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Received {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Record<string, unknown>;
+}
+
+export type Script =
+  | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number }
+  | { readonly kind: "error"; readonly status: number; readonly message?: string };
+
+export interface FakeResponsesOptions {
+  readonly keys?: readonly string[];
+  readonly script?: (req: Received) => Script;
+}
+
+export interface FakeResponses {
+  readonly url: string;
+  readonly received: Received[];
+  close(): Promise<void>;
+}
+
+/** Usage on every reply: input 20 (4 cached), output 8 (3 reasoning). */
+export const responsesFakeUsage = {
+  input_tokens: 20, input_tokens_details: { cached_tokens: 4 },
+  output_tokens: 8, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 28,
+} as const;
+
+export async function startFakeResponses(opts: FakeResponsesOptions = {}): Promise<FakeResponses> {
+  const received: Received[] = [];
+  let seq = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
+      const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body };
+      received.push(r);
+      answer(r, res, opts, ++seq);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+function error(res: http.ServerResponse, status: number, message: string, code: string | null = null): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } }));
+}
+
+function inputText(body: Record<string, unknown>): string {
+  return typeof body.input === "string" ? body.input : "hello";
+}
+
+function responseObject(r: Received, id: string, msgId: string, status: "in_progress" | "completed", text: string | undefined) {
+  const reasoning = (r.body.reasoning as { effort?: string } | undefined) ?? {};
+  return {
+    id, object: "response", created_at: 1_741_476_542, status, background: false, error: null, incomplete_details: null,
+    instructions: r.body.instructions ?? null, max_output_tokens: r.body.max_output_tokens ?? null, model: String(r.body.model),
+    output: text === undefined ? [] : [{
+      id: msgId, type: "message", status: "completed", role: "assistant",
+      content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+    }],
+    parallel_tool_calls: true, previous_response_id: null,
+    reasoning: { effort: reasoning.effort ?? null, summary: null }, service_tier: "default", store: true,
+    temperature: 1, text: { format: { type: "text" }, verbosity: "medium" }, tool_choice: "auto", tools: [], top_p: 1,
+    truncation: "disabled", usage: text === undefined ? null : responsesFakeUsage, user: null, metadata: {},
+  };
+}
+
+function answer(r: Received, res: http.ServerResponse, opts: FakeResponsesOptions, seq: number): void {
+  if (r.method !== "POST" || r.path !== "/v1/responses") return error(res, 404, `Unknown path ${r.path}`, "unknown_url");
+  const auth = r.headers.authorization ?? "";
+  if (opts.keys?.length && !opts.keys.includes(auth.startsWith("Bearer ") ? auth.slice(7) : "")) {
+    return error(res, 401, "Incorrect API key provided.", "invalid_api_key");
+  }
+  const script = opts.script?.(r) ?? { kind: "ok" };
+  if (script.kind === "error") return error(res, script.status, script.message ?? `fake error ${script.status}`);
+  const text = script.text ?? `resp says: ${inputText(r.body)}`;
+  const id = `resp_fake${String(seq).padStart(6, "0")}`;
+  const msgId = `msg_fake${String(seq).padStart(6, "0")}`;
+  if (r.body.stream !== true) {
+    res.writeHead(200, { "content-type": "application/json", "openai-organization": "org-secret" });
+    res.end(JSON.stringify(responseObject(r, id, msgId, "completed", text)));
+    return;
+  }
+  let n = 0;
+  const events: object[] = [];
+  const ev = (type: string, data: object) => events.push({ type, sequence_number: n++, ...data });
+  const started = responseObject(r, id, msgId, "in_progress", undefined);
+  ev("response.created", { response: started });
+  ev("response.in_progress", { response: started });
+  ev("response.output_item.added", { output_index: 0, item: { id: msgId, type: "message", status: "in_progress", role: "assistant", content: [] } });
+  ev("response.content_part.added", { item_id: msgId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+  const k = Math.max(1, Math.min(script.chunks ?? 4, text.length));
+  const size = Math.ceil(text.length / k);
+  for (let i = 0; i < text.length; i += size) {
+    ev("response.output_text.delta", { item_id: msgId, output_index: 0, content_index: 0, delta: text.slice(i, i + size), logprobs: [] });
+  }
+  ev("response.output_text.done", { item_id: msgId, output_index: 0, content_index: 0, text, logprobs: [] });
+  ev("response.content_part.done", { item_id: msgId, output_index: 0, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: [] } });
+  ev("response.output_item.done", { output_index: 0, item: { id: msgId, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] } });
+  ev("response.completed", { response: responseObject(r, id, msgId, "completed", text) });
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  res.end(events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join(""));
+}
