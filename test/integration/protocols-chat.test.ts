@@ -358,6 +358,15 @@ describe("chat-completions in, every channel protocol", () => {
       assert.equal(w.anthropic.received.length, before);
     });
 
+    test("anthropic-beta from a chat client reaches an anthropic channel; anthropic-version is the gateway's", async () => {
+      const beta = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0,
+        defaultHeaders: { "anthropic-beta": "context-1m-2025-08-07" } });
+      await beta.chat.completions.create({ model: M.anthropic, messages: [{ role: "user", content: "x" }] });
+      const seen = last(w.anthropic.received);
+      assert.equal(seen.headers["anthropic-beta"], "context-1m-2025-08-07");
+      assert.equal(seen.headers["anthropic-version"], "2023-06-01");
+    });
+
     test("an unknown field → 400 naming it", async () => {
       await expectBadRequest({ model: M.anthropic, frobnicate_level: 3, messages: [{ role: "user", content: "x" }] }, /frobnicate_level/);
       await expectBadRequest({ model: M.gemini, frobnicate_level: 3, messages: [{ role: "user", content: "x" }] }, /frobnicate_level/);

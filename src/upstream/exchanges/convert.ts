@@ -39,7 +39,12 @@ export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): E
         const v = ctx.req.headers[name];
         if (typeof v === "string") headers[name] = v;
       }
-      if (channel.protocol === "anthropic") headers["anthropic-version"] = DEFAULT_ANTHROPIC_VERSION;
+      if (channel.protocol === "anthropic") {
+        headers["anthropic-version"] = DEFAULT_ANTHROPIC_VERSION;
+        // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks.
+        const beta = ctx.req.headers["anthropic-beta"];
+        if (typeof beta === "string") headers["anthropic-beta"] = beta;
+      }
       return { url: channelUrl(channel.baseUrl, outbound.path(request, upstreamModel)), headers, body };
     },
     async respond(upstream, channel) {
