@@ -5,13 +5,11 @@ import type { Ledger } from "./ledger.js";
 import { costOf } from "./cost.js";
 import { fallbackUsage } from "./estimate.js";
 import { log } from "../observability/log.js";
-import { childCache, costTotal } from "../observability/metrics.js";
+import { costTally } from "../observability/metrics.js";
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import type { RequestContext } from "../pipeline/context.js";
 import type { UsageEntry } from "../state/store.js";
 import type { UsageSink } from "./usage-sink.js";
-
-const costCounter = childCache((v) => costTotal.labels(...v));
 
 /** Charges only what the upstream answered with success; everything else costs nothing. */
 export function billingSink(ledger: Ledger): UsageSink {
@@ -49,7 +47,7 @@ export function billingSink(ledger: Ledger): UsageSink {
         if (ctx.reservation) ledger.release(ctx.reservation);
         return;
       }
-      if (costNano > 0n) costCounter(entry.model, entry.group).inc(Number(costNano) / 1e9);
+      if (costNano > 0n) costTally.add(Number(costNano), entry.model, entry.group);
     },
   };
 }

@@ -4,6 +4,33 @@
 import client from "prom-client";
 
 export const registry = new client.Registry();
+
+/**
+ * Counter increments gathered in plain Maps on the hot path and handed to prom-client only
+ * when /metrics is scraped (its label handling costs more than the rest of a counter).
+ */
+export class Tally {
+  readonly #pending = new Map<string, { values: string[]; n: number }>();
+
+  /** Adds `n` to the series named by the label values (in the counter's label order). */
+  add(n: number, ...values: string[]): void {
+    let key = values[0];
+    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
+    const entry = this.#pending.get(key);
+    if (entry) entry.n += n;
+    else this.#pending.set(key, { values, n });
+  }
+
+  /** Moves the gathered increments into the counter, times `scale`. */
+  drainInto(counter: client.Counter<string>, scale = 1): void {
+    for (const { values, n } of this.#pending.values()) counter.labels(...values).inc(n * scale);
+    this.#pending.clear();
+  }
+}
+
+export const requestTally = new Tally();
+export const tokenTally = new Tally();
+export const costTally = new Tally();
 client.collectDefaultMetrics({ register: registry, prefix: "gateway_process_" });
 
 export const requestsTotal = new client.Counter({
@@ -11,6 +38,9 @@ export const requestsTotal = new client.Counter({
   help: "Requests answered, by inbound protocol, model, channel, group and HTTP status.",
   labelNames: ["protocol", "model", "channel", "group", "status"] as const,
   registers: [registry],
+  collect() {
+    requestTally.drainInto(this);
+  },
 });
 
 export const requestDuration = new client.Histogram({
@@ -34,6 +64,9 @@ export const tokensTotal = new client.Counter({
   help: "Tokens used, by model and kind (input, cache_read, cache_write, output, reasoning).",
   labelNames: ["model", "kind"] as const,
   registers: [registry],
+  collect() {
+    tokenTally.drainInto(this);
+  },
 });
 
 export const costTotal = new client.Counter({
@@ -41,6 +74,9 @@ export const costTotal = new client.Counter({
   help: "Cost charged in the billing currency, by model and group.",
   labelNames: ["model", "group"] as const,
   registers: [registry],
+  collect() {
+    costTally.drainInto(this, 1e-9); // gathered in integer nano-units: no drift between scrapes
+  },
 });
 
 /** Requests in flight, counted with plain integer arithmetic on the hot path; the gauge

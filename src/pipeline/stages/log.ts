@@ -4,15 +4,13 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { childCache, inflight, requestDuration, requestsTotal, tokensTotal } from "../../observability/metrics.js";
+import { childCache, inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { sendError } from "../respond.js";
 
-const requestCounter = childCache((v) => requestsTotal.labels(...v));
 const durationHistogram = childCache((v) => requestDuration.labels(...v));
-const tokenCounter = childCache((v) => tokensTotal.labels(...v));
 
 export function logStage(sink: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
@@ -40,15 +38,15 @@ function record(ctx: RequestContext, sink: UsageSink): void {
   const protocol = ctx.route?.name ?? "unknown";
   const model = ctx.modelName ?? "";
   const statusLabel = String(status);
-  requestCounter(protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel).inc();
+  requestTally.add(1, protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel);
   durationHistogram(protocol, model, statusLabel).observe(durationMs / 1000);
   if (ctx.usage) {
     const u = ctx.usage;
-    if (u.input) tokenCounter(model, "input").inc(u.input);
-    if (u.cacheRead) tokenCounter(model, "cache_read").inc(u.cacheRead);
-    if (u.cacheWrite) tokenCounter(model, "cache_write").inc(u.cacheWrite);
-    if (u.output) tokenCounter(model, "output").inc(u.output);
-    if (u.reasoning) tokenCounter(model, "reasoning").inc(u.reasoning);
+    if (u.input) tokenTally.add(u.input, model, "input");
+    if (u.cacheRead) tokenTally.add(u.cacheRead, model, "cache_read");
+    if (u.cacheWrite) tokenTally.add(u.cacheWrite, model, "cache_write");
+    if (u.output) tokenTally.add(u.output, model, "output");
+    if (u.reasoning) tokenTally.add(u.reasoning, model, "reasoning");
   }
   if (ctx.token) sink.record(ctx, status, durationMs);
   else if (log.enabled("debug")) {
