@@ -54,8 +54,6 @@ export interface RequestContext {
   /** Set when the response is an error the gateway produced. */
   error?: GatewayError;
   usage?: Usage;
-  /** True when usage was estimated rather than reported by the upstream. */
-  usageEstimated?: boolean;
   /** process.hrtime.bigint() when the first response byte was written. */
   firstByteNs?: bigint;
 }

@@ -73,9 +73,15 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       void serveOps(path, res, draining);
       return;
     }
+    // Every field present from the start: one object shape for all requests, no
+    // hidden-class transitions as stages fill it in.
     const ctx: RequestContext = {
       id, req, res, runtime, path, startNs: process.hrtime.bigint(),
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
+      route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
+      user: undefined, group: undefined, body: undefined, json: undefined, modelName: undefined, model: undefined,
+      channel: undefined, upstreamModel: undefined, upstreamStatus: undefined, outputChars: undefined,
+      reservation: undefined, error: undefined, usage: undefined, firstByteNs: undefined,
     };
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));

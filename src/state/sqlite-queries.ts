@@ -82,13 +82,6 @@ function toEntry(row: LogRow): UsageEntry {
 }
 
 /** Prepared statements over one open database. */
-/** A charge that a batch insert actually recorded (its request id was new). */
-export interface Charge {
-  readonly token: string;
-  readonly user: string;
-  readonly costNano: bigint;
-}
-
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
   ttfb_ms, estimated`;
@@ -109,6 +102,7 @@ function pushRow(params: unknown[], e: UsageEntry): void {
 export class SqliteQueries {
   readonly #db: Database.Database;
   readonly #inserts = new Map<number, Database.Statement>();
+  readonly #insertOrIgnore: Database.Statement;
   readonly #addSpend: Database.Statement;
   readonly #spent: Database.Statement;
   readonly #spendBy = new Map<SpendDimension, Database.Statement>();
@@ -116,6 +110,7 @@ export class SqliteQueries {
 
   constructor(db: Database.Database) {
     this.#db = db;
+    this.#insertOrIgnore = db.prepare(`INSERT OR IGNORE INTO usage_log (${COLUMNS}) VALUES ${ROW_PLACEHOLDERS}`);
     this.#addSpend = db.prepare(`INSERT INTO spend (kind, name, nano) VALUES (?, ?, ?)
       ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
     this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
@@ -129,19 +124,28 @@ export class SqliteQueries {
   }
 
   /**
-   * Inserts entries whose request ids are new, many rows per statement (a statement's
-   * fixed cost dominates a small row), and returns the inserted ones' charges.
+   * Inserts entries whose request ids are new, many rows per statement (a statement's fixed
+   * cost dominates a small row), and returns the ones inserted. Ids are unique by
+   * construction, so a plain INSERT is tried first; only a batch that hits a duplicate is
+   * redone row by row with INSERT OR IGNORE.
    */
-  insertEntries(entries: readonly UsageEntry[]): Charge[] {
-    const inserted: Charge[] = [];
+  insertEntries(entries: readonly UsageEntry[]): UsageEntry[] {
+    const inserted: UsageEntry[] = [];
     let i = 0;
     for (const size of ROWS_PER_INSERT) {
-      const stmt = this.#insertRows(size);
       for (; entries.length - i >= size; i += size) {
         const params: unknown[] = [];
         for (let j = i; j < i + size; j++) pushRow(params, entries[j]);
-        for (const row of stmt.all(params) as { token: string; user: string; cost_nano: bigint }[]) {
-          inserted.push({ token: row.token, user: row.user, costNano: row.cost_nano });
+        try {
+          this.#insertRows(size).run(params);
+          for (let j = i; j < i + size; j++) inserted.push(entries[j]);
+        } catch (error) {
+          if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw error;
+          for (let j = i; j < i + size; j++) {
+            const row: unknown[] = [];
+            pushRow(row, entries[j]);
+            if (this.#insertOrIgnore.run(row).changes === 1) inserted.push(entries[j]);
+          }
         }
       }
     }
@@ -152,8 +156,7 @@ export class SqliteQueries {
     let stmt = this.#inserts.get(rows);
     if (!stmt) {
       const values = Array.from({ length: rows }, () => ROW_PLACEHOLDERS).join(", ");
-      stmt = this.#db.prepare(`INSERT OR IGNORE INTO usage_log (${COLUMNS}) VALUES ${values}
-        RETURNING token, user, cost_nano`);
+      stmt = this.#db.prepare(`INSERT INTO usage_log (${COLUMNS}) VALUES ${values}`);
       this.#inserts.set(rows, stmt);
     }
     return stmt;

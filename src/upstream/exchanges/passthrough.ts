@@ -74,7 +74,7 @@ async function relayBody(
       return chunk;
     } });
   if (!ok) return;
-  const body = Buffer.concat(chunks, kept);
+  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, kept);
   ctx.usage = spec.bodyUsage(body);
   if (!ctx.usage) ctx.outputChars = spec.bodyChars(body);
 }
