@@ -2,15 +2,13 @@
 // SSE events, Anthropic error bodies). Sibling of fake-openai.ts: tests drive the gateway
 // against it; a script per request makes it fail, stall, think, call tools or stream on cue.
 
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import {
+  bearerKey, sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer,
+} from "./fake-server.js";
 
 /** What the fake received, for assertions. */
-export interface Received {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: Record<string, unknown>;
+export interface Received extends BaseReceived {
   /** The `anthropic-beta` header split on commas (trimmed); empty when absent. */
   readonly betas: readonly string[];
 }
@@ -56,11 +54,7 @@ export interface FakeAnthropicOptions {
   readonly allowSamplingParams?: boolean;
 }
 
-export interface FakeAnthropic {
-  readonly url: string;
-  readonly received: Received[];
-  close(): Promise<void>;
-}
+export type FakeAnthropic = FakeServer<Received>;
 
 /** Usage reported by every reply except `cache` (stream: input in message_start, output in message_delta). */
 export const anthropicFakeUsage = {
@@ -77,42 +71,22 @@ export const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
 export const LONG_CONTEXT_REFUSAL = "The long context beta is not yet available for this subscription.";
 
 /** Starts the fake on 127.0.0.1 with a free port. */
-export async function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
-  const received: Received[] = [];
-  const sockets = new Set<import("node:net").Socket>();
-  let seq = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
-      const beta = req.headers["anthropic-beta"];
+export function startFakeAnthropic(opts: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  return startFakeServer((r, res, seq) => answer(r, res, opts, seq), {
+    port: opts.port,
+    describe: (base): Received => {
+      const beta = base.headers["anthropic-beta"];
       const betas = (Array.isArray(beta) ? beta.join(",") : beta ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-      const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, betas };
-      received.push(r);
-      answer(r, res, opts, ++seq);
-    });
+      return { ...base, betas };
+    },
   });
-  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
 }
 
 /** The key presented: `x-api-key`, else `Authorization: Bearer …` (SDK ≥1.0 / API 2026-10-21 sends the latter). */
 export function apiKeyOf(r: Pick<Received, "headers">): string {
   const x = r.headers["x-api-key"];
   if (typeof x === "string" && x !== "") return x;
-  const auth = r.headers.authorization ?? "";
-  return auth.startsWith("Bearer ") ? auth.slice(7) : "";
+  return bearerKey(r.headers);
 }
 
 const API_VERSION_2026 = "2026-10-21";
@@ -141,8 +115,7 @@ function errorBody(type: string, message: string, seq: number): object {
 }
 
 function anthropicError(res: http.ServerResponse, seq: number, status: number, type: string, message: string, headers?: Record<string, string>) {
-  res.writeHead(status, { "content-type": "application/json", "request-id": requestId(seq), ...headers });
-  res.end(JSON.stringify(errorBody(type, message, seq)));
+  sendJson(res, status, errorBody(type, message, seq), { "request-id": requestId(seq), ...headers });
 }
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOptions, seq: number): void {
@@ -250,21 +223,10 @@ function messageBase(r: Received, seq: number) {
 }
 
 function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
-  const body = JSON.stringify({
+  sendJson(res, 200, {
     ...messageBase(r, seq), content: blocks(r, script, opts),
     stop_reason: stopReason(script), stop_sequence: null, usage: usageFor(script, anthropicFakeUsage.output_tokens),
-  });
-  res.writeHead(200, headersFor(seq, "application/json"));
-  res.end(body);
-}
-
-/** Splits `s` into `n` (≥1) roughly equal non-empty pieces (fewer if `s` is short). */
-function split(s: string, n: number): string[] {
-  const k = Math.max(1, Math.min(n, s.length));
-  const size = Math.ceil(s.length / k);
-  const out: string[] = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out.length > 0 ? out : [""];
+  }, headersFor(seq, "application/json"));
 }
 
 function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
@@ -280,20 +242,20 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
       switch (b.type) {
         case "text":
           ev("content_block_start", { index, content_block: { type: "text", text: "" } });
-          for (const piece of split(b.text, script.kind === "ok" && script.chunks ? script.chunks : 4)) {
+          for (const piece of splitText(b.text, script.kind === "ok" && script.chunks ? script.chunks : 4)) {
             ev("content_block_delta", { index, delta: { type: "text_delta", text: piece } });
           }
           break;
         case "thinking":
           ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } });
-          for (const piece of split(b.thinking, 2)) ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } });
+          for (const piece of splitText(b.thinking, 2)) ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } });
           ev("content_block_delta", { index, delta: { type: "signature_delta", signature: b.signature } });
           break;
         case "tool_use": {
           ev("content_block_start", { index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
           const json = JSON.stringify(b.input);
           ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } });
-          for (const piece of split(json, Math.max(2, Math.min(3, json.length)))) {
+          for (const piece of splitText(json, Math.max(2, Math.min(3, json.length)))) {
             ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } });
           }
           break;
@@ -306,17 +268,5 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   }
   res.writeHead(200, { ...headersFor(seq, "text/event-stream; charset=utf-8"), "cache-control": "no-cache" });
   const lines = events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-  const delay = script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0;
-  if (delay === 0) {
-    res.end(lines.join(""));
-    return;
-  }
-  let i = 0;
-  const tick = () => {
-    if (res.destroyed) return;
-    res.write(lines[i++]);
-    if (i < lines.length) setTimeout(tick, delay);
-    else res.end();
-  };
-  tick();
+  sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }

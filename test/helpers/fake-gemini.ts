@@ -3,16 +3,11 @@
 // of fake-openai.ts: a script per request makes it fail, stall, think, call functions, block
 // on safety or stream on cue.
 
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import { sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer } from "./fake-server.js";
 
-/** What the fake received, for assertions. */
-export interface Received {
-  readonly method: string;
-  /** The raw request target, query included (e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`). */
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: Record<string, unknown>;
+/** What the fake received, for assertions (`path` e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`). */
+export interface Received extends BaseReceived {
   /** Parsed from the path; "" when the path is not a generate call. */
   readonly model: string;
   readonly action: "generateContent" | "streamGenerateContent" | "";
@@ -60,11 +55,7 @@ export interface FakeGeminiOptions {
   readonly script?: (req: Received) => Script;
 }
 
-export interface FakeGemini {
-  readonly url: string;
-  readonly received: Received[];
-  close(): Promise<void>;
-}
+export type FakeGemini = FakeServer<Received>;
 
 /** Usage (final totals) reported by ok, function_call, image replies. */
 export const geminiFakeUsage = { promptTokenCount: 12, candidatesTokenCount: 5, totalTokenCount: 17 } as const;
@@ -82,42 +73,23 @@ export const fakePngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADU
 export const SAFETY_ECHO_HEADER = "x-fake-safety-settings-received";
 
 /** Starts the fake on 127.0.0.1 with a free port. */
-export async function startFakeGemini(opts: FakeGeminiOptions = {}): Promise<FakeGemini> {
-  const received: Received[] = [];
-  const sockets = new Set<import("node:net").Socket>();
-  let seq = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
-      const url = new URL(req.url ?? "/", "http://fake");
-      const m = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
-      const header = req.headers["x-goog-api-key"];
-      const r: Received = {
-        method: req.method ?? "", path: req.url ?? "", headers: req.headers, body,
-        model: m ? decodeURIComponent(m[2]) : "",
-        action: m ? (m[3] as "generateContent" | "streamGenerateContent") : "",
-        apiVersion: m ? m[1] : "",
-        query: Object.fromEntries(url.searchParams),
-        key: typeof header === "string" && header !== "" ? header : url.searchParams.get("key") ?? "",
-        safetySettings: body.safetySettings,
-      };
-      received.push(r);
-      answer(r, res, opts, ++seq);
-    });
-  });
-  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+export function startFakeGemini(opts: FakeGeminiOptions = {}): Promise<FakeGemini> {
+  return startFakeServer((r, res, seq) => answer(r, res, opts, seq), { port: opts.port, describe });
+}
+
+/** The generate call a request makes: model, action and API version from the path, the key presented. */
+function describe(base: BaseReceived): Received {
+  const url = new URL(base.path || "/", "http://fake");
+  const m = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+  const header = base.headers["x-goog-api-key"];
   return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    ...base,
+    model: m ? decodeURIComponent(m[2]) : "",
+    action: m ? (m[3] as "generateContent" | "streamGenerateContent") : "",
+    apiVersion: m ? m[1] : "",
+    query: Object.fromEntries(url.searchParams),
+    key: typeof header === "string" && header !== "" ? header : url.searchParams.get("key") ?? "",
+    safetySettings: base.body.safetySettings,
   };
 }
 
@@ -151,8 +123,7 @@ const errorObject = (code: number, message: string, status: string, details?: ob
   ({ error: { code, message, status, ...(details ? { details } : {}) } });
 
 function googleError(res: http.ServerResponse, code: number, message: string, status: string, details?: object[], headers?: Record<string, string>) {
-  res.writeHead(code, { "content-type": "application/json; charset=UTF-8", ...headers });
-  res.end(JSON.stringify(errorObject(code, message, status, details), null, 2));
+  sendJson(res, code, errorObject(code, message, status, details), { "content-type": "application/json; charset=UTF-8", ...headers }, 2);
 }
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, seq: number): void {
@@ -249,16 +220,7 @@ const headersFor = (r: Received, contentType: string) => ({
 function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
   const body = script.kind === "safety" ? safetyBody(r, script, seq)
     : { candidates: [candidate(fullParts(r, script, opts), "STOP")], usageMetadata: usageFor(script), ...meta(r, seq) };
-  res.writeHead(200, headersFor(r, "application/json; charset=UTF-8"));
-  res.end(JSON.stringify(body, null, 2));
-}
-
-function split(s: string, n: number): string[] {
-  const k = Math.max(1, Math.min(n, s.length));
-  const size = Math.ceil(s.length / k);
-  const out: string[] = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out.length > 0 ? out : [""];
+  sendJson(res, 200, body, headersFor(r, "application/json; charset=UTF-8"), 2);
 }
 
 function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
@@ -274,7 +236,7 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
     for (const p of fullParts(r, script, opts)) {
       if (typeof p.text === "string" && p.thought !== true) {
         const n = script.kind === "ok" && script.chunks ? script.chunks : 3;
-        for (const t of split(p.text, n)) pieces.push({ text: t });
+        for (const t of splitText(p.text, n)) pieces.push({ text: t });
       } else pieces.push(p);
     }
     const full = usageFor(script);
@@ -293,17 +255,5 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   const lines = sse
     ? events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`)
     : events.map((e, i) => `${i === 0 ? "[" : ",\r\n"}${JSON.stringify(e)}${i === events.length - 1 ? "]" : ""}`);
-  const delay = script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0;
-  if (delay === 0) {
-    res.end(lines.join(""));
-    return;
-  }
-  let i = 0;
-  const tick = () => {
-    if (res.destroyed) return;
-    res.write(lines[i++]);
-    if (i < lines.length) setTimeout(tick, delay);
-    else res.end();
-  };
-  tick();
+  sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }

@@ -2,16 +2,13 @@
 // OpenAI error bodies). Tests, the demo and the benchmark drive the gateway against it;
 // a script per request makes it fail, stall or stream on cue.
 
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import {
+  bearerKey, sendJson, sendLines, sendOpenAIError, startFakeServer, type BaseReceived, type FakeServer,
+} from "./fake-server.js";
 
 /** What the fake received, for assertions. */
-export interface Received {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: Record<string, unknown>;
-}
+export type Received = BaseReceived;
 
 /** How to answer one request. Default: a normal completion, streamed if asked. */
 export type Script =
@@ -32,64 +29,30 @@ export interface FakeOpenAIOptions {
   readonly script?: (req: Received) => Script;
 }
 
-export interface FakeOpenAI {
-  readonly url: string;
-  readonly received: Received[];
-  close(): Promise<void>;
-}
+export type FakeOpenAI = FakeServer<Received>;
 
 export const fakeUsage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17,
   prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } };
 
 /** Starts the fake on 127.0.0.1 with a free port. */
-export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
-  const received: Received[] = [];
-  const sockets = new Set<import("node:net").Socket>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
-      const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body };
-      received.push(r);
-      answer(r, res, opts);
-    });
-  });
-  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
-
-function openaiError(res: http.ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>) {
-  const body = JSON.stringify({ error: { message, type, param: null, code } });
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(body);
+export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  return startFakeServer((r, res) => answer(r, res, opts), { port: opts.port });
 }
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   if (r.path !== "/v1/chat/completions" || r.method !== "POST") {
-    return openaiError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
+    return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
-  const auth = r.headers.authorization ?? "";
-  const key = auth.startsWith("Bearer ") ? auth.slice(7) : "";
+  const key = bearerKey(r.headers);
   if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
-    return openaiError(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
+    return sendOpenAIError(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
   }
   const script = opts.script?.(r) ?? { kind: "ok" };
   switch (script.kind) {
     case "hang": return;
     case "destroy": res.socket?.destroy(); return;
     case "error":
-      return openaiError(res, script.status, script.message ?? `fake error ${script.status}`,
+      return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`,
         script.status === 429 ? "rate_limit_exceeded" : script.status >= 500 ? "server_error" : "invalid_request_error", null, script.headers);
     default:
       return r.body.stream === true ? streamAnswer(r, res, script, opts) : jsonAnswer(r, res, script, opts);
@@ -110,13 +73,12 @@ function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts:
     ? { role: "assistant", content: null, refusal: null,
         tool_calls: [{ id: "call_fake1", type: "function", function: { name: script.name, arguments: script.args } }] }
     : { role: "assistant", content: replyText(r, script, opts), refusal: null };
-  const body = JSON.stringify({
+  const body = {
     ...base(r), object: "chat.completion",
     choices: [{ index: 0, message, logprobs: null, finish_reason: script.kind === "tool_call" ? "tool_calls" : "stop" }],
     usage: fakeUsage, service_tier: "default",
-  });
-  res.writeHead(200, { "content-type": "application/json", "openai-organization": "org-secret", "x-request-id": "req_fake" });
-  res.end(body);
+  };
+  sendJson(res, 200, body, { "openai-organization": "org-secret", "x-request-id": "req_fake" });
 }
 
 function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeOpenAIOptions): void {
@@ -142,17 +104,5 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   if (withUsage) events.push({ ...base(r), object: "chat.completion.chunk", choices: [], usage: fakeUsage });
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "openai-organization": "org-secret" });
   const lines = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).concat("data: [DONE]\n\n");
-  const delay = script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0;
-  if (delay === 0) {
-    res.end(lines.join(""));
-    return;
-  }
-  let i = 0;
-  const tick = () => {
-    if (res.destroyed) return;
-    res.write(lines[i++]);
-    if (i < lines.length) setTimeout(tick, delay);
-    else res.end();
-  };
-  tick();
+  sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }

@@ -3,15 +3,12 @@
 // response.output_text.delta, …, response.completed with usage). Sibling of fake-openai.ts,
 // which serves chat completions only.
 
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
+import {
+  bearerKey, sendJson, sendLines, sendOpenAIError, startFakeServer, type BaseReceived, type FakeServer,
+} from "./fake-server.js";
 
-export interface Received {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: Record<string, unknown>;
-}
+export type Received = BaseReceived;
 
 export type Script =
   | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number }
@@ -22,11 +19,7 @@ export interface FakeResponsesOptions {
   readonly script?: (req: Received) => Script;
 }
 
-export interface FakeResponses {
-  readonly url: string;
-  readonly received: Received[];
-  close(): Promise<void>;
-}
+export type FakeResponses = FakeServer<Received>;
 
 /** Usage on every reply: input 20 (4 cached), output 8 (3 reasoning). */
 export const responsesFakeUsage = {
@@ -34,32 +27,12 @@ export const responsesFakeUsage = {
   output_tokens: 8, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 28,
 } as const;
 
-export async function startFakeResponses(opts: FakeResponsesOptions = {}): Promise<FakeResponses> {
-  const received: Received[] = [];
-  let seq = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
-      const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body };
-      received.push(r);
-      answer(r, res, opts, ++seq);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
+export function startFakeResponses(opts: FakeResponsesOptions = {}): Promise<FakeResponses> {
+  return startFakeServer((r, res, seq) => answer(r, res, opts, seq));
 }
 
 function error(res: http.ServerResponse, status: number, message: string, code: string | null = null): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param: null, code } }));
+  sendOpenAIError(res, status, message, status >= 500 ? "server_error" : "invalid_request_error", code);
 }
 
 function inputText(body: Record<string, unknown>): string {
@@ -84,8 +57,7 @@ function responseObject(r: Received, id: string, msgId: string, status: "in_prog
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeResponsesOptions, seq: number): void {
   if (r.method !== "POST" || r.path !== "/v1/responses") return error(res, 404, `Unknown path ${r.path}`, "unknown_url");
-  const auth = r.headers.authorization ?? "";
-  if (opts.keys?.length && !opts.keys.includes(auth.startsWith("Bearer ") ? auth.slice(7) : "")) {
+  if (opts.keys?.length && !opts.keys.includes(bearerKey(r.headers))) {
     return error(res, 401, "Incorrect API key provided.", "invalid_api_key");
   }
   const script = opts.script?.(r) ?? { kind: "ok" };
@@ -94,9 +66,7 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeResponsesOption
   const id = `resp_fake${String(seq).padStart(6, "0")}`;
   const msgId = `msg_fake${String(seq).padStart(6, "0")}`;
   if (r.body.stream !== true) {
-    res.writeHead(200, { "content-type": "application/json", "openai-organization": "org-secret" });
-    res.end(JSON.stringify(responseObject(r, id, msgId, "completed", text)));
-    return;
+    return sendJson(res, 200, responseObject(r, id, msgId, "completed", text), { "openai-organization": "org-secret" });
   }
   let n = 0;
   const events: object[] = [];
@@ -116,5 +86,5 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeResponsesOption
   ev("response.output_item.done", { output_index: 0, item: { id: msgId, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] } });
   ev("response.completed", { response: responseObject(r, id, msgId, "completed", text) });
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
-  res.end(events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join(""));
+  sendLines(res, events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`));
 }

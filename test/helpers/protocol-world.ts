@@ -51,6 +51,12 @@ export const models: Obj = {
   [M.responses]: { endpoint: "responses", price: { input: 15, output: 120 } },
 };
 
+/** The three channel protocols of a world, named as its fakes are. */
+export type ChannelName = "openai" | "anthropic" | "gemini";
+
+/** Text full of escaping and multi-byte traps, sent through every protocol. */
+export const TEXT = "Grüße 👋🏽 — 你好，世界! \"quoted\" 'single'\nsecond line\ttab \\ backslash </script> 🇨🇭";
+
 export interface Scripts {
   openai?: (r: OReceived) => OScript;
   anthropic?: (r: AReceived) => AScript;
@@ -66,6 +72,12 @@ export interface World {
   /** Per-request answer scripts; reset to the defaults by `reset()`. */
   scripts: Scripts;
   reset(): void;
+  /** The body the fake behind channel `t` received last (fails when it received none). */
+  sent(t: ChannelName): Record<string, any>;
+  /** Scripts channel `t`'s fake to answer `text` (in 5 chunks when streamed). */
+  scriptText(t: ChannelName, text: string): void;
+  /** Scripts channel `t`'s fake to call tool `name` with `args`. */
+  scriptTool(t: ChannelName, name: string, args: Record<string, unknown>): void;
   /** The sink's record count now; pass it to `record()` after a request. */
   mark(): number;
   /** Waits for the first usage record after `mark` and returns it. */
@@ -114,6 +126,17 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
     get scripts() { return state.scripts; },
     set scripts(s: Scripts) { state.scripts = s; },
     reset() { state.scripts = {}; },
+    sent: (t) => last(t === "openai" ? openai.received : t === "anthropic" ? anthropic.received : gemini.received).body,
+    scriptText(t, text) {
+      if (t === "openai") state.scripts.openai = () => ({ kind: "ok", text, chunks: 5 });
+      else if (t === "anthropic") state.scripts.anthropic = () => ({ kind: "ok", text, chunks: 5 });
+      else state.scripts.gemini = () => ({ kind: "ok", text, chunks: 5 });
+    },
+    scriptTool(t, name, args) {
+      if (t === "openai") state.scripts.openai = () => ({ kind: "tool_call", name, args: JSON.stringify(args) });
+      else if (t === "anthropic") state.scripts.anthropic = () => ({ kind: "tool_use", name, input: args });
+      else state.scripts.gemini = () => ({ kind: "function_call", name, args });
+    },
     mark: () => sink.records.length,
     async record(mark) {
       await eventually(() => sink.records.length > mark, 3000, "a usage record");

@@ -4,54 +4,14 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { startFakeOpenAI, type FakeOpenAI, type Script } from "../helpers/fake-openai.js";
 import { eventually } from "../helpers/gateway.js";
-import { TOKEN, channel, closedPort, config, postChat, rawRequest, token } from "./support.js";
-
-const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
-const bin = join(root, "bin", "gateway.js");
-
-/** Env for a child gateway: info logs (the test runner's context would silence them). */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_LOG_LEVEL: "info" };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
-}
-
-interface Child {
-  proc: ChildProcess;
-  stdout: string;
-  stderr: string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function run(args: string[], cwd: string): Child {
-  const proc = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] });
-  const child: Child = { proc, stdout: "", stderr: "", exit: undefined as never };
-  proc.stdout!.on("data", (c: Buffer) => { child.stdout += c.toString("utf8"); });
-  proc.stderr!.on("data", (c: Buffer) => { child.stderr += c.toString("utf8"); });
-  child.exit = new Promise((r) => proc.on("exit", (code, signal) => r({ code, signal })));
-  return child;
-}
-
-/** Waits for a child to exit within `ms`; kills it (by its own pid) if it does not. */
-async function exited(child: Child, ms: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((r) => { timer = setTimeout(() => r("timeout"), ms); });
-  const outcome = await Promise.race([child.exit, timeout]);
-  clearTimeout(timer);
-  if (outcome === "timeout") {
-    child.proc.kill("SIGKILL");
-    assert.fail(`process did not exit within ${ms} ms; stderr:\n${child.stderr}`);
-  }
-  return outcome;
-}
+import { alive, exited, root, runGateway as run, serveGateway, type Child } from "../helpers/spawn-gateway.js";
+import { TOKEN, channel, config, postChat, rawRequest, token } from "./support.js";
 
 describe("gateway check", { concurrency: true }, () => {
   let dir: string;
@@ -107,7 +67,6 @@ describe("gateway serve", () => {
   let fake: FakeOpenAI;
   let script: Script = { kind: "ok" };
   let child: Child | undefined;
-  let base: string;
 
   const NEW_TOKEN = "sk-gw-after-sighup-000001";
   const yaml = (extra: { mapTo?: string; tokens?: Record<string, unknown>[] } = {}) => (port: number) => config({
@@ -122,22 +81,14 @@ describe("gateway serve", () => {
     fake = await startFakeOpenAI({ name: "cli", script: () => script });
   });
   after(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill("SIGKILL");
+    if (child && alive(child)) child.proc.kill("SIGKILL");
     await fake?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   test("serves, reloads on SIGHUP, and exits 0 on SIGTERM after finishing an in-flight stream", async () => {
-    const port = await closedPort();
-    base = `http://127.0.0.1:${port}`;
-    await writeFile(file, yaml()(port));
-    child = run(["--config", file], dir);
-    const c = child;
-
-    await eventually(async () => {
-      if (c.proc.exitCode !== null) throw new Error(`gateway exited early:\n${c.stderr}`);
-      return (await rawRequest(`${base}/healthz`).catch(() => undefined))?.status === 200;
-    }, 10_000, "the gateway to answer /healthz");
+    const { child: c, port, base } = await serveGateway({ file, cwd: dir, yaml: yaml() });
+    child = c;
 
     // one chat request through the spawned gateway
     const client = new OpenAI({ apiKey: TOKEN, baseURL: `${base}/v1`, maxRetries: 0 });

@@ -6,22 +6,18 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { eventually } from "../helpers/gateway.js";
+import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { formatNano } from "../../src/billing/cost.js";
 import { GROUP_COMMIT_MS, openSqliteStore } from "../../src/state/sqlite.js";
 import type { Store } from "../../src/state/store.js";
 import {
-  TOKEN, channel, closedPort, completionAnswer, config, rawRequest, startRawUpstream, streamAnswer, token,
+  TOKEN, channel, completionAnswer, config, rawRequest, startRawUpstream, streamAnswer, token,
   type RawResponse, type RawUpstream,
 } from "./support.js";
-
-const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
-const bin = join(root, "bin", "gateway.js");
 
 /** The fake usage (prompt 12 incl. 2 cached, completion 5) at input 0.15, output 0.6,
  * cache_read_ratio 0.5, multiplier 0.7: (1.5 + 0.15 + 3) / 1e6 × 0.7 = 3255 nano. */
@@ -31,41 +27,8 @@ const CREDIT_NANO = 1_000_000_000n; // credit 1
 /** Nano per output token at 0.6 per 1M × 0.7. */
 const NANO_PER_OUTPUT_TOKEN = 420n;
 
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_LOG_LEVEL: "warn" };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
-}
-
-interface Child {
-  proc: ChildProcess;
-  stdout: string;
-  stderr: string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function run(args: string[], cwd: string): Child {
-  const proc = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] });
-  const child: Child = { proc, stdout: "", stderr: "", exit: undefined as never };
-  proc.stdout!.on("data", (c: Buffer) => { child.stdout += c.toString("utf8"); });
-  proc.stderr!.on("data", (c: Buffer) => { child.stderr += c.toString("utf8"); });
-  child.exit = new Promise((r) => proc.on("exit", (code, signal) => r({ code, signal })));
-  return child;
-}
-
-async function exited(child: Child, ms: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((r) => { timer = setTimeout(() => r("timeout"), ms); });
-  const outcome = await Promise.race([child.exit, timeout]);
-  clearTimeout(timer);
-  if (outcome === "timeout") {
-    child.proc.kill("SIGKILL");
-    assert.fail(`process did not exit within ${ms} ms; stderr:\n${child.stderr}`);
-  }
-  return outcome;
-}
-
-const alive = (c: Child | undefined) => !!c && c.proc.exitCode === null && c.proc.signalCode === null;
+/** The gateway command in `cwd`, logging warnings only. */
+const run = (args: string[], cwd: string): Child => runGateway(args, cwd, "warn");
 
 /** Runs `n` requests, at most `concurrency` at once; resolves when all have settled. */
 async function load(n: number, concurrency: number, send: (i: number) => Promise<void>): Promise<void> {
@@ -119,15 +82,8 @@ describe("crash recovery (kill -9 under load)", () => {
   });
 
   async function startServer(): Promise<{ child: Child; base: string }> {
-    const port = await closedPort();
-    await writeFile(file, yaml(port));
-    const child = run(["--config", file], dir);
+    const { child, base } = await serveGateway({ file, cwd: dir, yaml, logLevel: "warn", readyMs: 15_000 });
     children.push(child);
-    const base = `http://127.0.0.1:${port}`;
-    await eventually(async () => {
-      if (!alive(child)) throw new Error(`gateway exited early:\n${child.stderr}`);
-      return (await rawRequest(`${base}/healthz`).catch(() => undefined))?.status === 200;
-    }, 15_000, "the gateway to answer /healthz");
     return { child, base };
   }
 

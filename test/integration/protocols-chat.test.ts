@@ -10,16 +10,13 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { fakeUsage } from "../helpers/fake-openai.js";
 import {
-  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, last, startWorld, weatherArgs, weatherSchema, type World,
+  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
 } from "../helpers/protocol-world.js";
 import { TOKEN } from "./support.js";
 
-type ChannelName = "openai" | "anthropic" | "gemini";
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-
-const TEXT = "Grüße 👋🏽 — 你好，世界! \"quoted\" 'single'\nsecond line\ttab \\ backslash </script> 🇨🇭";
 
 const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
   type: "function",
@@ -56,22 +53,6 @@ describe("chat-completions in, every channel protocol", () => {
   after(async () => { await w?.close(); });
   beforeEach(() => w.reset());
 
-  /** The body the target's fake received last. */
-  const sent = (t: ChannelName): Record<string, unknown> =>
-    t === "openai" ? last(w.openai.received).body : t === "anthropic" ? last(w.anthropic.received).body : last(w.gemini.received).body;
-
-  function scriptText(t: ChannelName, text: string): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "ok", text, chunks: 5 });
-    else if (t === "anthropic") w.scripts.anthropic = () => ({ kind: "ok", text, chunks: 5 });
-    else w.scripts.gemini = () => ({ kind: "ok", text, chunks: 5 });
-  }
-
-  function scriptTool(t: ChannelName, name: string, args: Record<string, unknown>): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "tool_call", name, args: JSON.stringify(args) });
-    else if (t === "anthropic") w.scripts.anthropic = () => ({ kind: "tool_use", name, input: args });
-    else w.scripts.gemini = () => ({ kind: "function_call", name, args });
-  }
-
   /** Streams a request, returning all chunks. */
   async function stream(params: Params): Promise<Chunk[]> {
     const s = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
@@ -82,7 +63,7 @@ describe("chat-completions in, every channel protocol", () => {
 
   /** Asserts the received body of the follow-up carries the tool result in the upstream's native shape. */
   function assertToolResultUpstream(t: ChannelName, callId: string, result: string): void {
-    const body = sent(t);
+    const body = w.sent(t);
     if (t === "openai") {
       const msgs = body.messages as Record<string, unknown>[];
       const assistant = msgs.find((m) => m.role === "assistant") as { tool_calls: { id: string; function: { name: string; arguments: string } }[] };
@@ -108,7 +89,7 @@ describe("chat-completions in, every channel protocol", () => {
   for (const t of targets) {
     describe(`→ ${t.name} channel`, () => {
       test("non-stream: text intact, usage normalised and in chat fields, finish_reason stop", async () => {
-        scriptText(t.name, TEXT);
+        w.scriptText(t.name, TEXT);
         const mark = w.mark();
         const out = await client.chat.completions.create({ model: t.model, messages: [{ role: "user", content: "hi" }] });
         assert.equal(out.object, "chat.completion");
@@ -120,11 +101,11 @@ describe("chat-completions in, every channel protocol", () => {
         const rec = await w.record(mark);
         assert.equal(rec.status, 200);
         assert.deepEqual(rec.usage, t.canonical);
-        if (t.name === "anthropic") assert.equal(sent("anthropic").model, ANTHROPIC_UPSTREAM_MODEL, "model_map applied");
+        if (t.name === "anthropic") assert.equal(w.sent("anthropic").model, ANTHROPIC_UPSTREAM_MODEL, "model_map applied");
       });
 
       test("stream: deltas concatenate to the text; include_usage gives one usage chunk; usage normalised", async () => {
-        scriptText(t.name, TEXT);
+        w.scriptText(t.name, TEXT);
         const mark = w.mark();
         const chunks = await stream({ model: t.model, messages: [{ role: "user", content: "hi" }] });
         const text = chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("");
@@ -141,7 +122,7 @@ describe("chat-completions in, every channel protocol", () => {
       });
 
       test("stream without include_usage: no usage reaches the client, the gateway still learns it", async () => {
-        scriptText(t.name, TEXT);
+        w.scriptText(t.name, TEXT);
         const mark = w.mark();
         const s = await client.chat.completions.create({ model: t.model, messages: [{ role: "user", content: "hi" }], stream: true });
         const chunks: Chunk[] = [];
@@ -155,7 +136,7 @@ describe("chat-completions in, every channel protocol", () => {
       });
 
       test("non-stream: tool call round trip; follow-up with the tool result reaches the upstream natively", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const ask: Msg[] = [{ role: "user", content: "Weather in Zürich?" }];
         const out = await client.chat.completions.create({ model: t.model, messages: ask, tools: [weatherTool] });
         const choice = out.choices[0];
@@ -169,7 +150,7 @@ describe("chat-completions in, every channel protocol", () => {
         assert.deepEqual(JSON.parse(call.function.arguments), weatherArgs);
         assert.ok(call.id, "the call has an id");
         // the tool the client declared reached the upstream in its own shape
-        const decl = sent(t.name);
+        const decl = w.sent(t.name);
         if (t.name === "anthropic") {
           assert.deepEqual(decl.tools, [{ name: "get_weather", description: "Weather for a city", input_schema: weatherSchema }]);
         } else if (t.name === "gemini") {
@@ -177,7 +158,7 @@ describe("chat-completions in, every channel protocol", () => {
         }
 
         w.scripts = {}; // the follow-up gets a plain answer
-        scriptText(t.name, "It is 18 °C.");
+        w.scriptText(t.name, "It is 18 °C.");
         const follow = await client.chat.completions.create({
           model: t.model, tools: [weatherTool],
           messages: [...ask, choice.message as Msg, { role: "tool", tool_call_id: call.id, content: "18 °C, rain ☔" }],
@@ -187,7 +168,7 @@ describe("chat-completions in, every channel protocol", () => {
       });
 
       test("stream: tool-call argument deltas concatenate to the same JSON; finish_reason tool_calls", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const mark = w.mark();
         const chunks = await stream({ model: t.model, messages: [{ role: "user", content: "Weather?" }], tools: [weatherTool] });
         const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
@@ -205,12 +186,12 @@ describe("chat-completions in, every channel protocol", () => {
       });
 
       test("system prompt, max tokens, temperature and stop reach the upstream in their native places", async () => {
-        scriptText(t.name, "ok");
+        w.scriptText(t.name, "ok");
         await client.chat.completions.create({
           model: t.model, max_tokens: 77, temperature: 0.25, stop: ["END", "STOP"],
           messages: [{ role: "system", content: "Be terse. 简洁。" }, { role: "user", content: "hello" }],
         });
-        const body = sent(t.name) as Record<string, any>;
+        const body = w.sent(t.name) as Record<string, any>;
         if (t.name === "openai") {
           assert.deepEqual(body.messages[0], { role: "system", content: "Be terse. 简洁。" });
           assert.equal(body.max_tokens, 77);
@@ -233,11 +214,11 @@ describe("chat-completions in, every channel protocol", () => {
       });
 
       test("reasoning_effort high ↔ the target's thinking budget", async () => {
-        scriptText(t.name, "thought about it");
+        w.scriptText(t.name, "thought about it");
         await client.chat.completions.create({
           model: t.model, max_tokens: 1000, reasoning_effort: "high", messages: [{ role: "user", content: "think" }],
         });
-        const body = sent(t.name) as Record<string, any>;
+        const body = w.sent(t.name) as Record<string, any>;
         if (t.name === "openai") assert.equal(body.reasoning_effort, "high");
         else if (t.name === "anthropic") {
           assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: 24576 });

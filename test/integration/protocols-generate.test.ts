@@ -11,13 +11,10 @@ import {
 } from "@google/genai";
 import { fakePngBase64 } from "../helpers/fake-gemini.js";
 import {
-  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, last, startWorld, weatherArgs, weatherSchema, type World,
+  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
 } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, rawRequest } from "./support.js";
 
-type ChannelName = "openai" | "anthropic" | "gemini";
-
-const TEXT = "Grüße 👋🏽 — 你好，世界! \"quoted\" 'single'\nsecond line\ttab \\ backslash </script> 🇨🇭";
 
 const tools: GenerateContentConfig["tools"] = [{
   functionDeclarations: [{ name: "get_weather", description: "Weather for a city", parametersJsonSchema: weatherSchema }],
@@ -60,21 +57,6 @@ describe("generate-content in, every channel protocol", () => {
   after(async () => { await w?.close(); });
   beforeEach(() => w.reset());
 
-  const sent = (t: ChannelName): Record<string, any> =>
-    t === "openai" ? last(w.openai.received).body : t === "anthropic" ? last(w.anthropic.received).body : last(w.gemini.received).body;
-
-  function scriptText(t: ChannelName, text: string): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "ok", text, chunks: 5 });
-    else if (t === "anthropic") w.scripts.anthropic = () => ({ kind: "ok", text, chunks: 5 });
-    else w.scripts.gemini = () => ({ kind: "ok", text, chunks: 5 });
-  }
-
-  function scriptTool(t: ChannelName, name: string, args: Record<string, unknown>): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "tool_call", name, args: JSON.stringify(args) });
-    else if (t === "anthropic") w.scripts.anthropic = () => ({ kind: "tool_use", name, input: args });
-    else w.scripts.gemini = () => ({ kind: "function_call", name, args });
-  }
-
   async function stream(model: string, contents: Content[] | string, config?: GenerateContentConfig): Promise<GenerateContentResponse[]> {
     const s = await ai.models.generateContentStream({ model, contents, config });
     const all: GenerateContentResponse[] = [];
@@ -87,7 +69,7 @@ describe("generate-content in, every channel protocol", () => {
   for (const t of targets) {
     describe(`→ ${t.name} channel${t.name === "gemini" ? " (pass-through)" : ""}`, () => {
       test("non-stream: text intact, usage normalised and in usageMetadata, finishReason STOP", async () => {
-        scriptText(t.name, TEXT);
+        w.scriptText(t.name, TEXT);
         const mark = w.mark();
         const res = await ai.models.generateContent({ model: t.model, contents: "hi" });
         assert.equal(res.text, TEXT);
@@ -96,12 +78,12 @@ describe("generate-content in, every channel protocol", () => {
         const rec = await w.record(mark);
         assert.equal(rec.status, 200);
         assert.deepEqual(rec.usage, t.canonical);
-        if (t.name === "anthropic") assert.equal(sent("anthropic").model, ANTHROPIC_UPSTREAM_MODEL);
+        if (t.name === "anthropic") assert.equal(w.sent("anthropic").model, ANTHROPIC_UPSTREAM_MODEL);
         if (t.name === "gemini") assert.equal(last(w.gemini.received).action, "generateContent");
       });
 
       test("stream (alt=sse): chunk texts concatenate; the last chunk has usage and STOP; usage normalised", async () => {
-        scriptText(t.name, TEXT);
+        w.scriptText(t.name, TEXT);
         const mark = w.mark();
         const chunks = await stream(t.model, "hi");
         assert.ok(chunks.length >= 2, `several chunks (got ${chunks.length})`);
@@ -118,7 +100,7 @@ describe("generate-content in, every channel protocol", () => {
       });
 
       test("non-stream: functionCall round trip; the functionResponse follow-up reaches the upstream natively", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const ask: Content[] = [{ role: "user", parts: [{ text: "Weather in Zürich?" }] }];
         const res = await ai.models.generateContent({ model: t.model, contents: ask, config: { tools } });
         const calls = res.functionCalls ?? [];
@@ -126,7 +108,7 @@ describe("generate-content in, every channel protocol", () => {
         assert.equal(calls[0].name, "get_weather");
         assert.deepEqual(calls[0].args, weatherArgs);
         assert.equal(res.candidates?.[0]?.finishReason, FinishReason.STOP, "Gemini reports a function call with STOP");
-        const decl = sent(t.name);
+        const decl = w.sent(t.name);
         if (t.name === "openai") {
           assert.deepEqual(decl.tools, [{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: weatherSchema } }]);
         } else if (t.name === "anthropic") {
@@ -134,14 +116,14 @@ describe("generate-content in, every channel protocol", () => {
         }
 
         w.reset();
-        scriptText(t.name, "It is 18 °C.");
+        w.scriptText(t.name, "It is 18 °C.");
         const follow = await ai.models.generateContent({
           model: t.model, config: { tools },
           contents: [...ask, res.candidates![0].content!,
             { role: "user", parts: [{ functionResponse: { ...(calls[0].id && { id: calls[0].id }), name: "get_weather", response: { output: "18 °C, rain ☔" } } }] }],
         });
         assert.equal(follow.text, "It is 18 °C.");
-        const body = sent(t.name);
+        const body = w.sent(t.name);
         if (t.name === "openai") {
           const msgs = body.messages as Record<string, any>[];
           assert.deepEqual(msgs.map((m) => m.role), ["user", "assistant", "tool"]);
@@ -163,7 +145,7 @@ describe("generate-content in, every channel protocol", () => {
       });
 
       test("stream: the function call arrives whole with the same arguments", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const mark = w.mark();
         const chunks = await stream(t.model, "Weather?", { tools });
         const calls = chunks.flatMap((c) => c.functionCalls ?? []);
@@ -175,7 +157,7 @@ describe("generate-content in, every channel protocol", () => {
       });
 
       test("systemInstruction, maxOutputTokens, temperature, stopSequences, thinkingBudget reach the upstream natively", async () => {
-        scriptText(t.name, "ok");
+        w.scriptText(t.name, "ok");
         await ai.models.generateContent({
           model: t.model, contents: "hello",
           config: {
@@ -183,7 +165,7 @@ describe("generate-content in, every channel protocol", () => {
             thinkingConfig: { thinkingBudget: 8192 },
           },
         });
-        const body = sent(t.name);
+        const body = w.sent(t.name);
         if (t.name === "openai") {
           assert.deepEqual(body.messages[0], { role: "system", content: "Be terse. 简洁。" });
           assert.deepEqual(body.messages[1], { role: "user", content: "hello" });

@@ -10,15 +10,13 @@ import Anthropic from "@anthropic-ai/sdk";
 import fc from "fast-check";
 import { LONG_CONTEXT_BETA, LONG_CONTEXT_REFUSAL } from "../helpers/fake-anthropic.js";
 import {
-  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, last, startWorld, weatherArgs, weatherSchema, type World,
+  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
 } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, rawRequest } from "./support.js";
 
-type ChannelName = "openai" | "anthropic" | "gemini";
 type Params = Anthropic.MessageCreateParamsNonStreaming;
 type Event = Anthropic.RawMessageStreamEvent;
 
-const TEXT = "Grüße 👋🏽 — 你好，世界! \"quoted\" 'single'\nsecond line\ttab \\ backslash </script> 🇨🇭";
 const SDK_VERSION = "2026-10-21";
 
 const weatherTool: Anthropic.Tool = { name: "get_weather", description: "Weather for a city", input_schema: { ...weatherSchema } };
@@ -63,22 +61,12 @@ describe("messages in, every channel protocol", () => {
   after(async () => { await w?.close(); });
   beforeEach(() => { w.reset(); refuse1M = undefined; });
 
-  const sent = (t: ChannelName): Record<string, any> =>
-    t === "openai" ? last(w.openai.received).body : t === "anthropic" ? last(w.anthropic.received).body : last(w.gemini.received).body;
-
+  /** `w.scriptText`, except that the anthropic fake refuses the 1M beta while `refuse1M` is set. */
   function scriptText(t: ChannelName, text: string): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "ok", text, chunks: 5 });
-    else if (t === "anthropic") {
-      w.scripts.anthropic = (r) => refuse1M && r.betas.includes(LONG_CONTEXT_BETA)
-        ? { kind: "error", status: refuse1M, message: LONG_CONTEXT_REFUSAL }
-        : { kind: "ok", text, chunks: 5 };
-    } else w.scripts.gemini = () => ({ kind: "ok", text, chunks: 5 });
-  }
-
-  function scriptTool(t: ChannelName, name: string, args: Record<string, unknown>): void {
-    if (t === "openai") w.scripts.openai = () => ({ kind: "tool_call", name, args: JSON.stringify(args) });
-    else if (t === "anthropic") w.scripts.anthropic = () => ({ kind: "tool_use", name, input: args });
-    else w.scripts.gemini = () => ({ kind: "function_call", name, args });
+    if (t !== "anthropic") return w.scriptText(t, text);
+    w.scripts.anthropic = (r) => refuse1M && r.betas.includes(LONG_CONTEXT_BETA)
+      ? { kind: "error", status: refuse1M, message: LONG_CONTEXT_REFUSAL }
+      : { kind: "ok", text, chunks: 5 };
   }
 
   async function events(params: Params, headers?: Record<string, string>): Promise<Event[]> {
@@ -127,7 +115,7 @@ describe("messages in, every channel protocol", () => {
       });
 
       test("non-stream: tool_use round trip; the tool_result follow-up reaches the upstream natively", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const ask: Anthropic.MessageParam[] = [{ role: "user", content: "Weather in Zürich?" }];
         const out = await client.messages.create({ model: t.model, max_tokens: 200, messages: ask, tools: [weatherTool] });
         assert.equal(out.stop_reason, "tool_use");
@@ -136,7 +124,7 @@ describe("messages in, every channel protocol", () => {
         assert.equal(use.name, "get_weather");
         assert.deepEqual(use.input, weatherArgs);
         assert.ok(use.id);
-        const decl = sent(t.name);
+        const decl = w.sent(t.name);
         if (t.name === "openai") {
           assert.deepEqual(decl.tools, [{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: weatherSchema } }]);
         } else if (t.name === "gemini") {
@@ -151,7 +139,7 @@ describe("messages in, every channel protocol", () => {
             { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "18 °C, rain ☔" }] }],
         });
         assert.equal((follow.content[0] as Anthropic.TextBlock).text, "It is 18 °C.");
-        const body = sent(t.name);
+        const body = w.sent(t.name);
         if (t.name === "openai") {
           const msgs = body.messages as Record<string, any>[];
           assert.deepEqual(msgs.map((m) => m.role), ["user", "assistant", "tool"]);
@@ -172,7 +160,7 @@ describe("messages in, every channel protocol", () => {
       });
 
       test("stream: input_json_delta fragments concatenate to the same JSON; stop_reason tool_use", async () => {
-        scriptTool(t.name, "get_weather", weatherArgs);
+        w.scriptTool(t.name, "get_weather", weatherArgs);
         const mark = w.mark();
         const evs = await events({ model: t.model, max_tokens: 200, messages: [{ role: "user", content: "Weather?" }], tools: [weatherTool] });
         const start = evs.find((e): e is Anthropic.RawContentBlockStartEvent => e.type === "content_block_start" && e.content_block.type === "tool_use");
@@ -196,7 +184,7 @@ describe("messages in, every channel protocol", () => {
             thinking: { type: "enabled", budget_tokens: 2048 },
             messages: [{ role: "user", content: "hello" }],
           } as Params); // SDK 1.12 types drop temperature (API 2026-10-21); older clients still send it
-          const body = sent(t.name);
+          const body = w.sent(t.name);
           if (t.name === "openai") {
             assert.deepEqual(body.messages[0], { role: "system", content: "Be terse. 简洁。" });
             assert.deepEqual(body.messages[1], { role: "user", content: "hello" });
