@@ -11,6 +11,12 @@ export interface ProviderSpec {
   readonly authHeaders: (key: string) => Record<string, string>;
   /** Upstream response headers that identify the operator's account; never relayed. */
   readonly privateResponseHeaders: readonly string[];
+  /**
+   * For a provider that reports a bad channel key with a status other than 401/403: the
+   * status to look at, and how to recognise the refusal in its body. Such an answer is
+   * the channel's fault, so it fails over like a 401 instead of reaching the client.
+   */
+  readonly credentialRefusal?: { readonly status: number; readonly test: (body: string) => boolean };
 }
 
 /** Joins a base URL and an API path; a base that already ends in the path's version prefix

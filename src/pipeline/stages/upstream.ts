@@ -2,17 +2,20 @@
 // (same protocol) or a conversion (through the hub), send, fail over before the first
 // byte, then relay the answer while tapping its usage.
 
+import { Readable } from "node:stream";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { childCache, upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
 import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
+import { providers } from "../../providers/index.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel, ChannelProtocol } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import type { Exchange } from "../../upstream/exchanges/exchange.js";
 import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
+import { readAll } from "../../upstream/exchanges/exchange.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
 import { Cancellation, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
 import type { Stage } from "../compose.js";
@@ -79,6 +82,7 @@ async function attemptAll(
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
     }
+    upstream = await recognizeCredentialRefusal(channel, upstream);
     const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
@@ -92,6 +96,19 @@ async function attemptAll(
     return;
   }
   throw exhaustedError(last ?? { kind: "status", status: 502 });
+}
+
+/**
+ * A provider that refuses a bad channel key with an ordinary status (Gemini: 400
+ * API_KEY_INVALID) is read here, and such an answer is relabelled 401 so it fails over
+ * like any credential failure. Otherwise the answer goes on with its body intact.
+ */
+async function recognizeCredentialRefusal(channel: Channel, upstream: UpstreamResponse): Promise<UpstreamResponse> {
+  const refusal = providers[channel.protocol].credentialRefusal;
+  if (!refusal || upstream.status !== refusal.status) return upstream;
+  const body = await readAll(upstream.body);
+  const status = refusal.test(body.toString("utf8")) ? 401 : upstream.status;
+  return { status, headers: upstream.headers, body: Readable.from([body]) };
 }
 
 function header(res: UpstreamResponse, name: string): string | undefined {

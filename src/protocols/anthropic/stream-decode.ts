@@ -17,6 +17,9 @@ const STATUS: Readonly<Record<string, number>> = {
   timeout_error: 504, overloaded_error: 503,
 };
 
+/** A text delta exactly as the messages API writes it; anything else takes the full parse. */
+const textDelta = /^\{"type":"content_block_delta","index":(\d+),"delta":\{"type":"text_delta","text":("(?:[^"\\]|\\.)*")\}\}$/;
+
 /** Decodes one messages-protocol SSE stream. */
 export class MessagesStreamDecoder implements StreamDecoder {
   #started = false;
@@ -31,6 +34,15 @@ export class MessagesStreamDecoder implements StreamDecoder {
 
   decode(event: SseEvent): CanonicalEvent[] {
     if (this.#done || event.event === "ping") return []; // keep-alives: not worth parsing
+    // Most of a stream is text deltas in one fixed layout: read them without building the
+    // event object (only the text's string literal is parsed).
+    const text = textDelta.exec(event.data);
+    if (text) {
+      const index = this.#blocks.get(Number(text[1]));
+      if (index === undefined || !this.#open.has(index)) return [];
+      const value = JSON.parse(text[2]) as string;
+      return value ? [{ type: "text_delta", index, text: value }] : [];
+    }
     let data: unknown;
     try {
       data = JSON.parse(event.data);
