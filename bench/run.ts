@@ -24,7 +24,7 @@
 // a fixed rate in bursts, so expect noisy tails), BENCH_PIN (auto: 1 when taskset exists),
 // BENCH_CPU_PROF=<dir> (write V8 CPU profiles of both targets there; summarise them with
 // `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets),
-// BENCH_CONVERT_STREAMS (600 per path; 0 skips the section below), BENCH_CONVERT_BATCHES (10).
+// BENCH_CONVERT_STREAMS (1500 per path; 0 skips the section below), BENCH_CONVERT_BATCHES (20).
 //
 // Converted stream CPU: the gateway also has an `anthropic` channel (a second fake upstream,
 // speaking Anthropic Messages, streaming the same 20 text pieces) for claude-sonnet-4-5.
@@ -60,8 +60,8 @@ const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 100));
 const chunkDelayMs = env("BENCH_CHUNK_DELAY_MS", 1);
 const fixedRate = env("BENCH_FIXED_RATE", 0);
 const streamLogLevel = process.env.BENCH_STREAM_LOG_LEVEL === "warn" ? "warn" : "info";
-const convertStreams = Math.floor(env("BENCH_CONVERT_STREAMS", 600));
-const convertBatches = Math.max(1, Math.floor(env("BENCH_CONVERT_BATCHES", 10)));
+const convertStreams = Math.floor(env("BENCH_CONVERT_STREAMS", 1500));
+const convertBatches = Math.max(1, Math.floor(env("BENCH_CONVERT_BATCHES", 20)));
 /** The issue's target: converted CPU per chunk ≤ 1.2 × pass-through. */
 const convertMaxRatio = 1.2;
 
