@@ -84,7 +84,7 @@ function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warning
   }
   const token: Token = {
     name: raw.name,
-    keyHash: Buffer.from(hex, "hex"),
+    keyHash: hex,
     user: raw.user,
     group: raw.group,
     expiresAt: raw.expires === undefined ? undefined : parseDate(raw.expires),
@@ -148,7 +148,7 @@ function compileTokens(raw: RawToken[], ctx: TokenContext, warnings: string[]): 
   for (const rawToken of raw) {
     const token = compileToken(rawToken, ctx.models, warnings);
     if (!token) continue;
-    tokens.set(token.keyHash.toString("hex"), token);
+    tokens.set(token.keyHash, token);
     if (!ctx.users.get(token.user)?.groups.has(token.group)) {
       warnings.push(`token ${token.name} uses group ${token.group}, which user ${token.user} may not use; its requests will be refused (403)`);
     }

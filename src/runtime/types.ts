@@ -44,8 +44,8 @@ export type NameMatcher = (name: string) => boolean;
 
 export interface Token {
   readonly name: string;
-  /** sha256 of the key; the token index is keyed by its hex form. */
-  readonly keyHash: Buffer;
+  /** sha256 of the key, lower-case hex; the token index is keyed by it. */
+  readonly keyHash: string;
   readonly user: string;
   readonly group: string;
   /** Epoch milliseconds; undefined: never expires. */

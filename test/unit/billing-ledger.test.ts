@@ -8,7 +8,7 @@ import { createMemoryStore } from "../../src/state/memory.js";
 import type { UsageEntry } from "../../src/state/store.js";
 
 const user = (creditNano: bigint): User => ({ name: "u", creditNano, groups: new Set(["default"]), active: true });
-const token = (quotaNano?: bigint): Token => ({ name: "t", keyHash: Buffer.alloc(32), user: "u", group: "default", quotaNano, active: true });
+const token = (quotaNano?: bigint): Token => ({ name: "t", keyHash: "0".repeat(64), user: "u", group: "default", quotaNano, active: true });
 let seq = 0;
 const entry = (costNano: bigint, requestId = `r${seq++}`): UsageEntry => ({
   requestId, time: Date.now(), token: "t", user: "u", group: "default", model: "m", inboundProtocol: "chat-completions",

@@ -154,7 +154,7 @@ test("a token with an empty key is skipped with a warning; the plaintext key is 
   const t3 = runtime.tokensByHash.get(sha("sk-three"));
   assert.equal(t3?.name, "t3");
   assert.equal(t3?.active, false);
-  assert.equal(t3?.keyHash.toString("hex"), sha("sk-three"));
+  assert.equal(t3?.keyHash, sha("sk-three"));
   assert.doesNotMatch(inspect(runtime, { depth: 10 }), /sk-one/);
   const set = build(source, { T2_KEY: "sk-two" });
   assert.equal(set.runtime.tokensByHash.get(sha("sk-two"))?.name, "t2");

@@ -1,12 +1,25 @@
 // Authenticates the access token from the header its protocol uses, compares it in
 // constant time, and finds it by hash (O(1); the plaintext key is never stored).
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, hash as oneShotHash } from "node:crypto";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { WireFamily } from "../../protocols/render-error.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+
+/** sha256 as hex: the one-shot API (Node ≥ 20.12) is twice as fast as a Hash object. */
+const sha256Hex: (text: string) => string = typeof oneShotHash === "function"
+  ? (text) => oneShotHash("sha256", text, "hex")
+  : (text) => createHash("sha256").update(text).digest("hex");
+
+/** Compares two equal-length strings in time independent of where they differ. */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
 
 /** A token is visible ASCII only: surrounding whitespace or line breaks make it invalid. */
 const tokenShape = /^[\x21-\x7e]{1,512}$/;
@@ -40,9 +53,9 @@ export function authStage(): Stage<RequestContext> {
       throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[ctx.family]}`);
     }
     if (!tokenShape.test(presented)) throw new GatewayError(errors.invalidToken);
-    const hash = createHash("sha256").update(presented).digest();
-    const token = ctx.runtime.tokensByHash.get(hash.toString("hex"));
-    if (!token || !timingSafeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
+    const hash = sha256Hex(presented);
+    const token = ctx.runtime.tokensByHash.get(hash);
+    if (!token || !constantTimeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
     ctx.token = token;
     return next();
   };
