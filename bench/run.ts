@@ -1,5 +1,8 @@
 // `npm run bench`: the gateway against a bare http-proxy-3 reverse proxy, both in front of
-// the same fake OpenAI upstream, on 127.0.0.1 only. Prints throughput and latency under
+// the same fake OpenAI upstream, on 127.0.0.1 only. A third target, the "transport floor"
+// (children/transport.ts: node:http server + the gateway's undici Agent settings, buffering
+// and relaying with none of its logic), shows how much of the gateway's CPU per request is
+// transport and how much its own work (auth, JSON, routing, billing, metrics). Prints throughput and latency under
 // load (autocannon, non-stream), time to first chunk of a stream, PASS/FAIL per target
 // and a markdown block for the README. Everything is bounded and stops by itself.
 //
@@ -7,22 +10,21 @@
 // upstream and the proxy under test shared one event loop, every request would pay the
 // generator's and the fake's CPU time too, diluting the proxy's own cost (the ratio would
 // drift toward 1) and letting one part's GC pauses land in another's latency. So:
-//   - the proxy under test (bare proxy, or gateway) runs in its own child process, pinned
+//   - the proxy under test (bare proxy, transport floor or gateway) runs in its own child process, pinned
 //     (taskset) to CPU 1, alone: its throughput is bounded by its own CPU work;
 //   - this driver (autocannon, stream client) and the fake upstream (another child) share
 //     CPU 0. The report prints each process's CPU use so it is visible whether the target
 //     was the bottleneck (target CPU near 100 %) or the load side was.
-// Both targets run under exactly the same layout, one at a time, warmed up first, in
-// alternating order over BENCH_ROUNDS rounds, so drift hits both alike. BENCH_PIN=0 turns
+// All targets run under exactly the same layout, one at a time, warmed up first, in
+// alternating order over BENCH_ROUNDS rounds, so drift hits them alike. BENCH_PIN=0 turns
 // pinning off (then the OS scheduler places the three processes).
 //
 // Settings (env): BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
 // (50), BENCH_ROUNDS (2), BENCH_STREAMS (200 per target), BENCH_STREAM_CONCURRENCY (10),
-// BENCH_STREAM_SEQUENTIAL (100 per target), BENCH_CHUNK_DELAY_MS (1), BENCH_STREAM_LOG_LEVEL
-// (info: the gateway's log level while streaming), BENCH_FIXED_RATE (e.g. 1500: req/s offered to
-// both targets for an unsaturated latency comparison; default 0: skipped; autocannon sends
+// BENCH_STREAM_SEQUENTIAL (100 per target), BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (e.g.
+// 1500: req/s offered to bare proxy and gateway for an unsaturated latency comparison; default 0: skipped; autocannon sends
 // a fixed rate in bursts, so expect noisy tails), BENCH_PIN (auto: 1 when taskset exists),
-// BENCH_CPU_PROF=<dir> (write V8 CPU profiles of both targets there; summarise them with
+// BENCH_CPU_PROF=<dir> (write V8 CPU profiles of the targets there; summarise them with
 // `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets),
 // BENCH_CONVERT_STREAMS (1500 per path; 0 skips the section below), BENCH_CONVERT_BATCHES (20).
 //
@@ -59,7 +61,9 @@ const streamConcurrency = Math.max(1, Math.floor(env("BENCH_STREAM_CONCURRENCY",
 const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 100));
 const chunkDelayMs = env("BENCH_CHUNK_DELAY_MS", 1);
 const fixedRate = env("BENCH_FIXED_RATE", 0);
-const streamLogLevel = process.env.BENCH_STREAM_LOG_LEVEL === "warn" ? "warn" : "info";
+/** The gateway runs at its default log level throughout: at info it writes no per-request
+ * line (the usage log goes to its SQLite store), so the level no longer changes its cost. */
+const logLevel = "info";
 const convertStreams = Math.floor(env("BENCH_CONVERT_STREAMS", 1500));
 const convertBatches = Math.max(1, Math.floor(env("BENCH_CONVERT_BATCHES", 20)));
 /** The issue's target: converted CPU per chunk ≤ 1.2 × pass-through. */
@@ -78,7 +82,8 @@ function pinning(): { driver?: number; target?: number } {
   }
 }
 
-type TargetName = "bare proxy" | "gateway (log info)" | "gateway (log warn)";
+type TargetName = "bare proxy" | "transport floor" | "gateway";
+const targetNames: readonly TargetName[] = ["bare proxy", "transport floor", "gateway"];
 
 interface Pooled {
   requests: number;
@@ -131,26 +136,26 @@ async function main(): Promise<void> {
   };
   const children: Child[] = [];
   try {
-    progress(`starting fake upstreams (OpenAI, Anthropic), bare proxy and gateway (pinning: ${cpus.target === undefined ? "off" : "targets on CPU 1, driver + fakes on CPU 0"})`);
+    progress(`starting fake upstreams (OpenAI, Anthropic), bare proxy, transport floor and gateway (pinning: ${cpus.target === undefined ? "off" : "targets on CPU 1, driver + fakes on CPU 0"})`);
     const fakeEnv = { BENCH_CHUNK_DELAY_MS: String(chunkDelayMs) };
     const [fake, fakeAnthropic] = await Promise.all([
       Child.start({ entry: "fake.ts", cpu: cpus.driver, env: fakeEnv }),
       Child.start({ entry: "fake.ts", cpu: cpus.driver, env: { ...fakeEnv, BENCH_FAKE_PROTOCOL: "anthropic" } }),
     ]);
     children.push(fake, fakeAnthropic);
-    const [bare, gateway] = await Promise.all([
+    const [bare, transport, gateway] = await Promise.all([
       Child.start({ entry: "bare-proxy.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("bare") }),
-      Child.start({ entry: "gateway.ts", args: [fake.url, fakeAnthropic.url], cpu: cpus.target, nodeArgs: profArgs("gateway"), onStderrLine: onGatewayLine, env: { GATEWAY_LOG_LEVEL: "info" } }),
+      Child.start({ entry: "transport.ts", args: [fake.url], cpu: cpus.target, nodeArgs: profArgs("transport") }),
+      Child.start({ entry: "gateway.ts", args: [fake.url, fakeAnthropic.url], cpu: cpus.target, nodeArgs: profArgs("gateway"), onStderrLine: onGatewayLine, env: { GATEWAY_LOG_LEVEL: logLevel } }),
     ]);
-    children.push(bare, gateway);
+    children.push(bare, transport, gateway);
+    const targetChild: Record<TargetName, Child> = { "bare proxy": bare, "transport floor": transport, gateway };
 
     // 1. Throughput and latency under load.
     const pooled = new Map<TargetName, Pooled>();
-    const order: TargetName[] = ["bare proxy", "gateway (log info)", "gateway (log warn)"];
     for (let r = 0; r < rounds; r++) {
-      for (const name of r % 2 === 0 ? order : [...order].reverse()) {
-        const target = name === "bare proxy" ? bare : gateway;
-        if (target === gateway) await gateway.setLogLevel(name === "gateway (log warn)" ? "warn" : "info");
+      for (const name of r % 2 === 0 ? targetNames : [...targetNames].reverse()) {
+        const target = targetChild[name];
         progress(`round ${r + 1}/${rounds}: ${name}, ${load.connections} connections, ${load.warmupS} s warm-up + ${load.durationS} s`);
         const run = await measureLoad(target, fake, load);
         progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %` +
@@ -161,17 +166,18 @@ async function main(): Promise<void> {
     // 2. Latency at a fixed offered rate both targets can sustain: at full speed a closed
     // loop of 50 connections queues, so p99 there mostly says "slower"; here it says
     // "how much time the gateway adds to each request".
-    const fixed = new Map<"bare proxy" | "gateway (log info)", LoadRun>();
+    const fixed = new Map<"bare proxy" | "gateway", LoadRun>();
     if (fixedRate > 0) {
-      await gateway.setLogLevel("info");
-      for (const name of ["bare proxy", "gateway (log info)"] as const) {
+      for (const name of ["bare proxy", "gateway"] as const) {
         progress(`fixed rate: ${name}, ${fixedRate} req/s over ${load.connections} connections, ${load.durationS / 2} s`);
         fixed.set(name, await measureLoad(name === "bare proxy" ? bare : gateway, fake,
           { ...load, warmupS: 1, durationS: Math.max(1, load.durationS / 2), rate: fixedRate }));
       }
     }
 
-    await gateway.setLogLevel(streamLogLevel);
+    // The transport floor is a throughput reference only.
+    await transport.stop();
+    children.splice(children.indexOf(transport), 1);
 
     // 3. Time to first chunk, gateway at its default log level. Batches alternate between
     // the targets (A B B A …) so drift over time falls on both alike.
@@ -220,7 +226,7 @@ interface GatewayLog {
 
 interface Report {
   pooled: Map<TargetName, Pooled>;
-  fixed: Map<"bare proxy" | "gateway (log info)", LoadRun>;
+  fixed: Map<"bare proxy" | "gateway", LoadRun>;
   sequential?: { bare: number[]; gateway: number[] };
   concurrent: { bare: number[]; gateway: number[] };
   convert?: ConvertRun;
@@ -239,8 +245,7 @@ function report(r: Report): void {
     };
   };
   const bare = stat("bare proxy");
-  const names: TargetName[] = ["bare proxy", "gateway (log info)", "gateway (log warn)"];
-  const rows = names.map((name) => {
+  const rows = targetNames.map((name) => {
     const s = stat(name);
     const isBare = name === "bare proxy";
     return [
@@ -255,14 +260,14 @@ function report(r: Report): void {
   const fixedRows: string[][] = [];
   let fixedAdded = { p50: Number.NaN, p99: Number.NaN };
   {
-    const fb = r.fixed.get("bare proxy"), fg = r.fixed.get("gateway (log info)");
+    const fb = r.fixed.get("bare proxy"), fg = r.fixed.get("gateway");
     if (fb && fg) {
       const sb = sorted(fb.latencies), sg = sorted(fg.latencies);
       const b = { p50: percentile(sb, 50), p99: percentile(sb, 99) }, g = { p50: percentile(sg, 50), p99: percentile(sg, 99) };
       fixedAdded = { p50: g.p50 - b.p50, p99: g.p99 - b.p99 };
       fixedRows.push(
         [`bare proxy @ ${fixedRate} req/s`, int(fb.requests / fb.seconds), ms(b.p50), ms(b.p99), "–", "–", int((1e6 * fb.targetCpuS) / fb.requests), `${Math.round((100 * fb.targetCpuS) / fb.seconds)} %`, `${fb.errors}/${fb.non2xx}`],
-        [`gateway (log info) @ ${fixedRate} req/s`, int(fg.requests / fg.seconds), ms(g.p50), ms(g.p99), signedMs(fixedAdded.p50), signedMs(fixedAdded.p99), int((1e6 * fg.targetCpuS) / fg.requests), `${Math.round((100 * fg.targetCpuS) / fg.seconds)} %`, `${fg.errors}/${fg.non2xx}`],
+        [`gateway @ ${fixedRate} req/s`, int(fg.requests / fg.seconds), ms(g.p50), ms(g.p99), signedMs(fixedAdded.p50), signedMs(fixedAdded.p99), int((1e6 * fg.targetCpuS) / fg.requests), `${Math.round((100 * fg.targetCpuS) / fg.seconds)} %`, `${fg.errors}/${fg.non2xx}`],
       );
     }
   }
@@ -282,13 +287,15 @@ function report(r: Report): void {
 
   const { usage: usageLines, problems } = r.gatewayLog;
 
-  const info = stat("gateway (log info)"), warn = stat("gateway (log warn)");
+  const gw = stat("gateway"), floor = stat("transport floor");
+  const logicUs = Math.round(gw.cpuUsPerReq) - Math.round(floor.cpuUsPerReq); // as printed: a − b = c adds up
   const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
   const ttfcDiff = (seq ?? conc).g50 - (seq ?? conc).b50;
   const targets = [
-    `${verdict(info.rps / bare.rps >= 0.8)}  throughput ≥ 0.8 × bare proxy: ${(info.rps / bare.rps).toFixed(2)} (log info), ${(warn.rps / bare.rps).toFixed(2)} (log warn); ` +
-      `CPU-bound estimate (bare CPU/req ÷ gateway CPU/req): ${(bare.cpuUsPerReq / info.cpuUsPerReq).toFixed(2)} (info), ${(bare.cpuUsPerReq / warn.cpuUsPerReq).toFixed(2)} (warn)`,
-    `${verdict(info.p99 - bare.p99 < 2)}  p99 added latency < 2 ms at ${load.connections} connections, full speed: ${signedMs(info.p99 - bare.p99)} ms (log info), ${signedMs(warn.p99 - bare.p99)} ms (log warn)` +
+    `${verdict(gw.rps / bare.rps >= 0.8)}  throughput ≥ 0.8 × bare proxy: ${(gw.rps / bare.rps).toFixed(2)}; ` +
+      `CPU-bound estimate (bare CPU/req ÷ gateway CPU/req): ${(bare.cpuUsPerReq / gw.cpuUsPerReq).toFixed(2)} ` +
+      `(transport floor: ${(floor.rps / bare.rps).toFixed(2)} × bare, ${int(floor.cpuUsPerReq)} µs/req; gateway logic ≈ ${int(logicUs)} µs/req)`,
+    `${verdict(gw.p99 - bare.p99 < 2)}  p99 added latency < 2 ms at ${load.connections} connections, full speed: ${signedMs(gw.p99 - bare.p99)} ms` +
       (fixedRows.length ? `; at a fixed ${fixedRate} req/s: ${signedMs(fixedAdded.p99)} ms (${verdict(fixedAdded.p99 < 2)})` : ""),
     `${verdict(ttfcDiff <= 1)}  first chunk within 1 ms of bare proxy (p50, ${seq ? "sequential" : "concurrent"}): ${signedMs(ttfcDiff)} ms; concurrent p50 ${signedMs(conc.g50 - conc.b50)} ms, p99 ${signedMs(conc.g99 - conc.b99)} ms`,
   ];
@@ -339,12 +346,12 @@ function report(r: Report): void {
       "req/s then understates it, and CPU µs/req is the steadier figure.");
     say("");
   }
-  say(`### Streaming: time to first SSE chunk (${streamChunks} chunks, ${chunkDelayMs} ms apart; gateway at log level ${streamLogLevel})`);
+  say(`### Streaming: time to first SSE chunk (${streamChunks} chunks, ${chunkDelayMs} ms apart; gateway at log level ${logLevel})`);
   say("");
   say(streamTable);
   say("");
   if (cv) {
-    say(`### Converted stream CPU (chat-completions streams, ${streamChunks} chunks, ${chunkDelayMs} ms apart; ${streamConcurrency} in flight; gateway at log level ${streamLogLevel})`);
+    say(`### Converted stream CPU (chat-completions streams, ${streamChunks} chunks, ${chunkDelayMs} ms apart; ${streamConcurrency} in flight; gateway at log level ${logLevel})`);
     say("");
     say(table(
       ["path", "streams", "gateway CPU µs/stream", "µs/chunk", "× pass-through", "per-batch µs/stream", "fake upstream CPU µs/stream", "streams/s"],
@@ -368,19 +375,21 @@ function report(r: Report): void {
   say("");
   say("```markdown");
   say(`Measured with \`npm run bench\` on loopback (${setup}). Fake OpenAI upstream; ` +
-    `bare = http-proxy-3 pass-through with a keep-alive pool.`);
+    `bare = http-proxy-3 pass-through with a keep-alive pool; transport floor = node:http server + undici Agent (the gateway's transport settings), ` +
+    `buffering the request and relaying the answer, with none of the gateway's logic.`);
   say("");
   say(table(["", "bare proxy", "gateway", "gateway / bare"], [
-    ["throughput (req/s)", int(bare.rps), int(info.rps), `${(info.rps / bare.rps).toFixed(2)}×`],
-    ["p50 latency (ms)", ms(bare.p50), ms(info.p50), `${signedMs(info.p50 - bare.p50)} ms`],
-    ["p99 latency (ms)", ms(bare.p99), ms(info.p99), `${signedMs(info.p99 - bare.p99)} ms`],
-    ["CPU per request (µs)", int(bare.cpuUsPerReq), int(info.cpuUsPerReq), `${(info.cpuUsPerReq / bare.cpuUsPerReq).toFixed(2)}×`],
+    ["throughput (req/s)", int(bare.rps), int(gw.rps), `${(gw.rps / bare.rps).toFixed(2)}×`],
+    ["p50 latency (ms)", ms(bare.p50), ms(gw.p50), `${signedMs(gw.p50 - bare.p50)} ms`],
+    ["p99 latency (ms)", ms(bare.p99), ms(gw.p99), `${signedMs(gw.p99 - bare.p99)} ms`],
+    ["CPU per request (µs)", int(bare.cpuUsPerReq), int(gw.cpuUsPerReq), `${(gw.cpuUsPerReq / bare.cpuUsPerReq).toFixed(2)}×`],
     ...(fixedRows.length ? [[`p99 latency at ${fixedRate} req/s (ms)`, fixedRows[0][3], fixedRows[1][3], `${fixedRows[1][5]} ms`]] : []),
     ...(seq ? [["first stream chunk p50 (ms)", ms(seq.b50), ms(seq.g50), `${signedMs(seq.g50 - seq.b50)} ms`]] : []),
     ["first stream chunk p50, 10 in flight (ms)", ms(conc.b50), ms(conc.g50), `${signedMs(conc.g50 - conc.b50)} ms`],
   ]));
   say("");
-  say(`Gateway at its default log level (info: the usage log goes to the SQLite store, not stderr); with \`GATEWAY_LOG_LEVEL=warn\`: ${int(warn.rps)} req/s (${(warn.rps / bare.rps).toFixed(2)}× bare), p99 ${ms(warn.p99)} ms.`);
+  say(`Transport floor: ${int(floor.rps)} req/s (${(floor.rps / bare.rps).toFixed(2)}× bare), ${int(floor.cpuUsPerReq)} µs CPU per request; ` +
+    `gateway logic ≈ ${int(gw.cpuUsPerReq)} − ${int(floor.cpuUsPerReq)} = ${int(logicUs)} µs per request.`);
   if (cv) {
     say("");
     say(`Converted streams: the same gateway serving streamed chat completions (${streamChunks} chunks, ${streamConcurrency} in flight, ${cv.pass.streams} per path) ` +

@@ -2,8 +2,8 @@
 // one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced; given a
 // second URL (a fake Anthropic upstream), also an `anthropic` channel serving
 // claude-sonnet-4-5, so chat-completions requests for it are converted both ways.
-// Logs at the default level (info; the usage log goes to its SQLite store) unless the
-// driver switches it; the driver sends stderr to a file.
+// Logs at the default level (info: no per-request line, the usage log goes to its SQLite
+// store); the driver reads stderr through a pipe.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +16,6 @@ import { benchToken, convertModel, model } from "../lib/shared.js";
 const lib = process.env.BENCH_SRC === "1" ? "../../src" : "../../dist";
 const { openSqliteStore } = (await import(`${lib}/state/sqlite.js`)) as typeof import("../../src/state/sqlite.js");
 const { compileSource } = (await import(`${lib}/config/index.js`)) as typeof import("../../src/config/index.js");
-const { setLogLevel } = (await import(`${lib}/observability/log.js`)) as typeof import("../../src/observability/log.js");
 const { RuntimeBox } = (await import(`${lib}/runtime/box.js`)) as typeof import("../../src/runtime/box.js");
 const { startGateway } = (await import(`${lib}/server/server.js`)) as typeof import("../../src/server/server.js");
 const { destroyAgents } = (await import(`${lib}/upstream/agents.js`)) as typeof import("../../src/upstream/agents.js");
@@ -63,7 +62,6 @@ await serveChild(async () => {
   const gw = await startGateway({ box: new RuntimeBox(runtime), store });
   return {
     url: gw.url,
-    setLogLevel,
     close: async () => {
       await gw.drain(1000);
       destroyAgents();

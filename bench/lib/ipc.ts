@@ -1,6 +1,6 @@
 // The small message protocol between the bench driver and its child processes (fake
-// upstream, bare proxy, gateway): the child says where it listens, reports its CPU time
-// on request, changes log level, and stops (closing its servers and exiting by itself).
+// upstream, bare proxy, transport floor, gateway): the child says where it listens, reports
+// its CPU time on request, and stops (closing its servers and exiting by itself).
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -8,20 +8,17 @@ import { fileURLToPath } from "node:url";
 
 export type ToChild =
   | { readonly type: "cpu" }
-  | { readonly type: "log-level"; readonly level: "info" | "warn" }
   | { readonly type: "stop" };
 
 export type FromChild =
   | { readonly type: "ready"; readonly url: string }
   | { readonly type: "cpu"; readonly userUs: number; readonly systemUs: number; readonly rssBytes: number }
-  | { readonly type: "ack" }
   | { readonly type: "stopped" };
 
 /** What a child entry point starts. */
 export interface ChildService {
   readonly url: string;
   close(): Promise<void>;
-  setLogLevel?(level: "info" | "warn"): void;
 }
 
 /** Child side: starts the service, then answers the driver until told to stop. */
@@ -36,10 +33,6 @@ export async function serveChild(start: () => Promise<ChildService>): Promise<vo
         send({ type: "cpu", userUs: user, systemUs: system, rssBytes: process.memoryUsage.rss() });
         return;
       }
-      case "log-level":
-        service.setLogLevel?.(m.level);
-        send({ type: "ack" });
-        return;
       case "stop":
         stopping = true;
         void service.close().then(() => {
@@ -124,10 +117,6 @@ export class Child {
     const m = await this.#ask({ type: "cpu" });
     if (m.type !== "cpu") throw new Error(`expected cpu, got ${m.type}`);
     return { cpuUs: m.userUs + m.systemUs, rssBytes: m.rssBytes };
-  }
-
-  async setLogLevel(level: "info" | "warn"): Promise<void> {
-    await this.#ask({ type: "log-level", level });
   }
 
   /** Asks the child to close its servers and exit; kills it (by pid) if it does not within 5 s. */
