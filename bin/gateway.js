@@ -18,6 +18,12 @@ function newest(dir) {
   return latest;
 }
 
+// `gateway logs | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on("error", (err) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
+
 let main;
 if (existsSync(compiled) && statSync(compiled).mtimeMs >= newest(`${root}src`)) {
   ({ main } = await import(compiled));

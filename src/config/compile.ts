@@ -35,6 +35,7 @@ export const DEFAULTS = {
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
   maxOutputTokens: 4096,
+  affinityTtl: "1h",
 } as const;
 
 function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
@@ -179,6 +180,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
       requestRate: compileWindow(raw.limits?.request_rate),
       totalRequests: compileWindow(raw.limits?.total_requests),
     },
+    affinityTtlMs: parseDuration(raw.routing?.affinity_ttl ?? DEFAULTS.affinityTtl),
     groups,
     users,
     tokensByHash,

@@ -80,6 +80,8 @@ function checkServer(c: Checker): void {
     if (server[key] !== undefined) c.parses(["server", key], () => parseDuration(server[key] as string | number));
   }
   if (server.max_body !== undefined) c.parses(["server", "max_body"], () => parseSize(server.max_body as string | number));
+  const ttl = record(c.root.routing).affinity_ttl;
+  if (ttl !== undefined) c.parses(["routing", "affinity_ttl"], () => parseDuration(ttl as string | number));
   for (const [name, window] of Object.entries(record(c.root.limits))) {
     const per = record(window).per;
     if (per === undefined) continue;

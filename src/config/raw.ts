@@ -24,6 +24,7 @@ export interface RawConfig {
     request_rate?: RawWindow;
     total_requests?: RawWindow;
   };
+  routing?: { affinity_ttl?: Duration };
   groups?: Record<string, { multiplier?: number; description?: string }>;
   users?: Record<
     string,

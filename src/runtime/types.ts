@@ -111,6 +111,8 @@ export interface Runtime {
   readonly store: string;
   readonly metricsPath: string;
   readonly limits: { readonly requestRate?: RateWindow; readonly totalRequests?: RateWindow };
+  /** How long a session stays bound to its channel; 0: no session affinity. */
+  readonly affinityTtlMs: number;
   readonly groups: ReadonlyMap<string, Group>;
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */

@@ -36,9 +36,11 @@ export function config(parts: {
   groups?: Obj;
   models?: Obj;
   limits?: Obj;
+  routing?: Obj;
   store?: string;
 } = {}): string {
   return stringify({
+    ...(parts.routing ? { routing: parts.routing } : {}),
     ...(parts.store ? { store: parts.store } : {}),
     ...(parts.limits ? { limits: parts.limits } : {}),
     server: { listen: "127.0.0.1:0", upstream_timeout: "3s", ...parts.server },

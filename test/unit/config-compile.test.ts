@@ -271,3 +271,10 @@ test("the shipped gateway.yaml loads with no environment, with warnings", async 
   assert.equal(withKeys.runtime.tokensByHash.size, 1);
   assert.deepEqual(withKeys.runtime.candidates.get("default")?.get("gpt-4o-mini")?.[0].channels.map((c) => c.name), ["openai"]);
 });
+
+test("routing.affinity_ttl: default one hour, a duration, 0 turns affinity off; a bad value names the key", () => {
+  assert.equal(build(minimal).runtime.affinityTtlMs, 3_600_000);
+  assert.equal(build(minimal + "routing: { affinity_ttl: 30m }\n").runtime.affinityTtlMs, 1_800_000);
+  assert.equal(build(minimal + "routing: { affinity_ttl: 0 }\n").runtime.affinityTtlMs, 0);
+  assert.throws(() => build(minimal + "routing: { affinity_ttl: soon }\n"), /routing\.affinity_ttl/);
+});

@@ -11,7 +11,8 @@ import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js"
 import { providers } from "../../providers/index.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
-import type { Channel, ChannelProtocol } from "../../runtime/types.js";
+import { affinityKey, bindChannel, boundChannel, sessionOf } from "../../routing/affinity.js";
+import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import type { Exchange } from "../../upstream/exchanges/exchange.js";
 import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
@@ -27,7 +28,10 @@ export function upstreamStage(): Stage<RequestContext> {
   return async (ctx) => {
     const protocol = routeProtocols[ctx.route!.name];
     const reachable = (c: Channel) => c.protocol === protocol.passthrough.channelProtocol || protocol.inbound !== undefined;
-    const plan = planAttempts(candidateTiers(ctx), ctx.runtime.server.upstreamAttempts, reachable);
+    const tiers = candidateTiers(ctx);
+    const session = sessionBinding(ctx);
+    const plan = planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable);
+    if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
     if (plan.length === 0) {
       throw new GatewayError(errors.conversionUnsupported,
         `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests are not converted; use /v1/chat/completions.`);
@@ -37,10 +41,42 @@ export function upstreamStage(): Stage<RequestContext> {
     ctx.res.once("close", onClose);
     try {
       await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
+      // Bind only after a success, and only a new session: a bound one keeps its channel.
+      if (session && !session.bound && ctx.upstreamStatus !== undefined && ctx.upstreamStatus < 300) {
+        bindChannel(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
+      }
     } finally {
       ctx.res.off("close", onClose);
     }
   };
+}
+
+/** The request's session and the channel it is bound to, when affinity is on and it names one. */
+function sessionBinding(ctx: RequestContext): { key: string; bound?: string } | undefined {
+  if (ctx.runtime.affinityTtlMs <= 0) return undefined;
+  const session = sessionOf(ctx.req.headers["x-gateway-session-id"], ctx.json);
+  if (session === undefined) return undefined;
+  const key = affinityKey(ctx.token!.name, ctx.modelName!, session);
+  return { key, bound: boundChannel(key) };
+}
+
+/**
+ * Puts a session's channel first in the plan (the others stay as failover). A session
+ * whose channel no longer serves this model in this group is not moved silently: 503.
+ */
+function preferBound(
+  plan: Channel[], tiers: readonly ChannelTier[], bound: string, reachable: (c: Channel) => boolean, ctx: RequestContext,
+): void {
+  const channel = tiers.flatMap((t) => t.channels).find((c) => c.name === bound);
+  if (!channel || !reachable(channel)) {
+    throw new GatewayError(errors.affinityChannelUnavailable,
+      `The channel this session is bound to no longer serves '${ctx.modelName}'. Start a new session (another session id) to be routed to an available channel.`);
+  }
+  const at = plan.indexOf(channel);
+  if (at === 0) return;
+  if (at > 0) plan.splice(at, 1);
+  else if (plan.length >= ctx.runtime.server.upstreamAttempts) plan.pop();
+  plan.unshift(channel);
 }
 
 /** The exchange for a channel protocol, made once per request on first use. */
