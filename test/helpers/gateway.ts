@@ -3,6 +3,8 @@
 import { compileSource } from "../../src/config/index.js";
 import type { UsageSink } from "../../src/billing/usage-sink.js";
 import type { Store } from "../../src/state/store.js";
+import { clearAffinity } from "../../src/routing/affinity.js";
+import { resetHealth } from "../../src/routing/health.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
 import { startGateway, type GatewayServer } from "../../src/server/server.js";
 
@@ -15,6 +17,9 @@ export interface TestGateway extends GatewayServer {
 /** Compiles `yaml` (listen forced to port 0) and starts a gateway on it; `store` defaults
  * to a fresh in-memory one. */
 export async function startTestGateway(yaml: string, opts: { usage?: UsageSink; store?: Store } = {}): Promise<TestGateway> {
+  // Routing state outlives reloads by design; a test gateway starts from none.
+  resetHealth();
+  clearAffinity();
   let generation = 1;
   const compile = (text: string) => compileSource(text, { path: "test.yaml", env: {}, generation: generation++ }).runtime;
   const box = new RuntimeBox(compile(yaml));

@@ -360,3 +360,25 @@ describe("routing and failover", () => {
     }
   });
 });
+
+describe("channel health", () => {
+  test("a channel failing repeatedly is tried last, so later requests skip its failures", async () => {
+    let calls = 0;
+    const failing = await startFakeOpenAI({ name: "sick", script: () => { calls++; return { kind: "error", status: 503 }; } });
+    const healthy = await startFakeOpenAI({ name: "well" });
+    const gw = await startTestGateway(config({
+      channels: [channel("sick", failing.url, { priority: 10 }), channel("well", healthy.url, { priority: 0 })],
+    }));
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await postChat(gw.url, hello, { authorization: `Bearer ${TOKEN}` })).status, 200);
+      assert.equal(calls, 3, "each of the first requests tried the higher-priority channel first");
+      for (let i = 0; i < 5; i++) assert.equal((await postChat(gw.url, hello, { authorization: `Bearer ${TOKEN}` })).status, 200);
+      assert.equal(calls, 3, "while it cools down, the failing channel is not tried first");
+      assert.equal(healthy.received.length, 8);
+    } finally {
+      await gw.close();
+      await failing.close();
+      await healthy.close();
+    }
+  });
+});

@@ -12,6 +12,7 @@ import { providers } from "../../providers/index.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, bindChannel, boundChannel, sessionOf } from "../../routing/affinity.js";
+import { coolingLast, recordFailure, recordSuccess } from "../../routing/health.js";
 import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import type { Exchange } from "../../upstream/exchanges/exchange.js";
@@ -30,7 +31,8 @@ export function upstreamStage(): Stage<RequestContext> {
     const reachable = (c: Channel) => c.protocol === protocol.passthrough.channelProtocol || protocol.inbound !== undefined;
     const tiers = candidateTiers(ctx);
     const session = sessionBinding(ctx);
-    const plan = planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable);
+    // A channel cooling down after repeated failures goes last; a session's channel first.
+    const plan = coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
     if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
     if (plan.length === 0) {
       throw new GatewayError(errors.conversionUnsupported,
@@ -114,6 +116,7 @@ async function attemptAll(
       if (err.kind === "aborted") return;
       last = { kind: "transport", failure: err };
       if (err.kind === "timeout") break; // a slow upstream is not retried: 504
+      recordFailure(channel.name);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
@@ -124,10 +127,12 @@ async function attemptAll(
     if (shouldFailOver(status)) {
       upstream.body.resume(); // drain so the connection returns to the pool
       last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
+      recordFailure(channel.name);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
       continue;
     }
+    recordSuccess(channel.name);
     await exchange.respond(upstream, channel);
     return;
   }
