@@ -7,7 +7,7 @@ import { messagesPassthrough } from "./anthropic/passthrough.js";
 import { generateInbound, generateOutbound } from "./gemini/index.js";
 import { generatePassthrough } from "./gemini/passthrough.js";
 import { chatInbound, chatOutbound } from "./openai/index.js";
-import { chatPassthrough, responsesPassthrough } from "./openai/passthrough.js";
+import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 
 /** How a model-calling route reaches channels: untouched to its own protocol, and (when it
@@ -23,6 +23,9 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   "generate-content": { passthrough: generatePassthrough, inbound: generateInbound },
   // The responses protocol has no canonical mapping yet: OpenAI-protocol channels only.
   responses: { passthrough: responsesPassthrough },
+  // OpenAI-protocol endpoints without a canonical form: OpenAI-protocol channels only.
+  embeddings: { passthrough: embeddingsPassthrough },
+  moderations: { passthrough: moderationsPassthrough },
 });
 
 export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({

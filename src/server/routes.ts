@@ -36,14 +36,14 @@ const exact = new Map<string, Route>([
     .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false })] as const),
   ["/v1/responses", openaiPost("responses", "proxy", "responses")],
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
-  ["/v1/embeddings", openaiPost("embeddings", "not-served", "embeddings")],
+  ["/v1/embeddings", openaiPost("embeddings", "proxy", "embeddings")],
   ["/v1/images/generations", openaiPost("images", "not-served", "image")],
   ["/v1/images/edits", openaiPost("images", "not-served", "image")],
   ["/v1/videos", openaiPost("videos", "not-served", "video")],
   ["/v1/audio/transcriptions", openaiPost("audio", "not-served", "transcription")],
   ["/v1/audio/speech", openaiPost("audio", "not-served", "speech")],
   ["/v1/rerank", openaiPost("rerank", "not-served", "rerank")],
-  ["/v1/moderations", openaiPost("moderations", "not-served", "moderation")],
+  ["/v1/moderations", openaiPost("moderations", "proxy", "moderation")],
   ["/v1/realtime", route({ name: "realtime", method: "GET", family: "openai", handler: "not-served", endpoint: "realtime", modelInBody: false })],
 ]);
 

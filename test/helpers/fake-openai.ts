@@ -39,7 +39,11 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenA
   return startFakeServer((r, res) => answer(r, res, opts), { port: opts.port });
 }
 
+/** Embedding vectors the fake returns: 3 dimensions, one vector per input. */
+export const fakeEmbeddingUsage = { prompt_tokens: 8, total_tokens: 8 };
+
 function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
+  if (r.method === "POST" && (r.path === "/v1/embeddings" || r.path === "/v1/moderations")) return answerOther(r, res, opts);
   if (r.path !== "/v1/chat/completions" || r.method !== "POST") {
     return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
@@ -105,4 +109,29 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "openai-organization": "org-secret" });
   const lines = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).concat("data: [DONE]\n\n");
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
+}
+
+/** /v1/embeddings and /v1/moderations in OpenAI's real shapes. */
+function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
+  const key = bearerKey(r.headers);
+  if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
+    return sendOpenAIError(res, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key");
+  }
+  const script = opts.script?.(r);
+  if (script?.kind === "error") return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`, "invalid_request_error", null);
+  const input = r.body.input;
+  const inputs = Array.isArray(input) ? input : [input];
+  if (r.path === "/v1/embeddings") {
+    return sendJson(res, 200, {
+      object: "list",
+      data: inputs.map((_, index) => ({ object: "embedding", index, embedding: [0.1 * (index + 1), -0.2, 0.3] })),
+      model: String(r.body.model),
+      usage: fakeEmbeddingUsage,
+    });
+  }
+  sendJson(res, 200, {
+    id: "modr-fake1",
+    model: String(r.body.model),
+    results: inputs.map(() => ({ flagged: false, categories: { harassment: false, violence: false }, category_scores: { harassment: 0.001, violence: 0.002 } })),
+  });
 }

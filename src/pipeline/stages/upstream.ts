@@ -35,8 +35,9 @@ export function upstreamStage(): Stage<RequestContext> {
     const plan = coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
     if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
     if (plan.length === 0) {
+      const hint = ctx.route!.name === "responses" ? " Use /v1/chat/completions, which converts." : "";
       throw new GatewayError(errors.conversionUnsupported,
-        `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests are not converted; use /v1/chat/completions.`);
+        `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests cannot be converted for them.${hint}`);
     }
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };

@@ -27,3 +27,21 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });
+
+/** Whole-body OpenAI endpoints: no stream, usage (if any) in the body's `usage`. */
+function wholeBody(path: string): PassthroughSpec {
+  return Object.freeze<PassthroughSpec>({
+    channelProtocol: "openai",
+    isStream: () => false,
+    path: () => path,
+    body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+    streamTap: () => new ChatStreamTap(false), // never streamed; present for the interface
+    bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
+    bodyChars: () => 0,
+  });
+}
+
+/** /v1/embeddings: usage.prompt_tokens is the input billed. */
+export const embeddingsPassthrough = wholeBody("/v1/embeddings");
+/** /v1/moderations: usually free; billed by the model's price like any other. */
+export const moderationsPassthrough = wholeBody("/v1/moderations");
