@@ -19,7 +19,7 @@ export function billingSink(ledger: Ledger): UsageSink {
       if (!token) return; // unauthenticated requests are counted in metrics, not billed
       const { usage, estimated } = billedUsage(ctx);
       const group = ctx.group ?? ctx.runtime.groups.get(token.group);
-      const costNano = ctx.model && group && charged(ctx) ? costOf(usage, ctx.model.price, group.multiplierPpm) : 0n;
+      const costNano = ctx.model && group && charged(ctx) ? costOf(usage, ctx.model.price, group.multiplierPpm, ctx.units) : 0n;
       const entry: UsageEntry = {
         requestId: ctx.id,
         time: Date.now() - Math.round(durationMs),

@@ -19,6 +19,7 @@ import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
 import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
+import { rulesStage } from "./stages/rules.js";
 import { upstreamStage } from "./stages/upstream.js";
 
 export interface ChainDeps {
@@ -30,12 +31,12 @@ export interface ChainDeps {
 
 /**
  * Builds the request handler:
- * log → route → auth → access → limits → [handler: body → model → reserve → upstream].
+ * log → route → auth → access → limits → [handler: body → model → rules → reserve → upstream].
  * Settlement runs in the log stage's usage hook once the response has ended.
  */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    proxy: compose([bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
+    proxy: compose([bodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
     messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),

@@ -8,6 +8,7 @@ import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
 import type { Reservation } from "../billing/ledger.js";
+import type { Units } from "../billing/cost.js";
 
 
 export interface RequestContext {
@@ -48,6 +49,8 @@ export interface RequestContext {
   upstreamStatus?: number;
   /** Characters of generated text seen on the way back (for usage estimates). */
   outputChars?: number;
+  /** Non-token quantities the request is billed by (images, characters, …). */
+  units?: Units;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
 

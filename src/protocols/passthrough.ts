@@ -34,6 +34,8 @@ export interface PassthroughSpec {
   bodyUsage(body: Buffer): Usage | undefined;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */
   bodyChars(body: Buffer): number;
+  /** False when the answer body need not be kept to read usage (binary media); default true. */
+  readonly keepsBody?: boolean;
 }
 
 /** The body with `model` renamed, re-serialised only when the name changes. */

@@ -1,5 +1,6 @@
 // Which adapters serve which route and channel protocol: the hub's wiring, as data.
 
+import type { Units } from "../billing/cost.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
@@ -8,6 +9,7 @@ import { generateInbound, generateOutbound } from "./gemini/index.js";
 import { generatePassthrough } from "./gemini/passthrough.js";
 import { chatInbound, chatOutbound } from "./openai/index.js";
 import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
+import { imagesPassthrough, imageRules, speechPassthrough, speechRules } from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 
 /** How a model-calling route reaches channels: untouched to its own protocol, and (when it
@@ -15,6 +17,9 @@ import type { PassthroughSpec } from "./passthrough.js";
 export interface RouteProtocol {
   readonly passthrough: PassthroughSpec;
   readonly inbound?: InboundAdapter;
+  /** Checks a request the route has rules for (400 naming the field) and returns the
+   * non-token units it is billed by. */
+  readonly rules?: (json: Record<string, unknown>) => Units | undefined;
 }
 
 export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({
@@ -26,6 +31,8 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   // OpenAI-protocol endpoints without a canonical form: OpenAI-protocol channels only.
   embeddings: { passthrough: embeddingsPassthrough },
   moderations: { passthrough: moderationsPassthrough },
+  images: { passthrough: imagesPassthrough, rules: imageRules },
+  speech: { passthrough: speechPassthrough, rules: speechRules },
 });
 
 export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({

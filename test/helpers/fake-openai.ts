@@ -43,7 +43,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenA
 export const fakeEmbeddingUsage = { prompt_tokens: 8, total_tokens: 8 };
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
-  if (r.method === "POST" && (r.path === "/v1/embeddings" || r.path === "/v1/moderations")) return answerOther(r, res, opts);
+  if (r.method === "POST" && otherPaths.has(r.path)) return answerOther(r, res, opts);
   if (r.path !== "/v1/chat/completions" || r.method !== "POST") {
     return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
@@ -111,7 +111,14 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }
 
-/** /v1/embeddings and /v1/moderations in OpenAI's real shapes. */
+const otherPaths = new Set(["/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/audio/speech"]);
+
+/** A 1×1 PNG, what the fake "generates". */
+export const fakeImageBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+/** Bytes the fake "speaks": an MP3 frame header and padding. */
+export const fakeAudio = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(412)]);
+
+/** /v1/embeddings, /v1/moderations, /v1/images/generations and /v1/audio/speech in OpenAI's real shapes. */
 function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   const key = bearerKey(r.headers);
   if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
@@ -121,6 +128,20 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
   if (script?.kind === "error") return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`, "invalid_request_error", null);
   const input = r.body.input;
   const inputs = Array.isArray(input) ? input : [input];
+  if (r.path === "/v1/images/generations") {
+    return sendJson(res, 200, {
+      created: 1_700_000_000,
+      data: [{ b64_json: fakeImageBase64, revised_prompt: String(r.body.prompt) }],
+      ...(String(r.body.model).startsWith("gpt-image") && {
+        usage: { input_tokens: 20, output_tokens: 1056, total_tokens: 1076, input_tokens_details: { text_tokens: 20, image_tokens: 0 } },
+      }),
+    });
+  }
+  if (r.path === "/v1/audio/speech") {
+    res.writeHead(200, { "content-type": "audio/mpeg", "content-length": fakeAudio.length });
+    res.end(fakeAudio);
+    return;
+  }
   if (r.path === "/v1/embeddings") {
     return sendJson(res, 200, {
       object: "list",

@@ -14,7 +14,7 @@ export function reserveStage(ledger: Ledger): Stage<RequestContext> {
     const model = ctx.model!;
     const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
     const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
-    const amount = costOf(worst, model.price, ctx.group!.multiplierPpm);
+    const amount = costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
     ctx.reservation = ledger.reserve(ctx.token!, ctx.user!, amount);
     return next();
   };

@@ -66,11 +66,12 @@ async function relayBody(
   ctx: RequestContext, upstream: UpstreamResponse, spec: PassthroughSpec, ok: boolean, privateHeaders: readonly string[],
 ): Promise<void> {
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
+  const keep = ok && spec.keepsBody !== false;
   const chunks: Buffer[] = [];
   let kept = 0;
   await relay({ ctx, body: upstream.body, status: upstream.status, headers, flushHeaders: false,
     transform: (chunk) => {
-      if (ok && kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
+      if (keep && kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
       return chunk;
     } });
   if (!ok) return;

@@ -1,0 +1,61 @@
+// OpenAI-protocol media endpoints passed through: image generation (one image per call,
+// billed per image and/or by the token usage image models report) and text to speech
+// (audio bytes back, billed per 1k characters of input).
+
+import type { Units } from "../../billing/cost.js";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { lastObjectField } from "../json-tail.js";
+import { renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { emptyUsage } from "../usage.js";
+import { ChatStreamTap } from "./chat-stream-tap.js";
+import { normalizeResponsesUsage } from "./responses-usage.js";
+
+function requireText(json: Record<string, unknown>, field: string): string {
+  const value = json[field];
+  if (typeof value !== "string" || value === "") {
+    throw new GatewayError(errors.missingParameter, `The '${field}' parameter is required.`);
+  }
+  return value;
+}
+
+/** Image generation makes exactly one image per request (SPEC: `n` must not be sent). */
+export function imageRules(json: Record<string, unknown>): Units {
+  requireText(json, "prompt");
+  if (json.n !== undefined) {
+    throw new GatewayError(errors.invalidParameter, "'n' must not be sent: one image is produced per request; make one call per image.");
+  }
+  if (json.size !== undefined && (typeof json.size !== "string" || !/^(\d+x\d+|auto)$/.test(json.size))) {
+    throw new GatewayError(errors.invalidParameter, "'size' must be <width>x<height>, e.g. 1024x1024.");
+  }
+  return { images: 1 };
+}
+
+/** Speech is billed by the characters it reads out. */
+export function speechRules(json: Record<string, unknown>): Units {
+  const input = requireText(json, "input");
+  requireText(json, "voice");
+  return { characters: [...input].length };
+}
+
+export const imagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "openai",
+  isStream: () => false,
+  path: () => "/v1/images/generations",
+  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  streamTap: () => new ChatStreamTap(false), // never streamed; present for the interface
+  // Token-priced image models (gpt-image-1) report responses-style usage; others none.
+  bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage(),
+  bodyChars: () => 0,
+});
+
+export const speechPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "openai",
+  isStream: () => false,
+  path: () => "/v1/audio/speech",
+  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  streamTap: () => new ChatStreamTap(false),
+  bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
+  bodyChars: () => 0,
+  keepsBody: false,
+});

@@ -1,0 +1,71 @@
+// Image generation and text to speech pass through to OpenAI-protocol channels with the
+// official SDK: one image per call (`n` refused, as SPEC says), billed per image or by the
+// tokens image models report; speech bytes relayed as sent, billed per 1k characters.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { fakeAudio, fakeImageBase64, startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { destroyAgents } from "../../src/upstream/agents.js";
+import { CHANNEL_KEY, TOKEN, channel, config } from "./support.js";
+
+describe("images and speech", () => {
+  let fake: FakeOpenAI;
+  let gw: TestGateway;
+  let client: OpenAI;
+
+  before(async () => {
+    fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
+    gw = await startTestGateway(config({
+      channels: [channel("main", fake.url, { models: ["dall-e-3", "gpt-image-1", "tts-1"] })],
+      models: {
+        "dall-e-3": { endpoint: "image", price: { per_image: 0.04 } },
+        "gpt-image-1": { endpoint: "image", price: { input: 5, output: 40 } },
+        "tts-1": { endpoint: "speech", price: { per_1k_chars: 0.015 } },
+      },
+    }));
+    client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+    destroyAgents();
+  });
+
+  const lastEntry = () => gw.store.logs({ limit: 1 })[0];
+
+  test("one image per call, billed per image × the group multiplier", async () => {
+    const r = await client.images.generate({ model: "dall-e-3", prompt: "a fox", size: "1024x1024", response_format: "b64_json" });
+    assert.equal(r.data?.[0]?.b64_json, fakeImageBase64);
+    assert.equal(fake.received.at(-1)!.path, "/v1/images/generations");
+    assert.equal(lastEntry().costNano, 28_000_000n); // 0.04 × 0.7
+    assert.equal(lastEntry().estimated, false);
+  });
+
+  test("an image model that reports tokens is billed by them", async () => {
+    await client.images.generate({ model: "gpt-image-1", prompt: "a fox" });
+    // (20 × 5 + 1056 × 40) / 1M × 0.7 = 0.0296380 → 29,638,000 nano
+    assert.equal(lastEntry().costNano, 29_638_000n);
+  });
+
+  test("`n` must not be sent, a prompt is required, size is <w>x<h>; nothing reaches the upstream", async () => {
+    const before = fake.received.length;
+    await assert.rejects(client.images.generate({ model: "dall-e-3", prompt: "x", n: 2 }),
+      (e: unknown) => e instanceof OpenAI.BadRequestError && /'n' must not be sent/.test(e.message));
+    await assert.rejects(client.images.generate({ model: "dall-e-3", prompt: "" }),
+      (e: unknown) => e instanceof OpenAI.BadRequestError && e.code === "missing_required_parameter");
+    await assert.rejects(client.images.generate({ model: "dall-e-3", prompt: "x", size: "big" as never }),
+      (e: unknown) => e instanceof OpenAI.BadRequestError && /size/.test(e.message));
+    assert.equal(fake.received.length, before);
+  });
+
+  test("speech: the audio bytes come back untouched, billed per 1k characters", async () => {
+    const input = "Hello, world! ".repeat(100); // 1,400 characters
+    const r = await client.audio.speech.create({ model: "tts-1", input, voice: "alloy" });
+    assert.equal(r.headers.get("content-type"), "audio/mpeg");
+    assert.deepEqual(Buffer.from(await r.arrayBuffer()), fakeAudio);
+    // 1400 / 1000 × 0.015 × 0.7 = 0.0147 → 14,700,000 nano
+    assert.equal(lastEntry().costNano, 14_700_000n);
+  });
+});
