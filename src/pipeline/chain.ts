@@ -15,6 +15,7 @@ import { anthropicVersionStage } from "./stages/anthropic-version.js";
 import { limitsStage } from "./stages/limits.js";
 import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
+import { multipartBodyStage } from "./stages/multipart-body.js";
 import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
 import { reserveStage } from "./stages/reserve.js";
@@ -37,6 +38,7 @@ export interface ChainDeps {
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
     proxy: compose([bodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    multipart: compose([multipartBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
     messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),

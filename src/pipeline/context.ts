@@ -9,6 +9,7 @@ import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/typ
 import type { Route } from "../server/routes.js";
 import type { Reservation } from "../billing/ledger.js";
 import type { Units } from "../billing/cost.js";
+import type { MultipartFile } from "../media/multipart.js";
 
 
 export interface RequestContext {
@@ -36,8 +37,10 @@ export interface RequestContext {
   group?: Group;
   /** Raw request body as received. */
   body?: Buffer;
-  /** Parsed JSON body (an object). */
+  /** Parsed JSON body (an object); for multipart bodies, their text fields. */
   json?: Record<string, unknown>;
+  /** Files of a multipart body (measured, not kept apart from `body`). */
+  files?: readonly MultipartFile[];
   /** The model as the client named it (billing and logs use this name). */
   modelName?: string;
   model?: Model;

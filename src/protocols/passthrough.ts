@@ -16,6 +16,8 @@ export interface PassRequest {
   readonly pathAction?: string;
   /** The client's query string without "?" (the gateway's `key` parameter already removed). */
   readonly query: string;
+  /** The client's Content-Type header. */
+  readonly contentType?: string;
 }
 
 export interface PassthroughSpec {
@@ -36,6 +38,8 @@ export interface PassthroughSpec {
   bodyChars(body: Buffer): number;
   /** False when the answer body need not be kept to read usage (binary media); default true. */
   readonly keepsBody?: boolean;
+  /** The request body is multipart/form-data: its content type (boundary) goes upstream. */
+  readonly multipart?: boolean;
 }
 
 /** The body with `model` renamed, re-serialised only when the name changes. */

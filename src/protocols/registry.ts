@@ -1,6 +1,7 @@
 // Which adapters serve which route and channel protocol: the hub's wiring, as data.
 
 import type { Units } from "../billing/cost.js";
+import type { MultipartFile } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
@@ -9,7 +10,9 @@ import { generateInbound, generateOutbound } from "./gemini/index.js";
 import { generatePassthrough } from "./gemini/passthrough.js";
 import { chatInbound, chatOutbound } from "./openai/index.js";
 import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
-import { imagesPassthrough, imageRules, speechPassthrough, speechRules } from "./openai/media-passthrough.js";
+import {
+  imageEditRules, imageEditsPassthrough, imagesPassthrough, imageRules, speechPassthrough, speechRules,
+} from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 
 /** How a model-calling route reaches channels: untouched to its own protocol, and (when it
@@ -19,7 +22,7 @@ export interface RouteProtocol {
   readonly inbound?: InboundAdapter;
   /** Checks a request the route has rules for (400 naming the field) and returns the
    * non-token units it is billed by. */
-  readonly rules?: (json: Record<string, unknown>) => Units | undefined;
+  readonly rules?: (json: Record<string, unknown>, files?: readonly MultipartFile[]) => Units | undefined;
 }
 
 export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({
@@ -32,6 +35,7 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   embeddings: { passthrough: embeddingsPassthrough },
   moderations: { passthrough: moderationsPassthrough },
   images: { passthrough: imagesPassthrough, rules: imageRules },
+  "image-edits": { passthrough: imageEditsPassthrough, rules: imageEditRules },
   speech: { passthrough: speechPassthrough, rules: speechRules },
 });
 

@@ -5,7 +5,7 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "proxy" | "messages" | "models" | "billing" | "not-served";
+export type HandlerName = "proxy" | "multipart" | "messages" | "models" | "billing" | "not-served";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -19,7 +19,7 @@ export interface Route {
   readonly modelInBody: boolean;
 }
 
-const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "messages"]);
+const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "messages"]);
 
 function route(r: Route): Route {
   return Object.freeze(r);
@@ -38,7 +38,7 @@ const exact = new Map<string, Route>([
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
   ["/v1/embeddings", openaiPost("embeddings", "proxy", "embeddings")],
   ["/v1/images/generations", openaiPost("images", "proxy", "image")],
-  ["/v1/images/edits", openaiPost("images", "not-served", "image")],
+  ["/v1/images/edits", openaiPost("image-edits", "multipart", "image")],
   ["/v1/videos", openaiPost("videos", "not-served", "video")],
   ["/v1/audio/transcriptions", openaiPost("audio", "not-served", "transcription")],
   ["/v1/audio/speech", openaiPost("speech", "proxy", "speech")],

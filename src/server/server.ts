@@ -79,7 +79,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       id, req, res, runtime, path, startNs: process.hrtime.bigint(),
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
-      user: undefined, group: undefined, body: undefined, json: undefined, modelName: undefined, model: undefined,
+      user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
       channel: undefined, upstreamModel: undefined, upstreamStatus: undefined, outputChars: undefined,
       reservation: undefined, units: undefined, error: undefined, usage: undefined, firstByteNs: undefined,
     };

@@ -24,6 +24,7 @@ export function upstreamRequestHeaders(
   client: IncomingHttpHeaders,
   auth: Record<string, string>,
   bodyLength: number,
+  contentType = "application/json",
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in client) {
@@ -33,7 +34,7 @@ export function upstreamRequestHeaders(
   }
   // identity: the usage tap reads the body, so it must not arrive compressed
   out["accept-encoding"] = "identity";
-  out["content-type"] = "application/json";
+  out["content-type"] = contentType;
   out["content-length"] = String(bodyLength);
   return Object.assign(out, auth);
 }

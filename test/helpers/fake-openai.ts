@@ -111,7 +111,7 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }
 
-const otherPaths = new Set(["/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/audio/speech"]);
+const otherPaths = new Set(["/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/images/edits", "/v1/audio/speech"]);
 
 /** A 1×1 PNG, what the fake "generates". */
 export const fakeImageBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -128,6 +128,12 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
   if (script?.kind === "error") return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`, "invalid_request_error", null);
   const input = r.body.input;
   const inputs = Array.isArray(input) ? input : [input];
+  if (r.path === "/v1/images/edits") {
+    if (!String(r.headers["content-type"]).startsWith("multipart/form-data")) {
+      return sendOpenAIError(res, 400, "Expected multipart/form-data", "invalid_request_error", null);
+    }
+    return sendJson(res, 200, { created: 1_700_000_000, data: [{ b64_json: fakeImageBase64 }] });
+  }
   if (r.path === "/v1/images/generations") {
     return sendJson(res, 200, {
       created: 1_700_000_000,

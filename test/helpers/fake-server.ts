@@ -15,6 +15,8 @@ export interface BaseReceived {
   readonly headers: http.IncomingHttpHeaders;
   /** The body parsed as JSON; `{}` when empty or not JSON. */
   readonly body: Record<string, unknown>;
+  /** The body as received. */
+  readonly raw: Buffer;
 }
 
 /** A running fake: its base URL, every request it received (in order), and `close`. */
@@ -48,9 +50,10 @@ export async function startFakeServer<R extends BaseReceived = BaseReceived>(
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      const raw = Buffer.concat(chunks);
       let body: Record<string, unknown> = {};
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"); } catch { /* left empty */ }
-      const r = describe({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body }, req);
+      try { body = JSON.parse(raw.toString("utf8") || "{}"); } catch { /* left empty */ }
+      const r = describe({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, raw }, req);
       received.push(r);
       answer(r, res, ++seq);
     });

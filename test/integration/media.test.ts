@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { fakeAudio, fakeImageBase64, startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
@@ -18,9 +18,12 @@ describe("images and speech", () => {
   before(async () => {
     fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
     gw = await startTestGateway(config({
-      channels: [channel("main", fake.url, { models: ["dall-e-3", "gpt-image-1", "tts-1"] })],
+      channels: [channel("main", fake.url, {
+        models: ["dall-e-3", "dall-e-2", "gpt-image-1", "tts-1"], model_map: { "dall-e-2": "dall-e-2-2024" },
+      })],
       models: {
         "dall-e-3": { endpoint: "image", price: { per_image: 0.04 } },
+        "dall-e-2": { endpoint: "image", price: { per_image: 0.02 } },
         "gpt-image-1": { endpoint: "image", price: { input: 5, output: 40 } },
         "tts-1": { endpoint: "speech", price: { per_1k_chars: 0.015 } },
       },
@@ -57,6 +60,38 @@ describe("images and speech", () => {
       (e: unknown) => e instanceof OpenAI.BadRequestError && e.code === "missing_required_parameter");
     await assert.rejects(client.images.generate({ model: "dall-e-3", prompt: "x", size: "big" as never }),
       (e: unknown) => e instanceof OpenAI.BadRequestError && /size/.test(e.message));
+    assert.equal(fake.received.length, before);
+  });
+
+  test("image edits: the multipart upload goes upstream as sent (model renamed), one image billed", async () => {
+    const png = Buffer.from(fakeImageBase64, "base64");
+    const r = await client.images.edit({
+      image: await toFile(png, "fox.png", { type: "image/png" }), prompt: "add a hat", model: "dall-e-2", response_format: "b64_json",
+    });
+    assert.equal(r.data?.[0]?.b64_json, fakeImageBase64);
+    const seen = fake.received.at(-1)!;
+    assert.equal(seen.path, "/v1/images/edits");
+    assert.match(String(seen.headers["content-type"]), /^multipart\/form-data; boundary=/);
+    const raw = seen.raw.toString("latin1");
+    assert.match(raw, /name="model"\r\n\r\ndall-e-2-2024\r\n/, "model_map applied inside the upload");
+    assert.ok(raw.includes(png.toString("latin1")), "the file bytes arrive intact");
+    assert.equal(lastEntry().costNano, 14_000_000n); // 0.02 × 0.7
+  });
+
+  test("image edits: no image file → 400 naming it; n refused; JSON body → 415", async () => {
+    const before = fake.received.length;
+    const form = new FormData();
+    form.set("model", "dall-e-2");
+    form.set("prompt", "x");
+    const noImage = await fetch(`${gw.url}/v1/images/edits`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: form });
+    assert.equal(noImage.status, 400);
+    assert.match((await noImage.json()).error.message, /'image'/);
+    await assert.rejects(client.images.edit({ image: await toFile(Buffer.from("x"), "a.png"), prompt: "x", model: "dall-e-2", n: 2 }),
+      (e: unknown) => e instanceof OpenAI.BadRequestError && /'n' must not be sent/.test(e.message));
+    const json = await fetch(`${gw.url}/v1/images/edits`, {
+      method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: "{}",
+    });
+    assert.equal(json.status, 415);
     assert.equal(fake.received.length, before);
   });
 

@@ -75,3 +75,21 @@ test("failover: which statuses retry, and what the client sees when none are lef
   assert.equal(exhaustedError({ kind: "status", status: 401 }).status, 502);
   assert.equal(exhaustedError({ kind: "status", status: 599 }).status, 502);
 });
+
+test("multipart: fields are read wherever they stand; a field's value is replaced in place", async () => {
+  const { parseMultipart, replaceField } = await import("../../src/media/multipart.js");
+  const form = new FormData();
+  form.set("image", new Blob([new Uint8Array([1, 2, 3])], { type: "image/png" }), "a.png");
+  form.set("prompt", "a hat");
+  form.set("model", "m1");
+  const request = new Request("http://x/", { method: "POST", body: form });
+  const contentType = request.headers.get("content-type")!;
+  const body = Buffer.from(await request.arrayBuffer());
+  const parts = await parseMultipart(body, contentType);
+  assert.deepEqual(parts.fields, { prompt: "a hat", model: "m1" });
+  assert.deepEqual(parts.files, [{ field: "image", filename: "a.png", mimeType: "image/png", size: 3 }]);
+  const renamed = replaceField(body, contentType, "model", "m1-2024");
+  assert.deepEqual((await parseMultipart(renamed, contentType)).fields, { prompt: "a hat", model: "m1-2024" });
+  assert.equal(replaceField(body, contentType, "model", "m1"), body, "unchanged when equal");
+  await assert.rejects(parseMultipart(Buffer.from("garbage"), "multipart/form-data"), /malformed/);
+});

@@ -27,7 +27,7 @@ export function bodyStage(): Stage<RequestContext> {
 }
 
 /** Collects the body, refusing early when Content-Length or the bytes read exceed the limit. */
-function readBody(ctx: RequestContext): Promise<Buffer> {
+export function readBody(ctx: RequestContext): Promise<Buffer> {
   const limit = ctx.runtime.server.maxBodyBytes;
   // connection: close — the rest of an oversized body is not worth reading.
   const tooLarge = () => new GatewayError(errors.bodyTooLarge, `The request body exceeds the limit of ${limit} bytes.`,

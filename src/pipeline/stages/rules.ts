@@ -8,7 +8,7 @@ import type { RequestContext } from "../context.js";
 export function rulesStage(): Stage<RequestContext> {
   return (ctx, next) => {
     const rules = routeProtocols[ctx.route!.name]?.rules;
-    if (rules) ctx.units = rules(ctx.json!);
+    if (rules) ctx.units = rules(ctx.json!, ctx.files);
     return next();
   };
 }

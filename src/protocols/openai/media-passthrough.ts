@@ -5,6 +5,7 @@
 import type { Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
+import { replaceField, type MultipartFile } from "../../media/multipart.js";
 import { lastObjectField } from "../json-tail.js";
 import { renamedBody, type PassthroughSpec } from "../passthrough.js";
 import { emptyUsage } from "../usage.js";
@@ -31,6 +32,14 @@ export function imageRules(json: Record<string, unknown>): Units {
   return { images: 1 };
 }
 
+/** Image edits: the same one-image rule, and an `image` file is required. */
+export function imageEditRules(json: Record<string, unknown>, files: readonly MultipartFile[] = []): Units {
+  if (!files.some((f) => f.field === "image" || f.field === "image[]")) {
+    throw new GatewayError(errors.missingParameter, "The 'image' file is required.");
+  }
+  return imageRules(json);
+}
+
 /** Speech is billed by the characters it reads out. */
 export function speechRules(json: Record<string, unknown>): Units {
   const input = requireText(json, "input");
@@ -47,6 +56,17 @@ export const imagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>
   // Token-priced image models (gpt-image-1) report responses-style usage; others none.
   bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage(),
   bodyChars: () => 0,
+});
+
+export const imageEditsPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  ...imagesPassthrough,
+  path: () => "/v1/images/edits",
+  // The upload goes as sent; only a model_map rename touches it.
+  body: (req, upstreamModel) => ({
+    body: req.json.model === upstreamModel ? req.raw : replaceField(req.raw, req.contentType ?? "", "model", upstreamModel),
+    stripUsage: false,
+  }),
+  multipart: true,
 });
 
 export const speechPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({

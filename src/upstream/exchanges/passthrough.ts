@@ -24,6 +24,7 @@ function forwardedQuery(query: string): string {
 export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec): Exchange {
   const req: PassRequest = {
     raw: ctx.body!, json: ctx.json!, pathModel: ctx.pathModel, pathAction: ctx.pathAction, query: forwardedQuery(ctx.query),
+    contentType: ctx.req.headers["content-type"],
   };
   const stream = spec.isStream(req);
   let stripUsage = false;
@@ -34,7 +35,8 @@ export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec):
       const provider = providers[channel.protocol];
       return {
         url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
-        headers: upstreamRequestHeaders(ctx.req.headers, provider.authHeaders(key), prepared.body.length),
+        headers: upstreamRequestHeaders(ctx.req.headers, provider.authHeaders(key), prepared.body.length,
+          spec.multipart ? req.contentType : undefined),
         body: prepared.body,
       };
     },
