@@ -37,7 +37,7 @@ export function billingSink(ledger: Ledger): UsageSink {
         error: ctx.error?.code,
         durationMs,
         ttfbMs: ctx.firstByteNs ? Number(ctx.firstByteNs - ctx.startNs) / 1e6 : undefined,
-        estimated,
+        estimated: estimated || ctx.unitsEstimated === true,
       };
       try {
         ledger.settle(ctx.reservation, entry);

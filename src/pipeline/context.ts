@@ -54,6 +54,8 @@ export interface RequestContext {
   outputChars?: number;
   /** Non-token quantities the request is billed by (images, characters, …). */
   units?: Units;
+  /** True when `units` are the pre-deduction's estimate (the answer did not report them). */
+  unitsEstimated?: boolean;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
 

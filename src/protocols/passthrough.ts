@@ -2,6 +2,7 @@
 // one edit it may make to the body (the model_map rename, asking for stream usage), and
 // how to read usage from the answer as it flows by.
 
+import type { Units } from "../billing/cost.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
@@ -40,6 +41,8 @@ export interface PassthroughSpec {
   readonly keepsBody?: boolean;
   /** The request body is multipart/form-data: its content type (boundary) goes upstream. */
   readonly multipart?: boolean;
+  /** Non-token units read from a complete answer (e.g. seconds of audio transcribed). */
+  bodyUnits?(body: Buffer): Units | undefined;
 }
 
 /** The body with `model` renamed, re-serialised only when the name changes. */

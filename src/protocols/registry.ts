@@ -12,6 +12,7 @@ import { chatInbound, chatOutbound } from "./openai/index.js";
 import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
 import {
   imageEditRules, imageEditsPassthrough, imagesPassthrough, imageRules, speechPassthrough, speechRules,
+  transcriptionRules, transcriptionsPassthrough,
 } from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 
@@ -37,6 +38,7 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   images: { passthrough: imagesPassthrough, rules: imageRules },
   "image-edits": { passthrough: imageEditsPassthrough, rules: imageEditRules },
   speech: { passthrough: speechPassthrough, rules: speechRules },
+  transcriptions: { passthrough: transcriptionsPassthrough, rules: transcriptionRules },
 });
 
 export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({

@@ -40,7 +40,7 @@ const exact = new Map<string, Route>([
   ["/v1/images/generations", openaiPost("images", "proxy", "image")],
   ["/v1/images/edits", openaiPost("image-edits", "multipart", "image")],
   ["/v1/videos", openaiPost("videos", "not-served", "video")],
-  ["/v1/audio/transcriptions", openaiPost("audio", "not-served", "transcription")],
+  ["/v1/audio/transcriptions", openaiPost("transcriptions", "multipart", "transcription")],
   ["/v1/audio/speech", openaiPost("speech", "proxy", "speech")],
   ["/v1/rerank", openaiPost("rerank", "not-served", "rerank")],
   ["/v1/moderations", openaiPost("moderations", "proxy", "moderation")],

@@ -111,7 +111,9 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }
 
-const otherPaths = new Set(["/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/images/edits", "/v1/audio/speech"]);
+const otherPaths = new Set([
+  "/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/images/edits", "/v1/audio/speech", "/v1/audio/transcriptions",
+]);
 
 /** A 1×1 PNG, what the fake "generates". */
 export const fakeImageBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -128,6 +130,14 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
   if (script?.kind === "error") return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`, "invalid_request_error", null);
   const input = r.body.input;
   const inputs = Array.isArray(input) ? input : [input];
+  if (r.path === "/v1/audio/transcriptions") {
+    const model = /name="model"\r\n\r\n([^\r]*)/.exec(r.raw.toString("latin1"))?.[1] ?? "";
+    // whisper reports the audio's duration; gpt-4o-transcribe reports tokens
+    const usage = model.startsWith("whisper")
+      ? { type: "duration", seconds: 12.5 }
+      : { type: "tokens", input_tokens: 40, output_tokens: 9, total_tokens: 49, input_token_details: { audio_tokens: 40, text_tokens: 0 } };
+    return sendJson(res, 200, { text: "Hello from the fake transcriber.", usage });
+  }
   if (r.path === "/v1/images/edits") {
     if (!String(r.headers["content-type"]).startsWith("multipart/form-data")) {
       return sendOpenAIError(res, 400, "Expected multipart/form-data", "invalid_request_error", null);

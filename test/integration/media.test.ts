@@ -19,13 +19,16 @@ describe("images and speech", () => {
     fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
     gw = await startTestGateway(config({
       channels: [channel("main", fake.url, {
-        models: ["dall-e-3", "dall-e-2", "gpt-image-1", "tts-1"], model_map: { "dall-e-2": "dall-e-2-2024" },
+        models: ["dall-e-3", "dall-e-2", "gpt-image-1", "tts-1", "whisper-1", "gpt-4o-transcribe"],
+        model_map: { "dall-e-2": "dall-e-2-2024" },
       })],
       models: {
         "dall-e-3": { endpoint: "image", price: { per_image: 0.04 } },
         "dall-e-2": { endpoint: "image", price: { per_image: 0.02 } },
         "gpt-image-1": { endpoint: "image", price: { input: 5, output: 40 } },
         "tts-1": { endpoint: "speech", price: { per_1k_chars: 0.015 } },
+        "whisper-1": { endpoint: "transcription", price: { per_second: 0.0001 } },
+        "gpt-4o-transcribe": { endpoint: "transcription", price: { input: 2.5, output: 10 } },
       },
     }));
     client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -93,6 +96,24 @@ describe("images and speech", () => {
     });
     assert.equal(json.status, 415);
     assert.equal(fake.received.length, before);
+  });
+
+  test("transcription: billed per second of the audio the answer reports, or by its tokens", async () => {
+    const audio = await toFile(Buffer.alloc(30_000, 1), "talk.mp3", { type: "audio/mpeg" });
+    const whisper = await client.audio.transcriptions.create({ model: "whisper-1", file: audio });
+    assert.equal(whisper.text, "Hello from the fake transcriber.");
+    assert.equal(fake.received.at(-1)!.path, "/v1/audio/transcriptions");
+    // 12.5 s × 0.0001 × 0.7 = 0.000875 → 875,000 nano
+    assert.equal(lastEntry().costNano, 875_000n);
+    assert.equal(lastEntry().estimated, false);
+    await client.audio.transcriptions.create({ model: "gpt-4o-transcribe", file: await toFile(Buffer.alloc(100, 1), "a.mp3") });
+    // (40 × 2.5 + 9 × 10) / 1M × 0.7 = 0.000133 → 133,000 nano
+    assert.equal(lastEntry().costNano, 133_000n);
+    const noFile = new FormData();
+    noFile.set("model", "whisper-1");
+    const r = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: noFile });
+    assert.equal(r.status, 400);
+    assert.match((await r.json()).error.message, /'file'/);
   });
 
   test("speech: the audio bytes come back untouched, billed per 1k characters", async () => {

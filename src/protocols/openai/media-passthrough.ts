@@ -69,6 +69,46 @@ export const imageEditsPassthrough: PassthroughSpec = Object.freeze<PassthroughS
   multipart: true,
 });
 
+/** Transcription needs an audio `file`. Until the answer says how long the audio was, its
+ * length is guessed high for the pre-deduction: one second per 2,000 bytes (16 kbit/s, less
+ * than any common speech encoding). */
+export function transcriptionRules(_json: Record<string, unknown>, files: readonly MultipartFile[] = []): Units {
+  const file = files.find((f) => f.field === "file");
+  if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
+  return { milliseconds: Math.ceil(file.size / 2000) * 1000 };
+}
+
+interface TranscriptionUsage {
+  type?: string;
+  seconds?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
+export const transcriptionsPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "openai",
+  isStream: () => false,
+  path: () => "/v1/audio/transcriptions",
+  body: (req, upstreamModel) => ({
+    body: req.json.model === upstreamModel ? req.raw : replaceField(req.raw, req.contentType ?? "", "model", upstreamModel),
+    stripUsage: false,
+  }),
+  streamTap: () => new ChatStreamTap(false),
+  multipart: true,
+  // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
+  bodyUsage: (body) => {
+    const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
+    return u?.type === "tokens" ? normalizeResponsesUsage(u) ?? emptyUsage() : emptyUsage();
+  },
+  bodyUnits: (body) => {
+    const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
+    const seconds = u?.type === "duration" ? u.seconds : undefined;
+    // No duration reported: undefined keeps the pre-deduction's estimate, marked as such.
+    return typeof seconds === "number" && seconds >= 0 ? { milliseconds: Math.round(seconds * 1000) } : undefined;
+  },
+  bodyChars: () => 0,
+});
+
 export const speechPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "openai",
   isStream: () => false,

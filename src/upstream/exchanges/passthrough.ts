@@ -79,6 +79,11 @@ async function relayBody(
   if (!ok) return;
   const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, kept);
   ctx.usage = spec.bodyUsage(body);
+  if (spec.bodyUnits) {
+    const units = spec.bodyUnits(body);
+    if (units) ctx.units = units;
+    else ctx.unitsEstimated = true; // billed by the pre-deduction's estimate, and marked so
+  }
   if (!ctx.usage) ctx.outputChars = spec.bodyChars(body);
 }
 
