@@ -5,7 +5,8 @@
 import type { Channel, Group, Model, Price, RateWindow, Runtime, ServerSettings, Token, User } from "../runtime/types.js";
 import type { RawChannel, RawConfig, RawPrice, RawToken, RawWindow } from "./raw.js";
 import { buildCandidates } from "./candidates.js";
-import { hashKey } from "./crossref.js";
+import { hashKey, requestSchemaFile } from "./crossref.js";
+import { compileRequestSchema } from "./request-schema.js";
 import { deepFreeze } from "./freeze.js";
 import { compileIpMatcher, compileNameMatcher, isGlob } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
@@ -127,14 +128,20 @@ function compileUsers(raw: RawConfig["users"] = {}): Map<string, User> {
   return users;
 }
 
-function compileModels(raw: RawConfig["models"] = {}): Map<string, Model> {
+function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<string, Model> {
   const models = new Map<string, Model>();
   for (const [name, m] of Object.entries(raw)) {
     const model: Model = {
       name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price),
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
     };
-    models.set(name, m.request_schema === undefined ? model : { ...model, requestSchema: m.request_schema });
+    if (m.request_schema === undefined) {
+      models.set(name, model);
+      continue;
+    }
+    // crossref has checked that the file exists and compiles.
+    const file = requestSchemaFile(sourcePath, m.request_schema)!;
+    models.set(name, { ...model, requestSchema: m.request_schema, checkRequest: compileRequestSchema(file) });
   }
   return models;
 }
@@ -163,7 +170,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   const groups = new Map<string, Group>();
   for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1, multiplierPpm: toPpm(g.multiplier ?? 1) });
   const users = compileUsers(raw.users);
-  const models = compileModels(raw.models);
+  const models = compileModels(raw.models, ctx.sourcePath);
   const tokensByHash = compileTokens(raw.tokens ?? [], { users, models }, warnings);
   const channelList = (raw.channels ?? []).map((c) => compileChannel(c, warnings));
   for (const name of models.keys()) {

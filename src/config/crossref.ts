@@ -11,6 +11,7 @@ import type { KeyPath, RawIssue } from "./locate.js";
 import { parseIpRule } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
 import { parseDate, parseDuration, parseListen, parseSize } from "./units.js";
+import { compileRequestSchema } from "./request-schema.js";
 
 /** sha256 of a token key, lowercase hex: the key of Runtime.tokensByHash. */
 export function hashKey(key: string): string {
@@ -161,9 +162,14 @@ function checkModels(c: Checker, sourcePath: string): void {
       const convert = field.endsWith("_ratio") ? toPpm : toNano;
       c.parses(["models", name, "price", field], () => convert(value));
     }
-    if (text(m.request_schema) && !requestSchemaFile(sourcePath, m.request_schema)) {
-      const file = `schemas/requests/${m.request_schema.replace(/\.json$/, "")}.json`;
-      c.report(["models", name, "request_schema"], `request schema "${m.request_schema}" not found: no ${file}`);
+    if (text(m.request_schema)) {
+      const found = requestSchemaFile(sourcePath, m.request_schema);
+      if (!found) {
+        const file = `schemas/requests/${m.request_schema.replace(/\.json$/, "")}.json`;
+        c.report(["models", name, "request_schema"], `request schema "${m.request_schema}" not found: no ${file}`);
+      } else {
+        c.parses(["models", name, "request_schema"], () => compileRequestSchema(found));
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 // Built by config/compile.ts from a validated gateway.yaml; never mutated after that.
 
 import type { Endpoint } from "../config/raw.js";
+import type { RequestCheck } from "../config/request-schema.js";
 
 export type ChannelProtocol = "openai" | "anthropic" | "gemini";
 
@@ -74,6 +75,8 @@ export interface Model {
   readonly name: string;
   readonly endpoint: Endpoint;
   readonly requestSchema?: string;
+  /** The compiled `request_schema`, run on each request body before routing. */
+  readonly checkRequest?: RequestCheck;
   readonly price: Price;
   /** Output cap used to estimate pre-deduction when a request sets no max tokens. */
   readonly maxOutputTokens: number;
