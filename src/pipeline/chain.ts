@@ -16,6 +16,8 @@ import { limitsStage } from "./stages/limits.js";
 import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { multipartBodyStage } from "./stages/multipart-body.js";
+import { jobStage } from "./stages/job.js";
+import { uploadBodyStage } from "./stages/upload-body.js";
 import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
 import { reserveStage } from "./stages/reserve.js";
@@ -39,6 +41,8 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
     proxy: compose([bodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
     multipart: compose([multipartBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    upload: compose([uploadBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    job: compose([jobStage()]),
     messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),

@@ -56,6 +56,8 @@ export interface RequestContext {
   units?: Units;
   /** True when `units` are the pre-deduction's estimate (the answer did not report them). */
   unitsEstimated?: boolean;
+  /** Id of the asynchronous job (video) this request created or fetches. */
+  jobId?: string;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
 

@@ -39,10 +39,10 @@ export interface PassthroughSpec {
   bodyChars(body: Buffer): number;
   /** False when the answer body need not be kept to read usage (binary media); default true. */
   readonly keepsBody?: boolean;
-  /** The request body is multipart/form-data: its content type (boundary) goes upstream. */
-  readonly multipart?: boolean;
   /** Non-token units read from a complete answer (e.g. seconds of audio transcribed). */
   bodyUnits?(body: Buffer): Units | undefined;
+  /** The id of an asynchronous job the answer created (video), for fetching it later. */
+  bodyJobId?(body: Buffer): string | undefined;
 }
 
 /** The body with `model` renamed, re-serialised only when the name changes. */

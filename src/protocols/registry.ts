@@ -12,7 +12,7 @@ import { chatInbound, chatOutbound } from "./openai/index.js";
 import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
 import {
   imageEditRules, imageEditsPassthrough, imagesPassthrough, imageRules, speechPassthrough, speechRules,
-  transcriptionRules, transcriptionsPassthrough,
+  transcriptionRules, transcriptionsPassthrough, videoRules, videosPassthrough,
 } from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 
@@ -39,6 +39,7 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   "image-edits": { passthrough: imageEditsPassthrough, rules: imageEditRules },
   speech: { passthrough: speechPassthrough, rules: speechRules },
   transcriptions: { passthrough: transcriptionsPassthrough, rules: transcriptionRules },
+  videos: { passthrough: videosPassthrough, rules: videoRules },
 });
 
 export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({

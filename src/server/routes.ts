@@ -5,7 +5,7 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "proxy" | "multipart" | "messages" | "models" | "billing" | "not-served";
+export type HandlerName = "proxy" | "multipart" | "upload" | "messages" | "job" | "models" | "billing" | "not-served";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -19,7 +19,7 @@ export interface Route {
   readonly modelInBody: boolean;
 }
 
-const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "messages"]);
+const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "messages"]);
 
 function route(r: Route): Route {
   return Object.freeze(r);
@@ -39,7 +39,7 @@ const exact = new Map<string, Route>([
   ["/v1/embeddings", openaiPost("embeddings", "proxy", "embeddings")],
   ["/v1/images/generations", openaiPost("images", "proxy", "image")],
   ["/v1/images/edits", openaiPost("image-edits", "multipart", "image")],
-  ["/v1/videos", openaiPost("videos", "not-served", "video")],
+  ["/v1/videos", openaiPost("videos", "upload", "video")],
   ["/v1/audio/transcriptions", openaiPost("transcriptions", "multipart", "transcription")],
   ["/v1/audio/speech", openaiPost("speech", "proxy", "speech")],
   ["/v1/rerank", openaiPost("rerank", "not-served", "rerank")],
@@ -54,7 +54,7 @@ const geminiModels = route({ name: "models", method: "GET", family: "gemini", ha
 
 /** Result of matching a path: the route, or why none matched. */
 export type RouteMatch =
-  | { readonly kind: "ok"; readonly route: Route; readonly pathModel?: string; readonly pathAction?: string }
+  | { readonly kind: "ok"; readonly route: Route; readonly pathModel?: string; readonly pathAction?: string; readonly pathId?: string }
   | { readonly kind: "not-found" }
   | { readonly kind: "method"; readonly route: Route };
 
@@ -62,15 +62,25 @@ const notFound: RouteMatch = Object.freeze({ kind: "not-found" });
 
 /** Matches a method and path (without query) against the route table. */
 export function matchRoute(method: string, path: string): RouteMatch {
-  const hit = exact.get(path) ?? matchGemini(path);
+  const hit = exact.get(path) ?? matchGemini(path) ?? matchVideoJob(path);
   if (!hit) return notFound;
   const r = "route" in hit ? hit.route : hit;
   if (r.method !== method) return { kind: "method", route: r };
-  return "route" in hit ? { kind: "ok", route: r, pathModel: hit.pathModel, pathAction: hit.pathAction } : { kind: "ok", route: r };
+  return "route" in hit
+    ? { kind: "ok", route: r, pathModel: hit.pathModel, pathAction: hit.pathAction, pathId: hit.pathId }
+    : { kind: "ok", route: r };
+}
+
+const videoJob = route({ name: "video-jobs", method: "GET", family: "openai", handler: "job", modelInBody: false });
+
+/** `/v1/videos/{id}` (the job) and `/v1/videos/{id}/content` (the video). */
+function matchVideoJob(path: string): { route: Route; pathModel?: string; pathAction: string; pathId: string } | undefined {
+  const m = /^\/v1\/videos\/([A-Za-z0-9_.-]{1,200})(\/content)?$/.exec(path);
+  return m ? { route: videoJob, pathId: m[1], pathAction: m[2] ? "content" : "status" } : undefined;
 }
 
 /** `/v1beta/models/{model}:generateContent` and `:streamGenerateContent`, plus the model list. */
-function matchGemini(path: string): { route: Route; pathModel?: string; pathAction?: string } | undefined {
+function matchGemini(path: string): { route: Route; pathModel?: string; pathAction?: string; pathId?: string } | undefined {
   if (!path.startsWith("/v1beta/models")) return undefined;
   if (path === "/v1beta/models") return { route: geminiModels };
   const rest = path.slice("/v1beta/models/".length);

@@ -81,7 +81,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
       user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
       channel: undefined, upstreamModel: undefined, upstreamStatus: undefined, outputChars: undefined,
-      reservation: undefined, units: undefined, unitsEstimated: undefined, error: undefined, usage: undefined, firstByteNs: undefined,
+      reservation: undefined, units: undefined, unitsEstimated: undefined, jobId: undefined, error: undefined, usage: undefined, firstByteNs: undefined,
     };
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));

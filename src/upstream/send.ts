@@ -32,10 +32,13 @@ export class Cancellation extends EventEmitter {
 }
 
 export interface SendOptions {
+  /** Default POST. */
+  readonly method?: "GET" | "POST";
   /** The full upstream URL (origin, path and query). */
   readonly url: URL;
   readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer;
+  /** Absent for GET. */
+  readonly body?: Buffer;
   /** No response head within this time: the attempt fails with kind "timeout"; the same
    * bound applies between body chunks (the body stream then errors). */
   readonly timeoutMs: number;
@@ -59,7 +62,7 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
     const r = await upstreamAgent().request({
       origin: opts.url.origin,
       path: opts.url.pathname + opts.url.search,
-      method: "POST",
+      method: opts.method ?? "POST",
       headers: opts.headers,
       body: opts.body,
       headersTimeout: opts.timeoutMs,

@@ -44,6 +44,7 @@ export const fakeEmbeddingUsage = { prompt_tokens: 8, total_tokens: 8 };
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   if (r.method === "POST" && otherPaths.has(r.path)) return answerOther(r, res, opts);
+  if (r.path.startsWith("/v1/videos")) return answerVideo(r, res);
   if (r.path !== "/v1/chat/completions" || r.method !== "POST") {
     return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
@@ -171,4 +172,30 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     model: String(r.body.model),
     results: inputs.map(() => ({ flagged: false, categories: { harassment: false, violence: false }, category_scores: { harassment: 0.001, violence: 0.002 } })),
   });
+}
+
+/** Bytes of the fake's "video". */
+export const fakeVideo = Buffer.concat([Buffer.from("\x00\x00\x00\x18ftypmp42"), Buffer.alloc(64, 7)]);
+let videoSeq = 0;
+
+/** Video jobs as OpenAI's /v1/videos speaks them: create (JSON or multipart), status, content. */
+function answerVideo(r: Received, res: http.ServerResponse): void {
+  if (r.method === "POST" && r.path === "/v1/videos") {
+    const raw = r.raw.toString("latin1");
+    const field = (name: string) => r.body[name] ?? new RegExp(`name="${name}"\\r\\n\\r\\n([^\\r]*)`).exec(raw)?.[1];
+    return sendJson(res, 200, {
+      id: `video_fake${++videoSeq}`, object: "video", model: String(field("model")), status: "queued", progress: 0,
+      seconds: String(field("seconds") ?? "8"), size: "1280x720", created_at: 1_700_000_000,
+    });
+  }
+  const m = /^\/v1\/videos\/([^/?]+)(\/content)?/.exec(r.path);
+  if (r.method === "GET" && m) {
+    if (m[2]) {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": fakeVideo.length });
+      res.end(fakeVideo);
+      return;
+    }
+    return sendJson(res, 200, { id: m[1], object: "video", status: "completed", progress: 100, seconds: "8" });
+  }
+  sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
 }

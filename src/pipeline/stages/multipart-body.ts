@@ -16,7 +16,10 @@ export function multipartBodyStage(): Stage<RequestContext> {
     }
     ctx.body = await readBody(ctx);
     const parts = await parseMultipart(ctx.body, type);
-    ctx.json = parts.fields;
+    // Files appear as { file, size } so a request_schema can require or forbid them.
+    const json: Record<string, unknown> = { ...parts.fields };
+    for (const f of parts.files) json[f.field] ??= { file: f.filename, size: f.size };
+    ctx.json = json;
     ctx.files = parts.files;
     await next();
   };

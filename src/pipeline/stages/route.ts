@@ -27,6 +27,7 @@ export function routeStage(): Stage<RequestContext> {
     }
     ctx.pathModel = match.pathModel;
     ctx.pathAction = match.pathAction;
+    ctx.jobId = match.pathId;
     // One model list, three SDKs: the Anthropic SDK lists models with its own headers.
     if (match.route.name === "models" && ctx.family === "openai" && isAnthropicCaller(ctx)) ctx.family = "anthropic";
     return next();

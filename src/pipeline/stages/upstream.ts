@@ -13,6 +13,7 @@ import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, bindChannel, boundChannel, sessionOf } from "../../routing/affinity.js";
 import { coolingLast, recordFailure, recordSuccess } from "../../routing/health.js";
+import { rememberJob } from "../../routing/jobs.js";
 import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import type { Exchange } from "../../upstream/exchanges/exchange.js";
@@ -44,6 +45,9 @@ export function upstreamStage(): Stage<RequestContext> {
     ctx.res.once("close", onClose);
     try {
       await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
+      if (ctx.jobId && ctx.upstreamStatus !== undefined && ctx.upstreamStatus < 300) {
+        rememberJob(ctx.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName! });
+      }
       // Bind only after a success, and only a new session: a bound one keeps its channel.
       if (session && !session.bound && ctx.upstreamStatus !== undefined && ctx.upstreamStatus < 300) {
         bindChannel(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);

@@ -7,10 +7,18 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { replaceField, type MultipartFile } from "../../media/multipart.js";
 import { lastObjectField } from "../json-tail.js";
-import { renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { renamedBody, type PassRequest, type PassthroughSpec } from "../passthrough.js";
 import { emptyUsage } from "../usage.js";
 import { ChatStreamTap } from "./chat-stream-tap.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
+
+/** The body as sent, JSON or a multipart upload, with only a model_map rename applied. */
+function uploadBody(req: PassRequest, upstreamModel: string): Buffer {
+  if (req.json.model === upstreamModel) return req.raw;
+  return /^multipart\//i.test(req.contentType ?? "")
+    ? replaceField(req.raw, req.contentType!, "model", upstreamModel)
+    : renamedBody(req, upstreamModel);
+}
 
 function requireText(json: Record<string, unknown>, field: string): string {
   const value = json[field];
@@ -61,12 +69,7 @@ export const imagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>
 export const imageEditsPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   ...imagesPassthrough,
   path: () => "/v1/images/edits",
-  // The upload goes as sent; only a model_map rename touches it.
-  body: (req, upstreamModel) => ({
-    body: req.json.model === upstreamModel ? req.raw : replaceField(req.raw, req.contentType ?? "", "model", upstreamModel),
-    stripUsage: false,
-  }),
-  multipart: true,
+  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
 });
 
 /** Transcription needs an audio `file`. Until the answer says how long the audio was, its
@@ -89,12 +92,8 @@ export const transcriptionsPassthrough: PassthroughSpec = Object.freeze<Passthro
   channelProtocol: "openai",
   isStream: () => false,
   path: () => "/v1/audio/transcriptions",
-  body: (req, upstreamModel) => ({
-    body: req.json.model === upstreamModel ? req.raw : replaceField(req.raw, req.contentType ?? "", "model", upstreamModel),
-    stripUsage: false,
-  }),
+  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new ChatStreamTap(false),
-  multipart: true,
   // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
   bodyUsage: (body) => {
     const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
@@ -118,4 +117,40 @@ export const speechPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
   bodyChars: () => 0,
   keepsBody: false,
+});
+
+/** The video's length in seconds, from `seconds` or family A's `metadata.duration`. */
+function requestedSeconds(json: Record<string, unknown>): number | undefined {
+  const metadata = json.metadata as Record<string, unknown> | undefined;
+  for (const v of [json.seconds, metadata?.duration]) {
+    const n = typeof v === "string" ? Number(v) : v;
+    if (typeof n === "number" && Number.isFinite(n) && n > 0) return n;
+  }
+  return undefined;
+}
+
+/** Until the job says how long the video is, the pre-deduction assumes 10 seconds unless the
+ * request says. */
+const DEFAULT_VIDEO_SECONDS = 10;
+
+/** Video generation: billed per second of the video (the request's, corrected by the job's). */
+export function videoRules(json: Record<string, unknown>): Units {
+  requireText(json, "prompt");
+  return { milliseconds: (requestedSeconds(json) ?? DEFAULT_VIDEO_SECONDS) * 1000 };
+}
+
+export const videosPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  channelProtocol: "openai",
+  isStream: () => false,
+  path: () => "/v1/videos",
+  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
+  streamTap: () => new ChatStreamTap(false),
+  // Token-priced (-ref) models may report usage; per-second models are billed by units.
+  bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage(),
+  bodyUnits: (body) => {
+    const seconds = /"seconds"\s*:\s*"?(\d+(?:\.\d+)?)"?/.exec(body.toString("utf8"))?.[1];
+    return seconds === undefined ? undefined : { milliseconds: Math.round(Number(seconds) * 1000) };
+  },
+  bodyJobId: (body) => /"id"\s*:\s*"([^"]{1,200})"/.exec(body.toString("utf8"))?.[1],
+  bodyChars: () => 0,
 });

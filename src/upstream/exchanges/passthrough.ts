@@ -36,7 +36,7 @@ export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec):
       return {
         url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
         headers: upstreamRequestHeaders(ctx.req.headers, provider.authHeaders(key), prepared.body.length,
-          spec.multipart ? req.contentType : undefined),
+          isMultipart(req.contentType) ? req.contentType : undefined),
         body: prepared.body,
       };
     },
@@ -79,12 +79,18 @@ async function relayBody(
   if (!ok) return;
   const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, kept);
   ctx.usage = spec.bodyUsage(body);
+  if (spec.bodyJobId) ctx.jobId = spec.bodyJobId(body);
   if (spec.bodyUnits) {
     const units = spec.bodyUnits(body);
     if (units) ctx.units = units;
     else ctx.unitsEstimated = true; // billed by the pre-deduction's estimate, and marked so
   }
   if (!ctx.usage) ctx.outputChars = spec.bodyChars(body);
+}
+
+/** A multipart upload keeps its own Content-Type (the boundary) on the way upstream. */
+function isMultipart(contentType: string | undefined): contentType is string {
+  return contentType !== undefined && /^multipart\//i.test(contentType);
 }
 
 function isEventStream(res: UpstreamResponse): boolean {
