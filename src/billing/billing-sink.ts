@@ -55,7 +55,7 @@ export function billingSink(ledger: Ledger): UsageSink {
 /** A request is charged when an upstream answered it with success, even if the client left. */
 function charged(ctx: RequestContext): boolean {
   const s = ctx.upstreamStatus;
-  return s !== undefined && s >= 200 && s < 300;
+  return s !== undefined && ((s >= 200 && s < 300) || s === 101);
 }
 
 function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } {

@@ -17,6 +17,7 @@ import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { multipartBodyStage } from "./stages/multipart-body.js";
 import { jobStage } from "./stages/job.js";
+import { realtimeModelStage, realtimeStage } from "./stages/realtime.js";
 import { uploadBodyStage } from "./stages/upload-body.js";
 import { modelsStage } from "./stages/models.js";
 import { notServedStage } from "./stages/not-served.js";
@@ -43,6 +44,7 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     multipart: compose([multipartBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
     upload: compose([uploadBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
     job: compose([jobStage()]),
+    realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.ledger), realtimeStage()]),
     messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),

@@ -2,6 +2,7 @@
 // the Runtime is captured once here and used for the whole request.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "../protocols/usage.js";
 import type { WireFamily } from "../protocols/render-error.js";
@@ -11,6 +12,12 @@ import type { Reservation } from "../billing/ledger.js";
 import type { Units } from "../billing/cost.js";
 import type { MultipartFile } from "../media/multipart.js";
 
+
+/** A WebSocket upgrade request's raw connection. */
+export interface Upgrade {
+  readonly socket: Duplex;
+  readonly head: Buffer;
+}
 
 export interface RequestContext {
   readonly id: string;
@@ -66,4 +73,6 @@ export interface RequestContext {
   usage?: Usage;
   /** process.hrtime.bigint() when the first response byte was written. */
   firstByteNs?: bigint;
+  /** Set for a WebSocket upgrade (realtime). */
+  readonly upgrade?: Upgrade;
 }

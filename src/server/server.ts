@@ -2,7 +2,8 @@
 // endpoints outside the chain, and a graceful drain on shutdown.
 
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { billingSink } from "../billing/billing-sink.js";
 import { Ledger } from "../billing/ledger.js";
 import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
@@ -14,7 +15,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import { log } from "../observability/log.js";
 import { registry } from "../observability/metrics.js";
 import { buildChain } from "../pipeline/chain.js";
-import type { RequestContext } from "../pipeline/context.js";
+import type { RequestContext, Upgrade } from "../pipeline/context.js";
 import { sendError } from "../pipeline/respond.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
@@ -61,7 +62,9 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const inflight = new Set<RequestContext>();
   let draining = false;
 
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  /** Serves one request; for a WebSocket upgrade, `upgrade` holds the raw socket (and `res`
+   * is bound to it, so a refusal is still an ordinary HTTP answer). */
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse, upgrade?: Upgrade) => {
     const id = newRequestId();
     res.setHeader(requestIdHeader, id);
     if (draining) res.setHeader("connection", "close");
@@ -69,7 +72,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    if (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET")) {
+    if (!upgrade && (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET"))) {
       void serveOps(path, res, draining);
       return;
     }
@@ -81,7 +84,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
       user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
       channel: undefined, upstreamModel: undefined, upstreamStatus: undefined, outputChars: undefined,
-      reservation: undefined, units: undefined, unitsEstimated: undefined, jobId: undefined, error: undefined, usage: undefined, firstByteNs: undefined,
+      reservation: undefined, units: undefined, unitsEstimated: undefined, jobId: undefined, error: undefined, usage: undefined,
+      firstByteNs: undefined, upgrade,
     };
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));
@@ -93,9 +97,20 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       (err) => {
         inflight.delete(ctx);
         log.error("request failed outside the chain", { requestId: id, error: String(err) });
-        if (!res.writableEnded) res.destroy();
+        if (upgrade) upgrade.socket.destroy();
+        else if (!res.writableEnded) res.destroy();
       },
     );
+  };
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
+  server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    // A refusal ends the connection: after an upgrade request there is no keep-alive, and
+    // nothing in node:http ends a socket a hand-made response was bound to.
+    res.shouldKeepAlive = false;
+    res.once("finish", () => socket.end());
+    handle(req, res, { socket, head });
   });
   server.headersTimeout = 30_000;
   server.on("clientError", answerMalformed);
@@ -124,6 +139,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       }
       const forced = inflight.size;
       if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
+      for (const ctx of inflight) ctx.upgrade?.socket.destroy(); // WebSocket sessions are not server connections
       server.closeAllConnections();
       await closed;
       return { forced };

@@ -5,6 +5,7 @@ import { createHash, hash as oneShotHash } from "node:crypto";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { WireFamily } from "../../protocols/render-error.js";
+import { KEY_PROTOCOL } from "./realtime.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
@@ -34,9 +35,18 @@ function presentedToken(ctx: RequestContext, family: WireFamily): string | undef
     if (fromQuery !== null) return fromQuery;
   }
   const auth = h.authorization;
-  if (auth === undefined) return undefined;
+  if (auth === undefined) return ctx.upgrade ? protocolToken(h["sec-websocket-protocol"]) : undefined;
   // "Bearer <token>": exactly one space; anything else is kept so it fails the shape check.
   return /^bearer /i.test(auth) ? auth.slice(7) : auth;
+}
+
+/** Browsers cannot set headers on a WebSocket: the token rides as a subprotocol. */
+function protocolToken(header: string | undefined): string | undefined {
+  for (const p of (header ?? "").split(",")) {
+    const v = p.trim();
+    if (v.startsWith(KEY_PROTOCOL)) return v.slice(KEY_PROTOCOL.length);
+  }
+  return undefined;
 }
 
 const headerHint: Record<WireFamily, string> = {

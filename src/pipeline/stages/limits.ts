@@ -48,7 +48,7 @@ export function limitsStage(limiter: Limiter): Stage<RequestContext> {
     let failed = true;
     try {
       await next();
-      failed = !ctx.res.headersSent || ctx.res.statusCode >= 400;
+      failed = ctx.upstreamStatus !== 101 && (!ctx.res.headersSent || ctx.res.statusCode >= 400);
     } finally {
       if (failed && hits.rate !== undefined) limiter.refund(rateKey, hits.rate);
     }

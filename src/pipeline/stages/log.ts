@@ -33,7 +33,8 @@ function internal(ctx: RequestContext, err: unknown): GatewayError {
 }
 
 function record(ctx: RequestContext, sink: UsageSink): void {
-  const status = ctx.res.headersSent ? ctx.res.statusCode : 499; // 499: client left before an answer
+  // 101: a WebSocket session that ran; 499: the client left before an answer.
+  const status = ctx.upstreamStatus === 101 ? 101 : ctx.res.headersSent ? ctx.res.statusCode : 499;
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const protocol = ctx.route?.name ?? "unknown";
   const model = ctx.modelName ?? "";
