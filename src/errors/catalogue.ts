@@ -39,7 +39,6 @@ export const errors = Object.freeze({
   modelNotFound: spec(404, "invalid_request_error", "model_not_found", "The model does not exist."),
   wrongEndpoint: spec(400, "invalid_request_error", "wrong_endpoint", "The model is not served on this endpoint."),
   upgradeRequired: spec(426, "invalid_request_error", "upgrade_required", "This endpoint is a WebSocket: connect with an Upgrade request."),
-  endpointNotServed: spec(501, "gateway_error", "endpoint_not_served", "This endpoint is not served by this gateway version yet."),
   affinityChannelUnavailable: spec(503, "gateway_error", "affinity_channel_unavailable", "The channel this session is bound to is no longer available."),
   channelNotFound: spec(503, "gateway_error", "channel_not_found", "No available channel for the model in this token's group."),
   upstreamRejected: spec(400, "invalid_request_error", "upstream_rejected", "The upstream provider rejected the request."),

@@ -20,7 +20,6 @@ import { jobStage } from "./stages/job.js";
 import { realtimeModelStage, realtimeStage } from "./stages/realtime.js";
 import { uploadBodyStage } from "./stages/upload-body.js";
 import { modelsStage } from "./stages/models.js";
-import { notServedStage } from "./stages/not-served.js";
 import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
@@ -48,7 +47,6 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),
-    "not-served": compose([notServedStage()]),
   };
   const dispatch: Stage<RequestContext> = (ctx) => handlers[ctx.route!.handler](ctx);
   return compose([

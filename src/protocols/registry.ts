@@ -9,7 +9,9 @@ import { messagesPassthrough } from "./anthropic/passthrough.js";
 import { generateInbound, generateOutbound } from "./gemini/index.js";
 import { generatePassthrough } from "./gemini/passthrough.js";
 import { chatInbound, chatOutbound } from "./openai/index.js";
-import { chatPassthrough, embeddingsPassthrough, moderationsPassthrough, responsesPassthrough } from "./openai/passthrough.js";
+import {
+  chatPassthrough, embeddingsPassthrough, moderationsPassthrough, rerankPassthrough, rerankRules, responsesPassthrough,
+} from "./openai/passthrough.js";
 import {
   imageEditRules, imageEditsPassthrough, imagesPassthrough, imageRules, speechPassthrough, speechRules,
   transcriptionRules, transcriptionsPassthrough, videoRules, videosPassthrough,
@@ -35,6 +37,7 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
   // OpenAI-protocol endpoints without a canonical form: OpenAI-protocol channels only.
   embeddings: { passthrough: embeddingsPassthrough },
   moderations: { passthrough: moderationsPassthrough },
+  rerank: { passthrough: rerankPassthrough, rules: rerankRules },
   images: { passthrough: imagesPassthrough, rules: imageRules },
   "image-edits": { passthrough: imageEditsPassthrough, rules: imageEditRules },
   speech: { passthrough: speechPassthrough, rules: speechRules },

@@ -5,7 +5,7 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "proxy" | "multipart" | "upload" | "messages" | "job" | "realtime" | "models" | "billing" | "not-served";
+export type HandlerName = "proxy" | "multipart" | "upload" | "messages" | "job" | "realtime" | "models" | "billing";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -42,7 +42,7 @@ const exact = new Map<string, Route>([
   ["/v1/videos", openaiPost("videos", "upload", "video")],
   ["/v1/audio/transcriptions", openaiPost("transcriptions", "multipart", "transcription")],
   ["/v1/audio/speech", openaiPost("speech", "proxy", "speech")],
-  ["/v1/rerank", openaiPost("rerank", "not-served", "rerank")],
+  ["/v1/rerank", openaiPost("rerank", "proxy", "rerank")],
   ["/v1/moderations", openaiPost("moderations", "proxy", "moderation")],
   ["/v1/realtime", route({ name: "realtime", method: "GET", family: "openai", handler: "realtime", endpoint: "realtime", modelInBody: false })],
 ]);

@@ -114,6 +114,7 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
 
 const otherPaths = new Set([
   "/v1/embeddings", "/v1/moderations", "/v1/images/generations", "/v1/images/edits", "/v1/audio/speech", "/v1/audio/transcriptions",
+  "/v1/rerank",
 ]);
 
 /** A 1×1 PNG, what the fake "generates". */
@@ -131,6 +132,14 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
   if (script?.kind === "error") return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`, "invalid_request_error", null);
   const input = r.body.input;
   const inputs = Array.isArray(input) ? input : [input];
+  if (r.path === "/v1/rerank") {
+    const documents = (r.body.documents as unknown[]) ?? [];
+    return sendJson(res, 200, {
+      model: String(r.body.model),
+      results: documents.map((_, index) => ({ index, relevance_score: 1 / (index + 1) })).slice(0, Number(r.body.top_n ?? documents.length)),
+      usage: { total_tokens: 25 },
+    });
+  }
   if (r.path === "/v1/audio/transcriptions") {
     const model = /name="model"\r\n\r\n([^\r]*)/.exec(r.raw.toString("latin1"))?.[1] ?? "";
     // whisper reports the audio's duration; gpt-4o-transcribe reports tokens

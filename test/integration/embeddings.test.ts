@@ -19,13 +19,14 @@ describe("embeddings and moderations", () => {
     fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
     gw = await startTestGateway(config({
       channels: [channel("main", fake.url, {
-        models: ["gpt-4o-mini", "text-embedding-3-small", "omni-moderation-latest"],
+        models: ["gpt-4o-mini", "text-embedding-3-small", "omni-moderation-latest", "rerank-v1"],
         model_map: { "text-embedding-3-small": "text-embedding-3-small-v2" },
       })],
       models: {
         "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
         "text-embedding-3-small": { endpoint: "embeddings", price: { input: 0.02 } },
         "omni-moderation-latest": { endpoint: "moderation", price: { input: 0 } },
+        "rerank-v1": { endpoint: "rerank", price: { input: 0.05 } },
       },
     }), { usage: sink });
     client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -56,6 +57,21 @@ describe("embeddings and moderations", () => {
     const r = await client.moderations.create({ model: "omni-moderation-latest", input: "hello" });
     assert.equal(r.results[0].flagged, false);
     assert.equal(fake.received.at(-1)!.path, "/v1/moderations");
+  });
+
+  test("rerank passes through (query and documents required), billed by its reported tokens", async () => {
+    const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/rerank`, {
+      method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const r = await post({ model: "rerank-v1", query: "fox", documents: ["a fox", "a dog", "a cat"], top_n: 2 });
+    assert.equal(r.status, 200);
+    const body = await r.json();
+    assert.deepEqual(body.results.map((x: { index: number }) => x.index), [0, 1]);
+    assert.equal(fake.received.at(-1)!.path, "/v1/rerank");
+    assert.equal(gw.store.logs({ limit: 1 })[0].costNano, 875n); // 25 × 0.05 / 1M × 0.7
+    const bad = await post({ model: "rerank-v1", query: "fox", documents: [] });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.code, "missing_required_parameter");
   });
 
   test("a chat model on /v1/embeddings, or an embeddings model on chat, is pointed to its endpoint", async () => {

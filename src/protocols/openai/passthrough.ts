@@ -1,5 +1,7 @@
 // Pass-through specs of the OpenAI-protocol routes: chat-completions and responses.
 
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
 import { lastObjectField } from "../json-tail.js";
 import { renamedBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
@@ -45,3 +47,31 @@ function wholeBody(path: string): PassthroughSpec {
 export const embeddingsPassthrough = wholeBody("/v1/embeddings");
 /** /v1/moderations: usually free; billed by the model's price like any other. */
 export const moderationsPassthrough = wholeBody("/v1/moderations");
+
+interface RerankUsage {
+  total_tokens?: number;
+  prompt_tokens?: number;
+}
+
+/** /v1/rerank in the common (Jina, Cohere-compatible) shape: usage, when reported, is a
+ * token count billed as input; models priced per_request are billed per call. */
+export const rerankPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
+  ...wholeBody("/v1/rerank"),
+  bodyUsage: (body) => {
+    const u = lastObjectField(body, "usage") as RerankUsage | undefined;
+    const tokens = u?.prompt_tokens ?? u?.total_tokens;
+    const input = typeof tokens === "number" && tokens > 0 ? Math.floor(tokens) : 0;
+    return { input, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+  },
+});
+
+/** A rerank request needs a query and at least one document. */
+export function rerankRules(json: Record<string, unknown>): undefined {
+  if (typeof json.query !== "string" || json.query === "") {
+    throw new GatewayError(errors.missingParameter, "The 'query' parameter is required.");
+  }
+  if (!Array.isArray(json.documents) || json.documents.length === 0) {
+    throw new GatewayError(errors.missingParameter, "The 'documents' parameter is required (a non-empty list).");
+  }
+  return undefined;
+}
