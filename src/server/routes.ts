@@ -17,6 +17,9 @@ export interface Route {
   readonly endpoint?: Endpoint;
   /** Whether the body carries a JSON `model` (false for GET routes and path-model routes). */
   readonly modelInBody: boolean;
+  /** A poll (balance, job status) rather than a use: it answers with the money gone and does
+   * not count toward rate limits. */
+  readonly poll?: boolean;
 }
 
 const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "messages"]);
@@ -33,7 +36,7 @@ const exact = new Map<string, Route>([
   ["/v1/chat/completions", openaiPost("chat-completions", "proxy", "chat")],
   ["/v1/models", route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
-    .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false })] as const),
+    .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false, poll: true })] as const),
   ["/v1/responses", openaiPost("responses", "proxy", "responses")],
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
   ["/v1/embeddings", openaiPost("embeddings", "proxy", "embeddings")],
@@ -71,7 +74,7 @@ export function matchRoute(method: string, path: string): RouteMatch {
     : { kind: "ok", route: r };
 }
 
-const videoJob = route({ name: "video-jobs", method: "GET", family: "openai", handler: "job", modelInBody: false });
+const videoJob = route({ name: "video-jobs", method: "GET", family: "openai", handler: "job", modelInBody: false, poll: true });
 
 /** `/v1/videos/{id}` (the job) and `/v1/videos/{id}/content` (the video). */
 function matchVideoJob(path: string): { route: Route; pathModel?: string; pathAction: string; pathId: string } | undefined {

@@ -26,8 +26,8 @@ export function accessStage(ledger: Ledger): Stage<RequestContext> {
       ctx.clientIp = clientIp(ctx);
       if (!token.allowIp(ctx.clientIp)) throw new GatewayError(errors.ipNotAllowed);
     }
-    // The balance endpoints must still answer when the money is gone.
-    if (ctx.route?.handler !== "billing") ledger.checkNotExhausted(token, user);
+    // Polls (the balance, a paid-for job) still answer when the money is gone.
+    if (!ctx.route?.poll) ledger.checkNotExhausted(token, user);
     return next();
   };
 }

@@ -25,8 +25,8 @@ function limited(what: string, w: RateWindow, retryAfterMs: number): GatewayErro
 export function limitsStage(limiter: Limiter): Stage<RequestContext> {
   return async (ctx, next) => {
     const { requestRate, totalRequests } = ctx.runtime.limits;
-    // Balance and video-job polls must not eat the token's request budget.
-    if ((!requestRate && !totalRequests) || ctx.route?.handler === "billing" || ctx.route?.handler === "job") return next();
+    // Polls (balance, job status) must not eat the token's request budget.
+    if ((!requestRate && !totalRequests) || ctx.route?.poll) return next();
     const name = ctx.token!.name;
     const now = Date.now();
     const totalKey = `${name}\0total`;
