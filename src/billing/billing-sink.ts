@@ -8,10 +8,11 @@ import { log } from "../observability/log.js";
 import { costTally } from "../observability/metrics.js";
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import type { RequestContext } from "../pipeline/context.js";
+import { upstreamServed } from "../pipeline/outcome.js";
 import type { UsageEntry } from "../state/store.js";
 import type { UsageSink } from "./usage-sink.js";
 
-/** Charges only what the upstream answered with success; everything else costs nothing. */
+/** Charges only what an upstream served (even if the client then left); the rest is free. */
 export function billingSink(ledger: Ledger): UsageSink {
   return {
     record(ctx, status, durationMs) {
@@ -19,7 +20,7 @@ export function billingSink(ledger: Ledger): UsageSink {
       if (!token) return; // unauthenticated requests are counted in metrics, not billed
       const { usage, estimated } = billedUsage(ctx);
       const group = ctx.group ?? ctx.runtime.groups.get(token.group);
-      const costNano = ctx.model && group && charged(ctx) ? costOf(usage, ctx.model.price, group.multiplierPpm, ctx.units) : 0n;
+      const costNano = ctx.model && group && upstreamServed(ctx) ? costOf(usage, ctx.model.price, group.multiplierPpm, ctx.units) : 0n;
       const entry: UsageEntry = {
         requestId: ctx.id,
         time: Date.now() - Math.round(durationMs),
@@ -52,14 +53,8 @@ export function billingSink(ledger: Ledger): UsageSink {
   };
 }
 
-/** A request is charged when an upstream answered it with success, even if the client left. */
-function charged(ctx: RequestContext): boolean {
-  const s = ctx.upstreamStatus;
-  return s !== undefined && ((s >= 200 && s < 300) || s === 101);
-}
-
 function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } {
   if (ctx.usage) return { usage: ctx.usage, estimated: false };
-  if (!charged(ctx)) return { usage: emptyUsage(), estimated: false };
+  if (!upstreamServed(ctx)) return { usage: emptyUsage(), estimated: false };
   return { usage: fallbackUsage(ctx.body?.length ?? 0, ctx.outputChars ?? 0), estimated: true };
 }

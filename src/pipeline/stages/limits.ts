@@ -7,6 +7,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import type { Limiter } from "../../limits/limiter.js";
 import type { RateWindow } from "../../runtime/types.js";
 import type { Stage } from "../compose.js";
+import { answeredStatus, upstreamServed } from "../outcome.js";
 import type { RequestContext } from "../context.js";
 
 /** "1 minute", "5 minutes", "30 seconds". */
@@ -48,7 +49,7 @@ export function limitsStage(limiter: Limiter): Stage<RequestContext> {
     let failed = true;
     try {
       await next();
-      failed = ctx.upstreamStatus !== 101 && (!ctx.res.headersSent || ctx.res.statusCode >= 400);
+      failed = !upstreamServed(ctx) && answeredStatus(ctx) >= 400;
     } finally {
       if (failed && hits.rate !== undefined) limiter.refund(rateKey, hits.rate);
     }

@@ -8,6 +8,7 @@ import { childCache, inflight, requestDuration, requestTally, tokenTally } from 
 import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { answeredStatus } from "../outcome.js";
 import { sendError } from "../respond.js";
 
 const durationHistogram = childCache((v) => requestDuration.labels(...v));
@@ -33,8 +34,7 @@ function internal(ctx: RequestContext, err: unknown): GatewayError {
 }
 
 function record(ctx: RequestContext, sink: UsageSink): void {
-  // 101: a WebSocket session that ran; 499: the client left before an answer.
-  const status = ctx.upstreamStatus === 101 ? 101 : ctx.res.headersSent ? ctx.res.statusCode : 499;
+  const status = answeredStatus(ctx);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const protocol = ctx.route?.name ?? "unknown";
   const model = ctx.modelName ?? "";
