@@ -3,29 +3,16 @@
 // uses upstream (src/upstream/agents.ts), so the comparison isolates the gateway's work.
 
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { createProxyServer } from "http-proxy-3";
-import { serveChild } from "../lib/ipc.js";
+import { serveProxy } from "../lib/ipc.js";
 
 const target = process.argv[2];
 if (!target) throw new Error("usage: bare-proxy.ts <upstream url>");
 
-await serveChild(async () => {
-  const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 512, maxFreeSockets: 64, scheduling: "lifo" });
-  const proxy = createProxyServer({ target, agent });
-  proxy.on("error", (_err, _req, res) => {
-    if (res instanceof http.ServerResponse && !res.headersSent) res.writeHead(502).end();
-    else res.destroy();
-  });
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => proxy.web(req, res));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      agent.destroy();
-    },
-  };
+const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 15_000, maxSockets: 512, maxFreeSockets: 64, scheduling: "lifo" });
+const proxy = createProxyServer({ target, agent });
+proxy.on("error", (_err, _req, res) => {
+  if (res instanceof http.ServerResponse && !res.headersSent) res.writeHead(502).end();
+  else res.destroy();
 });
+await serveProxy((req, res) => proxy.web(req, res), () => agent.destroy());

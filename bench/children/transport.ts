@@ -5,9 +5,8 @@
 // the gateway's CPU per request minus this one's is the cost of the gateway's own logic.
 
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
-import { serveChild } from "../lib/ipc.js";
+import { serveProxy } from "../lib/ipc.js";
 
 const target = process.argv[2];
 if (!target) throw new Error("usage: transport.ts <upstream url>");
@@ -31,46 +30,29 @@ function copy(from: Record<string, string | string[] | undefined>, drop: Set<str
   return out;
 }
 
-await serveChild(async () => {
-  const agent = new Agent({ connections: 512, pipelining: 1, keepAliveTimeout: 15_000, keepAliveMaxTimeout: 60_000 });
+const agent = new Agent({ connections: 512, pipelining: 1, keepAliveTimeout: 15_000, keepAliveMaxTimeout: 60_000 });
 
-  async function forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-    const headers = copy(req.headers, dropUpstream);
-    headers["content-length"] = String(body.length);
-    const up = await agent.request({ origin, path: req.url ?? "/", method: "POST", headers, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
-    res.writeHead(up.statusCode, copy(up.headers, dropDownstream));
-    await new Promise<void>((resolve) => {
-      const done = () => { res.off("close", onClose); resolve(); };
-      const onClose = () => { up.body.destroy(); done(); };
-      res.on("close", onClose);
-      up.body.on("data", (chunk: Buffer) => {
-        if (!res.write(chunk)) {
-          up.body.pause();
-          res.once("drain", () => up.body.resume());
-        }
-      });
-      up.body.on("end", () => res.end(done));
-      up.body.on("error", () => { res.destroy(); done(); });
+async function forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  const headers = copy(req.headers, dropUpstream);
+  headers["content-length"] = String(body.length);
+  const up = await agent.request({ origin, path: req.url ?? "/", method: "POST", headers, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  res.writeHead(up.statusCode, copy(up.headers, dropDownstream));
+  await new Promise<void>((resolve) => {
+    const done = () => { res.off("close", onClose); resolve(); };
+    const onClose = () => { up.body.destroy(); done(); };
+    res.on("close", onClose);
+    up.body.on("data", (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        up.body.pause();
+        res.once("drain", () => up.body.resume());
+      }
     });
-  }
-
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    forward(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(502).end();
-      else res.destroy();
-    });
+    up.body.on("end", () => res.end(done));
+    up.body.on("error", () => { res.destroy(); done(); });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await agent.destroy().catch(() => {});
-    },
-  };
-});
+}
+
+await serveProxy(forward, () => agent.destroy().catch(() => {}));

@@ -128,3 +128,32 @@ export class Child {
     clearTimeout(timer);
   }
 }
+
+/**
+ * Serves a proxy child: an HTTP server (keep-alive like the gateway's) answering 502 when
+ * `handle` fails before the head is sent, listening on 127.0.0.1; `close` also runs `cleanup`.
+ */
+export function serveProxy(
+  handle: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => Promise<void> | void,
+  cleanup: () => Promise<unknown> | void,
+): Promise<void> {
+  return serveChild(async () => {
+    const { createServer } = await import("node:http");
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      Promise.resolve(handle(req, res)).catch(() => {
+        if (!res.headersSent) res.writeHead(502).end();
+        else res.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as import("node:net").AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+        await cleanup();
+      },
+    };
+  });
+}

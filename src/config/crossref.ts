@@ -2,7 +2,6 @@
 // values that must parse (durations, sizes, dates, addresses, URLs, money). Defensive
 // about shapes, so it can run even when the schema already found problems.
 
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,11 +11,10 @@ import { parseIpRule } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
 import { parseDate, parseDuration, parseListen, parseSize } from "./units.js";
 import { compileRequestSchema } from "./request-schema.js";
+import { sha256Hex } from "./hash.js";
 
 /** sha256 of a token key, lowercase hex: the key of Runtime.tokensByHash. */
-export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
+export const hashKey = sha256Hex;
 
 const packageRequestSchemas = fileURLToPath(new URL("../../schemas/requests/", import.meta.url));
 

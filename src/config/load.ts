@@ -1,7 +1,7 @@
 // Turns gateway.yaml text into a Runtime: parse (positions kept), substitute ${ENV},
 // validate, cross-check, compile. Every problem is collected into one ConfigError.
 
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./hash.js";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { LineCounter, parseDocument, type Document } from "yaml";
@@ -25,7 +25,7 @@ export interface SourceOptions {
 
 /** sha256 hex of config source text, as stored in Runtime.sourceHash. */
 export function sourceHashOf(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  return sha256Hex(text);
 }
 
 /** Drops issues at a path an earlier stage already reported (one cause, one message). */

@@ -3,7 +3,10 @@
 // how to read usage from the answer as it flows by.
 
 import type { Units } from "../billing/cost.js";
+import { replaceField } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
+import { lastObjectField } from "./json-tail.js";
+import { normalizeOpenAIUsage } from "./openai/usage.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
 
@@ -31,8 +34,8 @@ export interface PassthroughSpec {
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the
    * gateway asked for stream usage the client did not, so the tap removes it again. */
   body(req: PassRequest, upstreamModel: string): { readonly body: Buffer; readonly stripUsage: boolean };
-  /** A tap for one streamed answer. */
-  streamTap(stripUsage: boolean): SseUsageTap;
+  /** A tap for one streamed answer; absent for endpoints that never stream. */
+  streamTap?(stripUsage: boolean): SseUsageTap;
   /** Usage of a complete answer body. */
   bodyUsage(body: Buffer): Usage | undefined;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */
@@ -45,7 +48,27 @@ export interface PassthroughSpec {
   bodyJobId?(body: Buffer): string | undefined;
 }
 
-/** The body with `model` renamed, re-serialised only when the name changes. */
+/** The body with `model` renamed: a JSON body re-serialised, a multipart upload edited in
+ * place; the client's bytes untouched when the name does not change. */
 export function renamedBody(req: PassRequest, upstreamModel: string): Buffer {
-  return req.json.model === upstreamModel ? req.raw : Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel }));
+  if (req.json.model === upstreamModel) return req.raw;
+  if (/^multipart\//i.test(req.contentType ?? "")) return replaceField(req.raw, req.contentType!, "model", upstreamModel);
+  return Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel }));
+}
+
+/**
+ * A spec for a request/answer endpoint that never streams (embeddings, images, audio,
+ * video, …), on OpenAI-protocol channels: body as sent but for the rename, usage from the
+ * answer's `usage` unless `overrides` say otherwise.
+ */
+export function wholeBody(path: string, overrides: Partial<PassthroughSpec> = {}): PassthroughSpec {
+  return Object.freeze<PassthroughSpec>({
+    channelProtocol: "openai",
+    isStream: () => false,
+    path: () => path,
+    body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+    bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
+    bodyChars: () => 0,
+    ...overrides,
+  });
 }

@@ -17,6 +17,20 @@ export interface UsageReader {
   readonly textField: RegExp;
 }
 
+/** A reader for protocols whose events carry running usage totals: the last one counts. */
+export function lastUsageReader(mark: RegExp, textField: RegExp, read: (data: unknown) => Usage | undefined): UsageReader {
+  let usage: Usage | undefined;
+  return {
+    mark,
+    textField,
+    take(data) {
+      usage = read(data) ?? usage;
+      return false;
+    },
+    usage: () => usage,
+  };
+}
+
 /** Characters matched by a reader's text field regex in some JSON text. */
 export function textChars(json: string, field: RegExp): number {
   let n = 0;

@@ -1,18 +1,15 @@
 // Authenticates the access token from the header its protocol uses, compares it in
 // constant time, and finds it by hash (O(1); the plaintext key is never stored).
 
-import { createHash, hash as oneShotHash } from "node:crypto";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { WireFamily } from "../../protocols/render-error.js";
-import { KEY_PROTOCOL } from "./realtime.js";
+import { sha256Hex } from "../../config/hash.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-/** sha256 as hex: the one-shot API (Node ≥ 20.12) is twice as fast as a Hash object. */
-const sha256Hex: (text: string) => string = typeof oneShotHash === "function"
-  ? (text) => oneShotHash("sha256", text, "hex")
-  : (text) => createHash("sha256").update(text).digest("hex");
+/** The browser form of a token, as a WebSocket subprotocol (realtime); never sent upstream. */
+export const KEY_PROTOCOL = "openai-insecure-api-key.";
 
 /** Compares two equal-length strings in time independent of where they differ. */
 function constantTimeEqual(a: string, b: string): boolean {

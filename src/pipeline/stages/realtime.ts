@@ -16,10 +16,9 @@ import { planAttempts } from "../../routing/plan.js";
 import type { Channel } from "../../runtime/types.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { KEY_PROTOCOL } from "./auth.js";
 import { candidateTiers } from "./candidates.js";
 
-/** The browser form of the token, as a WebSocket subprotocol; never sent upstream. */
-export const KEY_PROTOCOL = "openai-insecure-api-key.";
 
 /** Subprotocols to offer upstream: the client's, minus the one carrying its token. */
 function upstreamProtocols(headers: IncomingHttpHeaders): string[] {

@@ -1,8 +1,7 @@
 // Usage in a generate-content stream: every chunk may carry `usageMetadata`, each a
 // running total; the last one counts.
 
-import { textChars, type UsageReader } from "../usage-tap.js";
-import type { Usage } from "../usage.js";
+import { lastUsageReader, textChars, type UsageReader } from "../usage-tap.js";
 import { normalizeGeminiUsage } from "./usage.js";
 
 /** Generated text fields of a generate-content body or chunk. */
@@ -15,15 +14,6 @@ export function geminiGeneratedChars(json: string): number {
 
 /** A reader for one generate-content stream. */
 export function geminiUsageReader(): UsageReader {
-  let usage: Usage | undefined;
-  return {
-    mark: /"usageMetadata"\s*:\s*\{/,
-    textField: geminiTextField,
-    take(data) {
-      const read = normalizeGeminiUsage((data as { usageMetadata?: unknown }).usageMetadata);
-      if (read) usage = read;
-      return false;
-    },
-    usage: () => usage,
-  };
+  return lastUsageReader(/"usageMetadata"\s*:\s*\{/, geminiTextField,
+    (data) => normalizeGeminiUsage((data as { usageMetadata?: unknown }).usageMetadata));
 }

@@ -1,24 +1,15 @@
-// OpenAI-protocol media endpoints passed through: image generation (one image per call,
-// billed per image and/or by the token usage image models report) and text to speech
-// (audio bytes back, billed per 1k characters of input).
+// OpenAI-protocol media endpoints passed through, with their request rules and the units
+// they are billed by: images (one per call), speech (per 1k characters), transcription and
+// video (per second).
 
 import type { Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { replaceField, type MultipartFile } from "../../media/multipart.js";
+import type { MultipartFile } from "../../media/multipart.js";
 import { lastObjectField } from "../json-tail.js";
-import { renamedBody, type PassRequest, type PassthroughSpec } from "../passthrough.js";
+import { wholeBody } from "../passthrough.js";
 import { emptyUsage } from "../usage.js";
-import { ChatStreamTap } from "./chat-stream-tap.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
-
-/** The body as sent, JSON or a multipart upload, with only a model_map rename applied. */
-function uploadBody(req: PassRequest, upstreamModel: string): Buffer {
-  if (req.json.model === upstreamModel) return req.raw;
-  return /^multipart\//i.test(req.contentType ?? "")
-    ? replaceField(req.raw, req.contentType!, "model", upstreamModel)
-    : renamedBody(req, upstreamModel);
-}
 
 function requireText(json: Record<string, unknown>, field: string): string {
   const value = json[field];
@@ -55,22 +46,12 @@ export function speechRules(json: Record<string, unknown>): Units {
   return { characters: [...input].length };
 }
 
-export const imagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  channelProtocol: "openai",
-  isStream: () => false,
-  path: () => "/v1/images/generations",
-  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new ChatStreamTap(false), // never streamed; present for the interface
-  // Token-priced image models (gpt-image-1) report responses-style usage; others none.
-  bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage(),
-  bodyChars: () => 0,
-});
+/** Token-priced models (gpt-image-1, -ref video) report responses-style usage; the rest
+ * none, and are billed by their units alone. */
+const responsesStyleUsage = (body: Buffer) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage();
 
-export const imageEditsPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  ...imagesPassthrough,
-  path: () => "/v1/images/edits",
-  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
-});
+export const imagesPassthrough = wholeBody("/v1/images/generations", { bodyUsage: responsesStyleUsage });
+export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: responsesStyleUsage });
 
 /** Transcription needs an audio `file`. Until the answer says how long the audio was, its
  * length is guessed high for the pre-deduction: one second per 2,000 bytes (16 kbit/s, less
@@ -88,12 +69,7 @@ interface TranscriptionUsage {
   output_tokens?: number;
 }
 
-export const transcriptionsPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  channelProtocol: "openai",
-  isStream: () => false,
-  path: () => "/v1/audio/transcriptions",
-  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new ChatStreamTap(false),
+export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
   // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
   bodyUsage: (body) => {
     const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
@@ -105,17 +81,10 @@ export const transcriptionsPassthrough: PassthroughSpec = Object.freeze<Passthro
     // No duration reported: undefined keeps the pre-deduction's estimate, marked as such.
     return typeof seconds === "number" && seconds >= 0 ? { milliseconds: Math.round(seconds * 1000) } : undefined;
   },
-  bodyChars: () => 0,
 });
 
-export const speechPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  channelProtocol: "openai",
-  isStream: () => false,
-  path: () => "/v1/audio/speech",
-  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new ChatStreamTap(false),
+export const speechPassthrough = wholeBody("/v1/audio/speech", {
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
-  bodyChars: () => 0,
   keepsBody: false,
 });
 
@@ -139,18 +108,11 @@ export function videoRules(json: Record<string, unknown>): Units {
   return { milliseconds: (requestedSeconds(json) ?? DEFAULT_VIDEO_SECONDS) * 1000 };
 }
 
-export const videosPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  channelProtocol: "openai",
-  isStream: () => false,
-  path: () => "/v1/videos",
-  body: (req, upstreamModel) => ({ body: uploadBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new ChatStreamTap(false),
-  // Token-priced (-ref) models may report usage; per-second models are billed by units.
-  bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage(),
+export const videosPassthrough = wholeBody("/v1/videos", {
+  bodyUsage: responsesStyleUsage,
   bodyUnits: (body) => {
     const seconds = /"seconds"\s*:\s*"?(\d+(?:\.\d+)?)"?/.exec(body.toString("utf8"))?.[1];
     return seconds === undefined ? undefined : { milliseconds: Math.round(Number(seconds) * 1000) };
   },
   bodyJobId: (body) => /"id"\s*:\s*"([^"]{1,200})"/.exec(body.toString("utf8"))?.[1],
-  bodyChars: () => 0,
 });

@@ -3,7 +3,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { lastObjectField } from "../json-tail.js";
-import { renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
 import { ChatStreamTap, generatedChars } from "./chat-stream-tap.js";
@@ -30,19 +30,6 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });
 
-/** Whole-body OpenAI endpoints: no stream, usage (if any) in the body's `usage`. */
-function wholeBody(path: string): PassthroughSpec {
-  return Object.freeze<PassthroughSpec>({
-    channelProtocol: "openai",
-    isStream: () => false,
-    path: () => path,
-    body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-    streamTap: () => new ChatStreamTap(false), // never streamed; present for the interface
-    bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
-    bodyChars: () => 0,
-  });
-}
-
 /** /v1/embeddings: usage.prompt_tokens is the input billed. */
 export const embeddingsPassthrough = wholeBody("/v1/embeddings");
 /** /v1/moderations: usually free; billed by the model's price like any other. */
@@ -55,8 +42,7 @@ interface RerankUsage {
 
 /** /v1/rerank in the common (Jina, Cohere-compatible) shape: usage, when reported, is a
  * token count billed as input; models priced per_request are billed per call. */
-export const rerankPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
-  ...wholeBody("/v1/rerank"),
+export const rerankPassthrough = wholeBody("/v1/rerank", {
   bodyUsage: (body) => {
     const u = lastObjectField(body, "usage") as RerankUsage | undefined;
     const tokens = u?.prompt_tokens ?? u?.total_tokens;

@@ -1,7 +1,7 @@
 // Usage of the responses protocol. `input_tokens` includes cached tokens and
 // `output_tokens` includes reasoning; the stream reports it on `response.completed`.
 
-import { textChars, type UsageReader } from "../usage-tap.js";
+import { lastUsageReader, textChars, type UsageReader } from "../usage-tap.js";
 import { tokenCount, type Usage } from "../usage.js";
 
 interface ResponsesUsage {
@@ -37,15 +37,6 @@ export function responsesGeneratedChars(json: string): number {
 
 /** A reader for one responses stream (usage on the terminal response.* event). */
 export function responsesUsageReader(): UsageReader {
-  let usage: Usage | undefined;
-  return {
-    mark: /"usage"\s*:\s*\{/,
-    textField: responsesTextField,
-    take(data) {
-      const read = normalizeResponsesUsage((data as { response?: { usage?: unknown } }).response?.usage);
-      if (read) usage = read;
-      return false;
-    },
-    usage: () => usage,
-  };
+  return lastUsageReader(/"usage"\s*:\s*\{/, responsesTextField,
+    (data) => normalizeResponsesUsage((data as { response?: { usage?: unknown } }).response?.usage));
 }

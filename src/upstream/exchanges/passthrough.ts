@@ -26,7 +26,7 @@ export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec):
     raw: ctx.body!, json: ctx.json!, pathModel: ctx.pathModel, pathAction: ctx.pathAction, query: forwardedQuery(ctx.query),
     contentType: ctx.req.headers["content-type"],
   };
-  const stream = spec.isStream(req);
+  const stream = spec.isStream(req) && spec.streamTap !== undefined;
   let stripUsage = false;
   return {
     request(channel, upstreamModel, key) {
@@ -54,7 +54,7 @@ export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec):
 async function relayStream(
   ctx: RequestContext, upstream: UpstreamResponse, spec: PassthroughSpec, strip: boolean, privateHeaders: readonly string[],
 ): Promise<void> {
-  const tap = spec.streamTap(strip);
+  const tap = spec.streamTap!(strip);
   // A stream we may edit is re-framed, so its length goes.
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
   await relay({ ctx, body: upstream.body, status: upstream.status, headers, flushHeaders: true,
