@@ -16,15 +16,21 @@ export interface Reservation {
   done: boolean;
 }
 
+/** What the ledger tracks of one token or user. Kept for the process's life (one per name
+ * ever used), and only its fields change: a Map whose entries churn with every request
+ * would, once old, keep each request's values alive until a full GC (see server.ts). */
+interface Account {
+  /** Settled spend, read once from the store then kept current by settle(). */
+  spent: bigint | undefined;
+  /** Reserved by requests in flight. Held in memory: a crash ends every request in
+   * flight, so what a crash leaves behind is released by construction and never charged. */
+  reserved: bigint;
+}
+
 export class Ledger {
   readonly #store: Store;
-  // Settled spend, read once from the store then kept current by settle().
-  readonly #spentToken = new Map<string, bigint>();
-  readonly #spentUser = new Map<string, bigint>();
-  // Reserved (in flight). Held in memory: a crash ends every request in flight, so what a
-  // crash leaves behind is released by construction and never charged.
-  readonly #reservedToken = new Map<string, bigint>();
-  readonly #reservedUser = new Map<string, bigint>();
+  readonly #tokens = new Map<string, Account>();
+  readonly #users = new Map<string, Account>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -32,11 +38,13 @@ export class Ledger {
 
   /** Settled spend of a token and a user. */
   spentByToken(token: string): bigint {
-    return cached(this.#spentToken, token, () => this.#store.spentByToken(token));
+    const account = accountOf(this.#tokens, token);
+    return (account.spent ??= this.#store.spentByToken(token));
   }
 
   spentByUser(user: string): bigint {
-    return cached(this.#spentUser, user, () => this.#store.spentByUser(user));
+    const account = accountOf(this.#users, user);
+    return (account.spent ??= this.#store.spentByUser(user));
   }
 
   /** Throws 401 when a token's quota is used up, 402 when its user's balance is. */
@@ -50,14 +58,16 @@ export class Ledger {
   /** Reserves `amountNano` or throws 402 stating what remains and what was required. */
   reserve(token: Token, user: User, amountNano: bigint): Reservation {
     this.checkNotExhausted(token, user);
+    const tokenAccount = accountOf(this.#tokens, token.name);
+    const userAccount = accountOf(this.#users, user.name);
     if (token.quotaNano !== undefined) {
-      const left = token.quotaNano - this.spentByToken(token.name) - (this.#reservedToken.get(token.name) ?? 0n);
+      const left = token.quotaNano - this.spentByToken(token.name) - tokenAccount.reserved;
       if (left < amountNano) throw preDeductionFailed("token quota", left, amountNano);
     }
-    const left = user.creditNano - this.spentByUser(user.name) - (this.#reservedUser.get(user.name) ?? 0n);
+    const left = user.creditNano - this.spentByUser(user.name) - userAccount.reserved;
     if (left < amountNano) throw preDeductionFailed("balance", left, amountNano);
-    add(this.#reservedToken, token.name, amountNano);
-    add(this.#reservedUser, user.name, amountNano);
+    tokenAccount.reserved += amountNano;
+    userAccount.reserved += amountNano;
     return { token: token.name, user: user.name, amountNano, done: false };
   }
 
@@ -70,8 +80,8 @@ export class Ledger {
       const token = this.spentByToken(entry.token);
       const user = this.spentByUser(entry.user);
       this.#store.record(entry);
-      this.#spentToken.set(entry.token, token + entry.costNano);
-      this.#spentUser.set(entry.user, user + entry.costNano);
+      accountOf(this.#tokens, entry.token).spent = token + entry.costNano;
+      accountOf(this.#users, entry.user).spent = user + entry.costNano;
     } else {
       this.#store.record(entry);
     }
@@ -81,29 +91,23 @@ export class Ledger {
   release(reservation: Reservation): void {
     if (reservation.done) return;
     reservation.done = true;
-    add(this.#reservedToken, reservation.token, -reservation.amountNano);
-    add(this.#reservedUser, reservation.user, -reservation.amountNano);
+    accountOf(this.#tokens, reservation.token).reserved -= reservation.amountNano;
+    accountOf(this.#users, reservation.user).reserved -= reservation.amountNano;
   }
 
   /** Amount currently reserved for a user (in flight). */
   reservedByUser(user: string): bigint {
-    return this.#reservedUser.get(user) ?? 0n;
+    return this.#users.get(user)?.reserved ?? 0n;
   }
 }
 
-function cached(map: Map<string, bigint>, key: string, load: () => bigint): bigint {
-  let v = map.get(key);
-  if (v === undefined) {
-    v = load();
-    map.set(key, v);
+function accountOf(accounts: Map<string, Account>, name: string): Account {
+  let account = accounts.get(name);
+  if (!account) {
+    account = { spent: undefined, reserved: 0n };
+    accounts.set(name, account);
   }
-  return v;
-}
-
-function add(map: Map<string, bigint>, key: string, delta: bigint): void {
-  const next = (map.get(key) ?? 0n) + delta;
-  if (next === 0n) map.delete(key);
-  else map.set(key, next);
+  return account;
 }
 
 function preDeductionFailed(what: string, left: bigint, required: bigint): GatewayError {
