@@ -43,21 +43,82 @@ export const requestsTotal = new client.Counter({
   },
 });
 
-export const requestDuration = new client.Histogram({
-  name: "gateway_request_duration_seconds",
-  help: "Time from request arrival to the end of the response.",
-  labelNames: ["protocol", "model", "status"] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-  registers: [registry],
-});
+/** One labelled series of a Histogram: counts per bucket (not cumulative), sum, count. */
+interface Series {
+  readonly labels: Record<string, string>;
+  readonly counts: Float64Array;
+  sum: number;
+  count: number;
+}
 
-export const upstreamDuration = new client.Histogram({
-  name: "gateway_upstream_duration_seconds",
-  help: "Time from sending an upstream request to its response headers, per attempt.",
-  labelNames: ["channel", "model", "outcome"] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-  registers: [registry],
-});
+/**
+ * A histogram whose observations cost a bucket increment: prom-client's own observe()
+ * hashes and validates the labels on every call. It is registered with the registry as
+ * a metric of its own and renders the same exposition (`_bucket{le}`, `_sum`, `_count`).
+ * Series are created once per label set and never removed, so the Map that holds them
+ * does not churn (see the note on long-lived Maps in server.ts).
+ */
+export class Histogram {
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  readonly #series = new Map<string, Series>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
+    registry.registerMetric(this as unknown as client.Metric<string>);
+  }
+
+  /** Records one value (seconds) for the series named by the label values, in label order. */
+  observe(value: number, ...values: string[]): void {
+    let key = values[0];
+    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
+    let series = this.#series.get(key);
+    if (!series) {
+      const labels: Record<string, string> = {};
+      this.labelNames.forEach((name, i) => (labels[name] = values[i]));
+      series = { labels, counts: new Float64Array(this.buckets.length), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    const bounds = this.buckets;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]) i++;
+    if (i < bounds.length) series.counts[i]++;
+    series.sum += value;
+    series.count++;
+  }
+
+  /** The exposition prom-client's registry renders. */
+  async get(): Promise<{ name: string; help: string; type: string; values: client.MetricValueWithName<string>[]; aggregator: string }> {
+    const values: client.MetricValueWithName<string>[] = [];
+    for (const s of this.#series.values()) {
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => {
+        cumulative += s.counts[i];
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: "+Inf" }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    this.#series.clear();
+  }
+}
+
+const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export const requestDuration = new Histogram("gateway_request_duration_seconds",
+  "Time from request arrival to the end of the response.", ["protocol", "model", "status"], durationBuckets);
+
+export const upstreamDuration = new Histogram("gateway_upstream_duration_seconds",
+  "Time from sending an upstream request to its response headers, per attempt.", ["channel", "model", "outcome"], durationBuckets);
 
 export const tokensTotal = new client.Counter({
   name: "gateway_tokens_total",
@@ -105,23 +166,3 @@ export const upstreamRetriesTotal = new client.Counter({
   labelNames: ["channel", "reason"] as const,
   registers: [registry],
 });
-
-/**
- * Memoises a metric's labelled children by a joined key, so the hot path skips
- * prom-client's per-call label hashing. Label values come from config names and status
- * codes (bounded); the cache is still capped in case a value space is larger than thought.
- */
-export function childCache<T>(make: (values: string[]) => T, cap = 10_000): (...values: string[]) => T {
-  const children = new Map<string, T>();
-  return (...values) => {
-    let key = values[0];
-    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
-    let child = children.get(key);
-    if (child === undefined) {
-      if (children.size >= cap) children.clear();
-      child = make(values);
-      children.set(key, child);
-    }
-    return child;
-  };
-}

@@ -3,10 +3,13 @@
 
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
+import { batchCommitter } from "./sqlite-commit.js";
 import { SqliteQueries } from "./sqlite-queries.js";
+import type { WriterData, WriterMessage } from "./sqlite-writer.js";
 import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
 
 /** How to open a SQLite store. */
@@ -47,7 +50,8 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     throw error;
   }
   db.defaultSafeIntegers(true);
-  return new SqliteStore(db);
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  return new SqliteStore(db, memory ? (d, q) => new InlineWriter(d, q) : (d, q) => new ThreadWriter(path, busyTimeoutMs, new InlineWriter(d, q)));
 }
 
 /**
@@ -58,33 +62,151 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
  * move together).
  */
 export const GROUP_COMMIT_MS = 10;
-/** A batch this large commits at once rather than waiting for the timer. */
+/** A batch this large is handed to the writer at once rather than waiting for the timer. */
 const MAX_BATCH = 512;
+/** How long flush() waits for the writer thread before giving up with an error. */
+const WRITER_ANSWER_MS = 60_000;
+
+/** Commits batches: on a thread of its own for a file, in this thread for ":memory:". */
+interface Writer {
+  /** Hands a batch over; returns its sequence number. */
+  send(entries: readonly UsageEntry[]): bigint;
+  /** Waits until batch `seq` and every one before it is committed; the errors of batch `seq`. */
+  wait(seq: bigint): unknown[];
+  close(): void;
+}
+
+/** Writes in the calling thread (an in-memory database cannot be shared with another). */
+class InlineWriter implements Writer {
+  readonly #commit: (entries: readonly UsageEntry[]) => unknown[];
+  #seq = 0n;
+  #lastFailed: unknown[] = [];
+
+  get lastSeq(): bigint {
+    return this.#seq;
+  }
+
+  constructor(db: Database.Database, queries: SqliteQueries) {
+    this.#commit = batchCommitter(db, queries);
+  }
+
+  send(entries: readonly UsageEntry[]): bigint {
+    this.#lastFailed = this.#commit(entries);
+    if (this.#lastFailed.length > 0) {
+      log.error("usage entries could not be recorded; their charges are lost from the store", { errors: this.#lastFailed.map(String) });
+    }
+    return ++this.#seq;
+  }
+
+  wait(seq: bigint): unknown[] {
+    return seq === this.#seq ? this.#lastFailed : [];
+  }
+
+  close(): void {}
+}
+
+/** Slots of the memory the writer thread shares: the last batch it committed, and whether
+ * it has started (its module loaded and its connection open). */
+const COMMITTED = 0;
+const READY = 1;
+
+/**
+ * Writes on a worker thread (sqlite-writer.ts) with its own connection, so commits never
+ * stall the event loop and, on a host with a spare core, cost the request path only the
+ * copy of each entry. The thread reports the last batch it committed through shared
+ * memory, which lets flush() wait for it synchronously. Until the thread has started,
+ * batches are committed here: waiting for a thread that is still loading could deadlock
+ * (under a module loader such as tsx, loading needs this thread's event loop).
+ */
+class ThreadWriter implements Writer {
+  readonly #worker: Worker;
+  readonly #shared = new BigInt64Array(new SharedArrayBuffer(16));
+  readonly #failures: MessagePort;
+  readonly #inline: InlineWriter;
+  #seq = 0n;
+  /** The last batch handed to the thread, and the last committed here (with its errors). */
+  #lastSent = 0n;
+  #lastInline = { seq: 0n, failed: [] as unknown[] };
+
+  constructor(path: string, busyTimeoutMs: number, inline: InlineWriter) {
+    this.#inline = inline;
+    const { port1, port2 } = new MessageChannel();
+    this.#failures = port1;
+    const data: WriterData = { path, busyTimeoutMs, shared: this.#shared, failures: port2 };
+    const [entry, how] = writerEntry();
+    this.#worker = new Worker(entry, { ...how, workerData: data, transferList: [port2] });
+    this.#worker.unref(); // an idle writer must not keep the process alive
+    this.#worker.on("error", (error) => log.error("usage-log writer thread failed", { error: String(error) }));
+  }
+
+  get #ready(): boolean {
+    return Atomics.load(this.#shared, READY) === 1n;
+  }
+
+  send(entries: readonly UsageEntry[]): bigint {
+    const seq = ++this.#seq;
+    if (this.#ready) {
+      this.#worker.postMessage({ type: "batch", seq, entries } satisfies WriterMessage);
+      this.#lastSent = seq;
+    } else {
+      this.#inline.send(entries);
+      this.#lastInline = { seq, failed: this.#inline.wait(this.#inline.lastSeq) };
+    }
+    return seq;
+  }
+
+  wait(seq: bigint): unknown[] {
+    const deadline = Date.now() + WRITER_ANSWER_MS;
+    for (let done = Atomics.load(this.#shared, COMMITTED); done < this.#lastSent; done = Atomics.load(this.#shared, COMMITTED)) {
+      if (Date.now() > deadline) throw new Error("the usage-log writer thread did not answer");
+      Atomics.wait(this.#shared, COMMITTED, done, 100);
+    }
+    if (seq === this.#lastInline.seq) return this.#lastInline.failed;
+    // Failures are posted before the batch is marked committed, so they are here by now.
+    // Those of earlier batches were logged by the thread when they happened.
+    const errors: unknown[] = [];
+    for (let m = receiveMessageOnPort(this.#failures); m; m = receiveMessageOnPort(this.#failures)) {
+      const failure = m.message as { seq: bigint; errors: string[] };
+      if (failure.seq === seq) errors.push(...failure.errors.map((e) => new Error(e)));
+    }
+    return errors;
+  }
+
+  close(): void {
+    if (this.#ready) {
+      const seq = ++this.#seq;
+      this.#worker.postMessage({ type: "close", seq } satisfies WriterMessage);
+      this.#lastSent = seq;
+      this.wait(seq);
+    }
+    void this.#worker.terminate();
+    this.#failures.close();
+  }
+}
+
+/** The writer thread's entry: compiled, its JavaScript file; run from the TypeScript
+ * sources (tests, development), a bootstrap that registers tsx in the thread first, since
+ * Node 20 does not pass `--import tsx` on to worker threads. */
+function writerEntry(): [string | URL, { eval?: boolean }] {
+  if (!import.meta.url.endsWith(".ts")) return [new URL("./sqlite-writer.js", import.meta.url), {}];
+  const source = JSON.stringify(new URL("./sqlite-writer.ts", import.meta.url).href);
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  return [`import(${tsx}).then((tsx) => { tsx.register(); return import(${source}); });`, { eval: true }];
+}
 
 class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #queries: SqliteQueries;
-  readonly #commit: Database.Transaction<(entries: readonly UsageEntry[]) => void>;
+  readonly #makeWriter: () => Writer;
+  #writer: Writer | undefined;
   #pending: UsageEntry[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, makeWriter: (db: Database.Database, queries: SqliteQueries) => Writer) {
     this.#db = db;
     this.#queries = new SqliteQueries(db);
-    const q = this.#queries;
-    this.#commit = db.transaction((entries: readonly UsageEntry[]) => {
-      // One counter update per token and user per batch, not per entry.
-      const tokens = new Map<string, bigint>();
-      const users = new Map<string, bigint>();
-      // Only newly inserted entries come back: a request id already recorded is not charged twice.
-      for (const c of q.insertEntries(entries)) {
-        if (c.costNano === 0n) continue;
-        tokens.set(c.token, (tokens.get(c.token) ?? 0n) + c.costNano);
-        users.set(c.user, (users.get(c.user) ?? 0n) + c.costNano);
-      }
-      for (const [name, nano] of tokens) q.addSpend("token", name, nano);
-      for (const [name, nano] of users) q.addSpend("user", name, nano);
-    });
+    // Started on the first entry: a store only read from (the CLI) never starts a thread.
+    this.#makeWriter = () => makeWriter(db, this.#queries);
   }
 
   spentByToken(token: string): bigint {
@@ -104,45 +226,28 @@ class SqliteStore implements Store {
       throw new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`);
     }
     this.#pending.push(entry);
-    if (this.#pending.length >= MAX_BATCH) this.flush();
-    else this.#timer ??= setTimeout(() => this.#flushInBackground(), GROUP_COMMIT_MS);
+    if (this.#pending.length >= MAX_BATCH) this.#send();
+    else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
   }
 
-  flush(): void {
+  /** Hands the pending entries to the writer; failures are logged where they happen. */
+  #send(): bigint | undefined {
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#pending.length === 0) return;
+    if (this.#pending.length === 0) return undefined;
     const batch = this.#pending;
     this.#pending = [];
-    try {
-      // IMMEDIATE takes the write lock up front (waiting up to busy_timeout), so the
-      // transaction never has to upgrade a read snapshot another writer made stale.
-      this.#commit.immediate(batch);
-    } catch {
-      // One bad entry must not take the batch with it: commit them one by one, and let
-      // the caller hear about the ones that still fail.
-      const failed: unknown[] = [];
-      for (const entry of batch) {
-        try {
-          this.#commit.immediate([entry]);
-        } catch (error) {
-          failed.push(error);
-        }
-      }
-      if (failed.length > 0) throw new AggregateError(failed, `${failed.length} usage entries could not be recorded`);
-    }
+    this.#writer ??= this.#makeWriter();
+    return this.#writer.send(batch);
   }
 
-  /** The timer's flush: nobody is there to catch, so a failure is logged, loudly. */
-  #flushInBackground(): void {
-    try {
-      this.flush();
-    } catch (error) {
-      const errors = error instanceof AggregateError ? error.errors.map(String) : [String(error)];
-      log.error("usage entries could not be recorded; their charges are lost from the store", { errors });
-    }
+  flush(): void {
+    const seq = this.#send();
+    if (seq === undefined || !this.#writer) return;
+    const failed = this.#writer.wait(seq);
+    if (failed.length > 0) throw new AggregateError(failed, `${failed.length} usage entries could not be recorded`);
   }
 
   logs(filter: LogFilter): UsageEntry[] {
@@ -160,7 +265,11 @@ class SqliteStore implements Store {
     try {
       this.flush();
     } finally {
-      this.#db.close();
+      try {
+        this.#writer?.close();
+      } finally {
+        this.#db.close();
+      }
     }
   }
 }

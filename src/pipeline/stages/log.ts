@@ -4,14 +4,12 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { childCache, inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
+import { inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { answeredStatus } from "../outcome.js";
 import { sendError } from "../respond.js";
-
-const durationHistogram = childCache((v) => requestDuration.labels(...v));
 
 export function logStage(sink: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
@@ -40,7 +38,7 @@ function record(ctx: RequestContext, sink: UsageSink): void {
   const model = ctx.modelName ?? "";
   const statusLabel = String(status);
   requestTally.add(1, protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel);
-  durationHistogram(protocol, model, statusLabel).observe(durationMs / 1000);
+  requestDuration.observe(durationMs / 1000, protocol, model, statusLabel);
   if (ctx.usage) {
     const u = ctx.usage;
     if (u.input) tokenTally.add(u.input, model, "input");

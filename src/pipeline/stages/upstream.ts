@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { childCache, upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
+import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
 import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
 import { nextKey } from "../../routing/keys.js";
@@ -162,9 +162,7 @@ function header(res: UpstreamResponse, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-const attemptHistogram = childCache((v) => upstreamDuration.labels(...v));
-
 function observeAttempt(channel: Channel, ctx: RequestContext, started: bigint, outcome: string): void {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  attemptHistogram(channel.name, ctx.modelName!, outcome).observe(seconds);
+  upstreamDuration.observe(seconds, channel.name, ctx.modelName!, outcome);
 }

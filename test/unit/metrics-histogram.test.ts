@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Histogram, registry } from "../../src/observability/metrics.js";
+
+test("Histogram renders cumulative buckets, +Inf, sum and count per label set", async () => {
+  const h = new Histogram("test_histogram_seconds", "A test histogram.", ["route", "status"], [0.01, 0.1, 1]);
+  h.observe(0.005, "chat", "200");
+  h.observe(0.01, "chat", "200"); // on a bound: counted in that bucket (le is inclusive)
+  h.observe(0.5, "chat", "200");
+  h.observe(7, "chat", "200"); // beyond the last bound: only +Inf
+  h.observe(0.2, "chat", "500");
+  const text = await registry.getSingleMetricAsString("test_histogram_seconds");
+  const lines = text.split("\n");
+  assert.equal(lines[0], "# HELP test_histogram_seconds A test histogram.");
+  assert.equal(lines[1], "# TYPE test_histogram_seconds histogram");
+  const ok = (le: string) => `test_histogram_seconds_bucket{route="chat",status="200",le="${le}"}`;
+  assert.ok(lines.includes(`${ok("0.01")} 2`));
+  assert.ok(lines.includes(`${ok("0.1")} 2`));
+  assert.ok(lines.includes(`${ok("1")} 3`));
+  assert.ok(lines.includes(`${ok("+Inf")} 4`));
+  assert.ok(lines.includes(`test_histogram_seconds_sum{route="chat",status="200"} 7.515`));
+  assert.ok(lines.includes(`test_histogram_seconds_count{route="chat",status="200"} 4`));
+  assert.ok(lines.includes(`test_histogram_seconds_bucket{route="chat",status="500",le="0.1"} 0`));
+  assert.ok(lines.includes(`test_histogram_seconds_bucket{route="chat",status="500",le="1"} 1`));
+  h.reset();
+  assert.equal((await registry.getSingleMetricAsString("test_histogram_seconds")).split("\n").length, 2);
+  registry.removeSingleMetric("test_histogram_seconds");
+});
