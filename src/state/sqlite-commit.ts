@@ -2,39 +2,42 @@
 // Shared by the writer thread and the in-thread writer (an in-memory database).
 
 import type Database from "better-sqlite3";
-import type { SqliteQueries } from "./sqlite-queries.js";
-import type { UsageEntry } from "./store.js";
+import { COST_AT, ROW_WIDTH, TOKEN_AT, USER_AT, type SqliteQueries } from "./sqlite-queries.js";
 
 /**
- * Returns a function that commits a batch and answers the errors of entries that could
- * not be written. One bad entry must not take the batch with it: when the batch fails,
- * its entries are committed one by one.
+ * Returns a function that commits a batch of rows (flat, see pushRow) and answers the
+ * errors of rows that could not be written. One bad row must not take the batch with it:
+ * when the batch fails, its rows are committed one by one.
  */
-export function batchCommitter(db: Database.Database, q: SqliteQueries): (entries: readonly UsageEntry[]) => unknown[] {
-  const commit = db.transaction((entries: readonly UsageEntry[]) => {
+export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: readonly unknown[]) => unknown[] {
+  const commit = db.transaction((rows: readonly unknown[]) => {
     // One counter update per token and user per batch, not per entry.
     const tokens = new Map<string, bigint>();
     const users = new Map<string, bigint>();
-    // Only newly inserted entries come back: a request id already recorded is not charged twice.
-    for (const c of q.insertEntries(entries)) {
-      if (c.costNano === 0n) continue;
-      tokens.set(c.token, (tokens.get(c.token) ?? 0n) + c.costNano);
-      users.set(c.user, (users.get(c.user) ?? 0n) + c.costNano);
+    // Only newly inserted rows come back: a request id already recorded is not charged twice.
+    for (const i of q.insertRows(rows)) {
+      const at = i * ROW_WIDTH;
+      const cost = rows[at + COST_AT] as bigint;
+      if (cost === 0n) continue;
+      const token = rows[at + TOKEN_AT] as string;
+      const user = rows[at + USER_AT] as string;
+      tokens.set(token, (tokens.get(token) ?? 0n) + cost);
+      users.set(user, (users.get(user) ?? 0n) + cost);
     }
     for (const [name, nano] of tokens) q.addSpend("token", name, nano);
     for (const [name, nano] of users) q.addSpend("user", name, nano);
   });
-  return (entries) => {
+  return (rows) => {
     try {
       // IMMEDIATE takes the write lock up front (waiting up to busy_timeout), so the
       // transaction never has to upgrade a read snapshot another writer made stale.
-      commit.immediate(entries);
+      commit.immediate(rows);
       return [];
     } catch {
       const failed: unknown[] = [];
-      for (const entry of entries) {
+      for (let at = 0; at < rows.length; at += ROW_WIDTH) {
         try {
-          commit.immediate([entry]);
+          commit.immediate(rows.slice(at, at + ROW_WIDTH));
         } catch (error) {
           failed.push(error);
         }

@@ -89,10 +89,18 @@ const ROW_PLACEHOLDERS = `(${Array.from({ length: 21 }, () => "?").join(", ")})`
 /** Statement sizes a batch is cut into, largest first (21 parameters a row). */
 const ROWS_PER_INSERT = [32, 8, 1] as const;
 
-/** Appends one entry's column values, in COLUMNS order. */
-function pushRow(params: unknown[], e: UsageEntry): void {
+/** Values a usage_log row has, in COLUMNS order. */
+export const ROW_WIDTH = 21;
+/** Positions in a row of the values spend counters need. */
+export const TOKEN_AT = 2;
+export const USER_AT = 3;
+export const COST_AT = 15;
+
+/** Appends one entry's column values, in COLUMNS order: a batch is one flat array of
+ * primitives, which crosses to the writer thread far cheaper than entry objects. */
+export function pushRow(rows: unknown[], e: UsageEntry): void {
   const u = e.usage;
-  params.push(
+  rows.push(
     e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
@@ -124,27 +132,25 @@ export class SqliteQueries {
   }
 
   /**
-   * Inserts entries whose request ids are new, many rows per statement (a statement's fixed
-   * cost dominates a small row), and returns the ones inserted. Ids are unique by
-   * construction, so a plain INSERT is tried first; only a batch that hits a duplicate is
-   * redone row by row with INSERT OR IGNORE.
+   * Inserts the rows (flat, ROW_WIDTH values each; see pushRow) whose request ids are new,
+   * many rows per statement (a statement's fixed cost dominates a small row), and returns
+   * the indexes of the rows inserted. Ids are unique by construction, so a plain INSERT is
+   * tried first; only a chunk that hits a duplicate is redone row by row with INSERT OR IGNORE.
    */
-  insertEntries(entries: readonly UsageEntry[]): UsageEntry[] {
-    const inserted: UsageEntry[] = [];
+  insertRows(rows: readonly unknown[]): number[] {
+    const count = rows.length / ROW_WIDTH;
+    const inserted: number[] = [];
     let i = 0;
     for (const size of ROWS_PER_INSERT) {
-      for (; entries.length - i >= size; i += size) {
-        const params: unknown[] = [];
-        for (let j = i; j < i + size; j++) pushRow(params, entries[j]);
+      for (; count - i >= size; i += size) {
+        const chunk = rows.slice(i * ROW_WIDTH, (i + size) * ROW_WIDTH);
         try {
-          this.#insertRows(size).run(params);
-          for (let j = i; j < i + size; j++) inserted.push(entries[j]);
+          this.#insertRows(size).run(chunk);
+          for (let j = i; j < i + size; j++) inserted.push(j);
         } catch (error) {
           if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw error;
           for (let j = i; j < i + size; j++) {
-            const row: unknown[] = [];
-            pushRow(row, entries[j]);
-            if (this.#insertOrIgnore.run(row).changes === 1) inserted.push(entries[j]);
+            if (this.#insertOrIgnore.run(rows.slice(j * ROW_WIDTH, (j + 1) * ROW_WIDTH)).changes === 1) inserted.push(j);
           }
         }
       }

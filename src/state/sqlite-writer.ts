@@ -8,7 +8,6 @@ import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { batchCommitter } from "./sqlite-commit.js";
 import { SqliteQueries } from "./sqlite-queries.js";
-import type { UsageEntry } from "./store.js";
 
 /** What the store hands the thread when it starts it. */
 export interface WriterData {
@@ -22,7 +21,7 @@ export interface WriterData {
 }
 
 export type WriterMessage =
-  | { readonly type: "batch"; readonly seq: bigint; readonly entries: readonly UsageEntry[] }
+  | { readonly type: "batch"; readonly seq: bigint; readonly rows: readonly unknown[] }
   | { readonly type: "close"; readonly seq: bigint };
 
 const { path, busyTimeoutMs, shared, failures } = workerData as WriterData;
@@ -35,7 +34,7 @@ const commit = batchCommitter(db, new SqliteQueries(db));
 
 parentPort!.on("message", (m: WriterMessage) => {
   if (m.type === "batch") {
-    const failed = commit(m.entries);
+    const failed = commit(m.rows);
     if (failed.length > 0) {
       const errors = failed.map(String);
       log.error("usage entries could not be recorded; their charges are lost from the store", { errors });

@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
 import { batchCommitter } from "./sqlite-commit.js";
-import { SqliteQueries } from "./sqlite-queries.js";
+import { pushRow, ROW_WIDTH, SqliteQueries } from "./sqlite-queries.js";
 import type { WriterData, WriterMessage } from "./sqlite-writer.js";
 import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
 
@@ -70,7 +70,7 @@ const WRITER_ANSWER_MS = 60_000;
 /** Commits batches: on a thread of its own for a file, in this thread for ":memory:". */
 interface Writer {
   /** Hands a batch over; returns its sequence number. */
-  send(entries: readonly UsageEntry[]): bigint;
+  send(rows: readonly unknown[]): bigint;
   /** Waits until batch `seq` and every one before it is committed; the errors of batch `seq`. */
   wait(seq: bigint): unknown[];
   close(): void;
@@ -78,7 +78,7 @@ interface Writer {
 
 /** Writes in the calling thread (an in-memory database cannot be shared with another). */
 class InlineWriter implements Writer {
-  readonly #commit: (entries: readonly UsageEntry[]) => unknown[];
+  readonly #commit: (rows: readonly unknown[]) => unknown[];
   #seq = 0n;
   #lastFailed: unknown[] = [];
 
@@ -90,8 +90,8 @@ class InlineWriter implements Writer {
     this.#commit = batchCommitter(db, queries);
   }
 
-  send(entries: readonly UsageEntry[]): bigint {
-    this.#lastFailed = this.#commit(entries);
+  send(rows: readonly unknown[]): bigint {
+    this.#lastFailed = this.#commit(rows);
     if (this.#lastFailed.length > 0) {
       log.error("usage entries could not be recorded; their charges are lost from the store", { errors: this.#lastFailed.map(String) });
     }
@@ -143,13 +143,13 @@ class ThreadWriter implements Writer {
     return Atomics.load(this.#shared, READY) === 1n;
   }
 
-  send(entries: readonly UsageEntry[]): bigint {
+  send(rows: readonly unknown[]): bigint {
     const seq = ++this.#seq;
     if (this.#ready) {
-      this.#worker.postMessage({ type: "batch", seq, entries } satisfies WriterMessage);
+      this.#worker.postMessage({ type: "batch", seq, rows } satisfies WriterMessage);
       this.#lastSent = seq;
     } else {
-      this.#inline.send(entries);
+      this.#inline.send(rows);
       this.#lastInline = { seq, failed: this.#inline.wait(this.#inline.lastSeq) };
     }
     return seq;
@@ -199,7 +199,8 @@ class SqliteStore implements Store {
   readonly #queries: SqliteQueries;
   readonly #makeWriter: () => Writer;
   #writer: Writer | undefined;
-  #pending: UsageEntry[] = [];
+  /** Rows recorded and not yet handed to the writer, flat (see pushRow). */
+  #pending: unknown[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(db: Database.Database, makeWriter: (db: Database.Database, queries: SqliteQueries) => Writer) {
@@ -225,8 +226,8 @@ class SqliteStore implements Store {
     if (typeof entry.costNano !== "bigint") {
       throw new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`);
     }
-    this.#pending.push(entry);
-    if (this.#pending.length >= MAX_BATCH) this.#send();
+    pushRow(this.#pending, entry);
+    if (this.#pending.length >= MAX_BATCH * ROW_WIDTH) this.#send();
     else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
   }
 
