@@ -13,7 +13,7 @@ import { benchToken, convertModel, model } from "../lib/shared.js";
 
 // The gateway's compiled output (`npm run build`, which the driver runs first), as
 // `gateway` runs in production; BENCH_SRC=1 measures the TypeScript sources through tsx.
-const lib = process.env.BENCH_SRC === "1" ? "../../src" : "../../dist";
+const lib = process.env.BENCH_LIB ?? (process.env.BENCH_SRC === "1" ? "../../src" : "../../dist");
 const { openSqliteStore } = (await import(`${lib}/state/sqlite.js`)) as typeof import("../../src/state/sqlite.js");
 const { compileSource } = (await import(`${lib}/config/index.js`)) as typeof import("../../src/config/index.js");
 const { RuntimeBox } = (await import(`${lib}/runtime/box.js`)) as typeof import("../../src/runtime/box.js");

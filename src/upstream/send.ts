@@ -1,7 +1,6 @@
 // Sends one upstream attempt and resolves with the response head and its body stream,
 // or rejects with an UpstreamFailure that says whether another channel may be tried.
 
-import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { upstreamAgent } from "./agents.js";
@@ -17,17 +16,37 @@ export class UpstreamFailure extends Error {
 }
 
 /**
- * Cancels the upstream call in flight when the client goes away. An EventEmitter with an
- * `aborted` flag is all undici needs of a signal, and cheaper than an AbortController.
+ * Cancels the upstream call in flight when the client goes away. undici takes any signal
+ * with an `aborted` flag and once/removeListener for "abort"; this holds the one or two
+ * listeners a request has, cheaper than an EventEmitter or an AbortController.
  */
-export class Cancellation extends EventEmitter {
+export class Cancellation {
   aborted = false;
+  #listeners: (() => void)[] = [];
+
+  once(_event: "abort", listener: () => void): this {
+    this.#listeners.push(listener);
+    return this;
+  }
+
+  /** undici checks that a signal has `on`; the abort fires at most once anyway. */
+  on(event: "abort", listener: () => void): this {
+    return this.once(event, listener);
+  }
+
+  removeListener(_event: "abort", listener: () => void): this {
+    const i = this.#listeners.indexOf(listener);
+    if (i !== -1) this.#listeners.splice(i, 1);
+    return this;
+  }
 
   /** Stops the upstream call, now or as soon as it starts. */
   cancel(): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.emit("abort");
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) listener();
   }
 }
 

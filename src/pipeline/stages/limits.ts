@@ -24,10 +24,19 @@ function limited(what: string, w: RateWindow, retryAfterMs: number): GatewayErro
 }
 
 export function limitsStage(limiter: Limiter): Stage<RequestContext> {
-  return async (ctx, next) => {
+  const limit = limitedStage(limiter);
+  // Without limits (or for a poll) the stage is a plain call: no promise of its own.
+  return (ctx, next) => {
     const { requestRate, totalRequests } = ctx.runtime.limits;
     // Polls (balance, job status) must not eat the token's request budget.
     if ((!requestRate && !totalRequests) || ctx.route?.poll) return next();
+    return limit(ctx, next);
+  };
+}
+
+function limitedStage(limiter: Limiter): Stage<RequestContext> {
+  return async (ctx, next) => {
+    const { requestRate, totalRequests } = ctx.runtime.limits;
     const name = ctx.token!.name;
     const now = Date.now();
     const totalKey = `${name}\0total`;

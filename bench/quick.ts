@@ -1,0 +1,36 @@
+// `npx tsx bench/quick.ts`: one target under the bench's load, for quick looks while
+// optimising (the full comparison is `npm run bench`). Uses the compiled dist/ as is (run
+// `npm run build` first). Settings (env): QUICK_TARGET=gateway|bare|transport,
+// QUICK_ROUNDS (2), QUICK_S (8 s per round), QUICK_RATE (fixed req/s; default as fast as
+// possible), QUICK_NODE_ARGS (e.g. "--trace-gc-nvp" or "--cpu-prof --cpu-prof-dir=/tmp/p"),
+// QUICK_ENV ("K=V,K=V" for the target), QUICK_MAINONLY=1 (pin only the target's main
+// thread to CPU 1; its helper threads may run on either CPU).
+import { execFileSync } from "node:child_process";
+import { Child } from "./lib/ipc.js";
+import { measureLoad } from "./lib/load.js";
+import { int, ms, percentile, sorted } from "./lib/stats.js";
+
+execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
+const entries = { gateway: "gateway.ts", bare: "bare-proxy.ts", transport: "transport.ts" } as const;
+const entry = entries[(process.env.QUICK_TARGET ?? "gateway") as keyof typeof entries];
+if (!entry) throw new Error(`QUICK_TARGET must be one of ${Object.keys(entries).join(", ")}`);
+const extraEnv = Object.fromEntries((process.env.QUICK_ENV ?? "").split(",").filter(Boolean).map((kv) => kv.split("=")));
+const nodeArgs = (process.env.QUICK_NODE_ARGS ?? "").split(" ").filter(Boolean);
+const mainOnly = process.env.QUICK_MAINONLY === "1";
+const rate = process.env.QUICK_RATE ? Number(process.env.QUICK_RATE) : undefined;
+
+const fake = await Child.start({ entry: "fake.ts", cpu: 0 });
+const target = await Child.start({ entry, args: [fake.url], cpu: mainOnly ? undefined : 1, nodeArgs, env: { GATEWAY_LOG_LEVEL: "info", ...extraEnv } });
+for (let r = 0; r < Number(process.env.QUICK_ROUNDS ?? 2); r++) {
+  if (mainOnly) {
+    // Threads started since (the gateway's usage-log writer) inherit the main thread's CPU.
+    execFileSync("taskset", ["-a", "-p", "-c", "0,1", String(target.pid)], { stdio: "ignore" });
+    execFileSync("taskset", ["-p", "-c", "1", String(target.pid)], { stdio: "ignore" });
+  }
+  const run = await measureLoad(target, fake, { connections: 50, durationS: Number(process.env.QUICK_S ?? 8), warmupS: 2, ...(rate ? { rate } : {}) });
+  const lat = sorted(run.latencies);
+  console.log(`${entry}: ${int(run.requests / run.seconds)} req/s, p50 ${ms(percentile(lat, 50))} p99 ${ms(percentile(lat, 99))} ms, ` +
+    `CPU ${((1e6 * run.targetCpuS) / run.requests).toFixed(1)} µs/req (${Math.round((100 * run.targetCpuS) / run.seconds)} %)`);
+}
+await target.stop();
+await fake.stop();
