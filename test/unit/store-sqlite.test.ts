@@ -5,7 +5,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -146,4 +146,27 @@ test("every id a writer printed survives kill -9, and spend matches the log", { 
     assert.equal(spendTotal, logTotal, `${kind} spend equals the usage log`);
   }
   db.close();
+});
+
+test("commits move to a writer thread once it has started; reads still see every entry at once", async () => {
+  const path = join(dir, "thread/gateway.db");
+  const threads = () => readdirSync("/proc/self/task").length;
+  const store = openSqliteStore(path);
+  const before = threads();
+  store.record(entry({ requestId: "first", costNano: 3n })); // committed here: the thread is still starting
+  assert.equal(store.spentByToken("t1"), 3n);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok(threads() > before, "a writer thread runs");
+  for (let i = 0; i < 1200; i++) store.record(entry({ requestId: `r${i}`, costNano: 2n })); // spans several batches
+  store.record(entry({ requestId: "r7", costNano: 1000n })); // a duplicate id: ignored, not charged
+  assert.equal(store.spentByToken("t1"), 3n + 2400n); // flushes and waits for the thread
+  const reader = raw(path); // another connection sees what a kill -9 would leave on disk
+  assert.equal(reader.prepare("SELECT COUNT(*) FROM usage_log").pluck().get(), 1201n);
+  assert.equal(reader.prepare("SELECT nano FROM spend WHERE kind = 'user' AND name = 'alice'").pluck().get(), 2403n);
+  reader.close();
+  store.record(entry({ requestId: "bad", costNano: 2n ** 63n - 1n })); // overflows the spend counter
+  assert.throws(() => store.flush(), (err: unknown) => err instanceof AggregateError && /CHECK constraint/.test(String(err.errors[0])));
+  store.close();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(threads() <= before, "close() ends the writer thread");
 });
