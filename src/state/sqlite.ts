@@ -82,19 +82,21 @@ class InlineWriter implements Writer {
   #seq = 0n;
   #lastFailed: unknown[] = [];
 
-  get lastSeq(): bigint {
-    return this.#seq;
-  }
-
   constructor(db: Database.Database, queries: SqliteQueries) {
     this.#commit = batchCommitter(db, queries);
   }
 
-  send(rows: readonly unknown[]): bigint {
-    this.#lastFailed = this.#commit(rows);
-    if (this.#lastFailed.length > 0) {
-      log.error("usage entries could not be recorded; their charges are lost from the store", { errors: this.#lastFailed.map(String) });
+  /** Commits now; the errors of the rows that could not be written (also logged). */
+  commitNow(rows: readonly unknown[]): unknown[] {
+    const failed = this.#commit(rows);
+    if (failed.length > 0) {
+      log.error("usage entries could not be recorded; their charges are lost from the store", { errors: failed.map(String) });
     }
+    return failed;
+  }
+
+  send(rows: readonly unknown[]): bigint {
+    this.#lastFailed = this.commitNow(rows);
     return ++this.#seq;
   }
 
@@ -149,8 +151,7 @@ class ThreadWriter implements Writer {
       this.#worker.postMessage({ type: "batch", seq, rows } satisfies WriterMessage);
       this.#lastSent = seq;
     } else {
-      this.#inline.send(rows);
-      this.#lastInline = { seq, failed: this.#inline.wait(this.#inline.lastSeq) };
+      this.#lastInline = { seq, failed: this.#inline.commitNow(rows) };
     }
     return seq;
   }
