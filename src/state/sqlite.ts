@@ -129,6 +129,8 @@ class ThreadWriter implements Writer {
   /** The last batch handed to the thread, and the last committed here (with its errors). */
   #lastSent = 0n;
   #lastInline = { seq: 0n, failed: [] as unknown[] };
+  /** Set if the thread ends unasked: later batches are then committed here. */
+  #stopped = false;
 
   constructor(path: string, busyTimeoutMs: number, inline: InlineWriter) {
     this.#inline = inline;
@@ -139,10 +141,18 @@ class ThreadWriter implements Writer {
     this.#worker = new Worker(entry, { ...how, workerData: data, transferList: [port2] });
     this.#worker.unref(); // an idle writer must not keep the process alive
     this.#worker.on("error", (error) => log.error("usage-log writer thread failed", { error: String(error) }));
+    this.#worker.on("exit", () => {
+      if (this.#stopped) return; // closed
+      this.#stopped = true;
+      const committed = Atomics.load(this.#shared, COMMITTED);
+      const lost = this.#lastSent - committed;
+      if (lost > 0n) log.error("usage-log writer thread ended with batches uncommitted; their charges are lost from the store", { batches: Number(lost) });
+      this.#lastSent = committed; // nothing more to wait for: later batches commit here
+    });
   }
 
   get #ready(): boolean {
-    return Atomics.load(this.#shared, READY) === 1n;
+    return !this.#stopped && Atomics.load(this.#shared, READY) === 1n;
   }
 
   send(rows: readonly unknown[]): bigint {
@@ -180,6 +190,7 @@ class ThreadWriter implements Writer {
       this.#lastSent = seq;
       this.wait(seq);
     }
+    this.#stopped = true; // the exit that follows is the one asked for
     void this.#worker.terminate();
     this.#failures.close();
   }
