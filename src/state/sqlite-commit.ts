@@ -1,8 +1,24 @@
-// One group commit: a batch of usage entries and the spend they add, in one transaction.
-// Shared by the writer thread and the in-thread writer (an in-memory database).
+// What every connection to the store shares, whichever thread holds it: its settings, and
+// one group commit (a batch of usage entries and the spend they add, in one transaction).
 
 import type Database from "better-sqlite3";
 import { COST_AT, ROW_WIDTH, TOKEN_AT, USER_AT, type SqliteQueries } from "./sqlite-queries.js";
+
+/** Per-connection settings; `journal_mode = WAL` belongs to the file and is set once, when
+ * the store is opened. */
+export function configureConnection(db: Database.Database, busyTimeoutMs: number): void {
+  // Wait for a lock held by another connection (the writer thread, or the CLI reading
+  // while the server writes) instead of failing at once with SQLITE_BUSY.
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  // NORMAL in WAL mode: a commit appends its frames to the -wal file with write(2)
+  // before returning, so the data is in the OS page cache and survives kill -9 of the
+  // process; fsync happens only at checkpoints. FULL would also fsync the WAL on every
+  // commit, which adds durability against power loss or an OS crash at the cost of one
+  // disk flush per request.
+  db.pragma("synchronous = NORMAL");
+  // Money columns come back as bigint, never as a float.
+  db.defaultSafeIntegers(true);
+}
 
 /**
  * Returns a function that commits a batch of rows (flat, see pushRow) and answers the

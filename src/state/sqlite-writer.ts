@@ -6,7 +6,7 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
-import { batchCommitter } from "./sqlite-commit.js";
+import { batchCommitter, configureConnection } from "./sqlite-commit.js";
 import { SqliteQueries } from "./sqlite-queries.js";
 
 /** What the store hands the thread when it starts it. */
@@ -27,9 +27,7 @@ export type WriterMessage =
 const { path, busyTimeoutMs, shared, failures } = workerData as WriterData;
 // The main thread created the file and migrated it; this connection only writes.
 const db = new Database(path, { fileMustExist: true });
-db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-db.pragma("synchronous = NORMAL"); // per connection; see sqlite.ts for why NORMAL
-db.defaultSafeIntegers(true);
+configureConnection(db, busyTimeoutMs);
 const commit = batchCommitter(db, new SqliteQueries(db));
 
 parentPort!.on("message", (m: WriterMessage) => {

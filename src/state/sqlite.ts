@@ -7,7 +7,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
 import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
-import { batchCommitter } from "./sqlite-commit.js";
+import { batchCommitter, configureConnection } from "./sqlite-commit.js";
 import { pushRow, ROW_WIDTH, SqliteQueries } from "./sqlite-queries.js";
 import type { WriterData, WriterMessage } from "./sqlite-writer.js";
 import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
@@ -31,26 +31,17 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     if (opts.mustExist && !existsSync(path)) throw new Error(`no store at ${path} (has the gateway run yet?)`);
     mkdirSync(dirname(path), { recursive: true });
   }
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
   const db = new Database(path, { fileMustExist: opts.mustExist ?? false });
   try {
-    // Wait for a lock held by another process (the server writing while the CLI reads)
-    // instead of failing at once with SQLITE_BUSY.
-    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     // WAL: readers never block the writer and the writer never blocks readers.
     db.pragma("journal_mode = WAL");
-    // NORMAL in WAL mode: a commit appends its frames to the -wal file with write(2)
-    // before returning, so the data is in the OS page cache and survives kill -9 of the
-    // process; fsync happens only at checkpoints. FULL would also fsync the WAL on every
-    // commit, which adds durability against power loss or an OS crash at the cost of one
-    // disk flush per request.
-    db.pragma("synchronous = NORMAL");
+    configureConnection(db, busyTimeoutMs);
     migrate(db);
   } catch (error) {
     db.close();
     throw error;
   }
-  db.defaultSafeIntegers(true);
-  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
   return new SqliteStore(db, memory ? (d, q) => new InlineWriter(d, q) : (d, q) => new ThreadWriter(path, busyTimeoutMs, new InlineWriter(d, q)));
 }
 
