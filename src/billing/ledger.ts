@@ -8,6 +8,18 @@ import type { Store, UsageEntry } from "../state/store.js";
 import type { Token, User } from "../runtime/types.js";
 import { formatNano } from "./cost.js";
 
+/** What the ledger tracks of one token or user. Kept for the process's life (one per name
+ * ever used), and only its fields change: a Map whose entries churn with every request
+ * would, once old, keep each request's values alive until a full GC (see server.ts). */
+interface Account {
+  /** Settled spend: read from the store when the account is first used, then kept
+   * current by settle(). */
+  spent: bigint;
+  /** Reserved by requests in flight. Held in memory: a crash ends every request in
+   * flight, so what a crash leaves behind is released by construction and never charged. */
+  reserved: bigint;
+}
+
 /** A pre-deduction in flight; settle or release it exactly once. */
 export interface Reservation {
   readonly token: string;
@@ -16,15 +28,10 @@ export interface Reservation {
   done: boolean;
 }
 
-/** What the ledger tracks of one token or user. Kept for the process's life (one per name
- * ever used), and only its fields change: a Map whose entries churn with every request
- * would, once old, keep each request's values alive until a full GC (see server.ts). */
-interface Account {
-  /** Settled spend, read once from the store then kept current by settle(). */
-  spent: bigint | undefined;
-  /** Reserved by requests in flight. Held in memory: a crash ends every request in
-   * flight, so what a crash leaves behind is released by construction and never charged. */
-  reserved: bigint;
+/** A reservation with the accounts it holds money in, so releasing it looks nothing up. */
+interface Held extends Reservation {
+  readonly tokenAccount: Account;
+  readonly userAccount: Account;
 }
 
 export class Ledger {
@@ -36,39 +43,43 @@ export class Ledger {
     this.#store = store;
   }
 
+  #token(name: string): Account {
+    return accountOf(this.#tokens, name, () => this.#store.spentByToken(name));
+  }
+
+  #user(name: string): Account {
+    return accountOf(this.#users, name, () => this.#store.spentByUser(name));
+  }
+
   /** Settled spend of a token and a user. */
   spentByToken(token: string): bigint {
-    const account = accountOf(this.#tokens, token);
-    return (account.spent ??= this.#store.spentByToken(token));
+    return this.#token(token).spent;
   }
 
   spentByUser(user: string): bigint {
-    const account = accountOf(this.#users, user);
-    return (account.spent ??= this.#store.spentByUser(user));
+    return this.#user(user).spent;
   }
 
   /** Throws 401 when a token's quota is used up, 402 when its user's balance is. */
   checkNotExhausted(token: Token, user: User): void {
-    if (token.quotaNano !== undefined && this.spentByToken(token.name) >= token.quotaNano) {
-      throw new GatewayError(errors.tokenQuotaExhausted);
-    }
-    if (this.spentByUser(user.name) >= user.creditNano) throw new GatewayError(errors.insufficientQuota);
+    exhausted(token, this.#token(token.name), user, this.#user(user.name));
   }
 
   /** Reserves `amountNano` or throws 402 stating what remains and what was required. */
   reserve(token: Token, user: User, amountNano: bigint): Reservation {
-    this.checkNotExhausted(token, user);
-    const tokenAccount = accountOf(this.#tokens, token.name);
-    const userAccount = accountOf(this.#users, user.name);
+    const tokenAccount = this.#token(token.name);
+    const userAccount = this.#user(user.name);
+    exhausted(token, tokenAccount, user, userAccount);
     if (token.quotaNano !== undefined) {
-      const left = token.quotaNano - this.spentByToken(token.name) - tokenAccount.reserved;
+      const left = token.quotaNano - tokenAccount.spent - tokenAccount.reserved;
       if (left < amountNano) throw preDeductionFailed("token quota", left, amountNano);
     }
-    const left = user.creditNano - this.spentByUser(user.name) - userAccount.reserved;
+    const left = user.creditNano - userAccount.spent - userAccount.reserved;
     if (left < amountNano) throw preDeductionFailed("balance", left, amountNano);
     tokenAccount.reserved += amountNano;
     userAccount.reserved += amountNano;
-    return { token: token.name, user: user.name, amountNano, done: false };
+    const held: Held = { token: token.name, user: user.name, amountNano, done: false, tokenAccount, userAccount };
+    return held;
   }
 
   /** Records the request with its real cost and frees the reservation. */
@@ -77,11 +88,11 @@ export class Ledger {
     if (entry.costNano > 0n) {
       // Load before recording, so the cached total is not counted from a store that
       // already holds this entry.
-      const token = this.spentByToken(entry.token);
-      const user = this.spentByUser(entry.user);
+      const token = this.#token(entry.token);
+      const user = this.#user(entry.user);
       this.#store.record(entry);
-      accountOf(this.#tokens, entry.token).spent = token + entry.costNano;
-      accountOf(this.#users, entry.user).spent = user + entry.costNano;
+      token.spent += entry.costNano;
+      user.spent += entry.costNano;
     } else {
       this.#store.record(entry);
     }
@@ -91,8 +102,9 @@ export class Ledger {
   release(reservation: Reservation): void {
     if (reservation.done) return;
     reservation.done = true;
-    accountOf(this.#tokens, reservation.token).reserved -= reservation.amountNano;
-    accountOf(this.#users, reservation.user).reserved -= reservation.amountNano;
+    const held = reservation as Held;
+    held.tokenAccount.reserved -= reservation.amountNano;
+    held.userAccount.reserved -= reservation.amountNano;
   }
 
   /** Amount currently reserved for a user (in flight). */
@@ -101,13 +113,20 @@ export class Ledger {
   }
 }
 
-function accountOf(accounts: Map<string, Account>, name: string): Account {
+function accountOf(accounts: Map<string, Account>, name: string, loadSpent: () => bigint): Account {
   let account = accounts.get(name);
   if (!account) {
-    account = { spent: undefined, reserved: 0n };
+    account = { spent: loadSpent(), reserved: 0n };
     accounts.set(name, account);
   }
   return account;
+}
+
+function exhausted(token: Token, tokenAccount: Account, user: User, userAccount: Account): void {
+  if (token.quotaNano !== undefined && tokenAccount.spent >= token.quotaNano) {
+    throw new GatewayError(errors.tokenQuotaExhausted);
+  }
+  if (userAccount.spent >= user.creditNano) throw new GatewayError(errors.insufficientQuota);
 }
 
 function preDeductionFailed(what: string, left: bigint, required: bigint): GatewayError {
