@@ -5,6 +5,13 @@ import client from "prom-client";
 
 export const registry = new client.Registry();
 
+/** The key of a labelled series: its label values joined (names from config cannot hold NUL). */
+function seriesKey(values: readonly string[]): string {
+  let key = values[0];
+  for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
+  return key;
+}
+
 /**
  * Counter increments gathered in plain Maps on the hot path and handed to prom-client only
  * when /metrics is scraped (its label handling costs more than the rest of a counter).
@@ -14,8 +21,7 @@ export class Tally {
 
   /** Adds `n` to the series named by the label values (in the counter's label order). */
   add(n: number, ...values: string[]): void {
-    let key = values[0];
-    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
+    const key = seriesKey(values);
     const entry = this.#pending.get(key);
     if (entry) entry.n += n;
     else this.#pending.set(key, { values, n });
@@ -74,8 +80,7 @@ export class Histogram {
 
   /** Records one value (seconds) for the series named by the label values, in label order. */
   observe(value: number, ...values: string[]): void {
-    let key = values[0];
-    for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
+    const key = seriesKey(values);
     let series = this.#series.get(key);
     if (!series) {
       const labels: Record<string, string> = {};
