@@ -21,6 +21,7 @@ import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
 import { newRequestId } from "./request-id.js";
 import { familyOfPath } from "./routes.js";
+import { tuneHeapForServing } from "./gc-tuning.js";
 
 export const requestIdHeader = "X-Gateway-Request-Id";
 
@@ -48,6 +49,7 @@ export interface GatewayServer {
 /** Starts the gateway on the Runtime's listen address (port 0 picks a free port). */
 export async function startGateway(opts: GatewayServerOptions): Promise<GatewayServer> {
   const { box } = opts;
+  tuneHeapForServing();
   const store = opts.store ?? createMemoryStore();
   const ledger = new Ledger(store);
   const billing = billingSink(ledger);
