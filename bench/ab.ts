@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { Child } from "./lib/ipc.js";
 import { measureLoad } from "./lib/load.js";
-import { percentile, sorted } from "./lib/stats.js";
+import { median, percentile, sorted } from "./lib/stats.js";
 
 execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
 const fake = await Child.start({ entry: "fake.ts", cpu: 0 });
@@ -25,6 +25,5 @@ for (let r = 0; r < rounds; r++) {
     p99s[k].push(percentile(sorted(run.latencies), 99));
   }
 }
-const med = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-for (const k of ["A", "B"] as const) console.log(`${k} ${builds[k]}: µs/req ${out[k].map((v) => v.toFixed(1)).join(" ")} (median ${med(out[k]).toFixed(1)}), p99 median ${med(p99s[k]).toFixed(2)} ms`);
+for (const k of ["A", "B"] as const) console.log(`${k} ${builds[k]}: µs/req ${out[k].map((v) => v.toFixed(1)).join(" ")} (median ${median(out[k]).toFixed(1)}), p99 median ${median(p99s[k]).toFixed(2)} ms`);
 await kids.A.stop(); await kids.B.stop(); await fake.stop();

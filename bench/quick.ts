@@ -1,13 +1,14 @@
 // `npx tsx bench/quick.ts`: one target under the bench's load, for quick looks while
 // optimising (the full comparison is `npm run bench`). Uses the compiled dist/ as is (run
 // `npm run build` first). Settings (env): QUICK_TARGET=gateway|bare|transport,
-// QUICK_ROUNDS (2), QUICK_S (8 s per round), QUICK_RATE (fixed req/s; default as fast as
-// possible), QUICK_NODE_ARGS (e.g. "--trace-gc-nvp" or "--cpu-prof --cpu-prof-dir=/tmp/p"),
+// QUICK_ROUNDS (2), QUICK_S (8 s per round), QUICK_RATE (a fixed offered req/s, paced
+// open-loop; default as fast as possible), QUICK_NODE_ARGS (e.g. "--trace-gc-nvp" or "--cpu-prof --cpu-prof-dir=/tmp/p"),
 // QUICK_ENV ("K=V,K=V" for the target), QUICK_MAINONLY=1 (pin only the target's main
 // thread to CPU 1; its helper threads may run on either CPU).
 import { execFileSync } from "node:child_process";
 import { Child } from "./lib/ipc.js";
 import { measureLoad } from "./lib/load.js";
+import { measurePaced } from "./lib/paced.js";
 import { int, ms, percentile, sorted } from "./lib/stats.js";
 
 execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
@@ -27,7 +28,8 @@ for (let r = 0; r < Number(process.env.QUICK_ROUNDS ?? 2); r++) {
     execFileSync("taskset", ["-a", "-p", "-c", "0,1", String(target.pid)], { stdio: "ignore" });
     execFileSync("taskset", ["-p", "-c", "1", String(target.pid)], { stdio: "ignore" });
   }
-  const run = await measureLoad(target, fake, { connections: 50, durationS: Number(process.env.QUICK_S ?? 8), warmupS: 2, ...(rate ? { rate } : {}) });
+  const settings = { connections: 50, durationS: Number(process.env.QUICK_S ?? 8), warmupS: 2 };
+  const run = rate ? await measurePaced(target, fake, { ...settings, rate }) : await measureLoad(target, fake, settings);
   const lat = sorted(run.latencies);
   console.log(`${entry}: ${int(run.requests / run.seconds)} req/s, p50 ${ms(percentile(lat, 50))} p99 ${ms(percentile(lat, 99))} ms, ` +
     `CPU ${((1e6 * run.targetCpuS) / run.requests).toFixed(1)} µs/req (${Math.round((100 * run.targetCpuS) / run.seconds)} %)`);

@@ -10,8 +10,6 @@ export interface LoadSettings {
   readonly connections: number;
   readonly durationS: number;
   readonly warmupS: number;
-  /** Fixed offered load in req/s across all connections (open loop); omitted: as fast as possible. */
-  readonly rate?: number;
 }
 
 export interface LoadRun {
@@ -27,7 +25,8 @@ export interface LoadRun {
   readonly targetRssBytes: number;
 }
 
-const body = JSON.stringify({
+/** The non-stream chat request every load generator sends. */
+export const requestBody = JSON.stringify({
   model,
   messages: [
     { role: "system", content: "You are a helpful assistant." },
@@ -37,16 +36,15 @@ const body = JSON.stringify({
   max_tokens: 32,
 });
 
-const headers = {
+export const requestHeaders = {
   "content-type": "application/json",
   authorization: `Bearer ${benchToken}`,
   "user-agent": "gateway-bench/1.0",
 };
 
-function cannon(url: string, connections: number, durationS: number, rate?: number, onLatency?: (ms: number) => void) {
+function cannon(url: string, connections: number, durationS: number, onLatency?: (ms: number) => void) {
   const instance = autocannon({
-    url: `${url}/v1/chat/completions`, method: "POST", headers, body, connections, duration: durationS, timeout: 10,
-    ...(rate ? { overallRate: rate } : {}),
+    url: `${url}/v1/chat/completions`, method: "POST", headers: requestHeaders, body: requestBody, connections, duration: durationS, timeout: 10,
   });
   if (onLatency) {
     instance.on("response", (_client, status, _bytes, responseTime) => {
@@ -58,12 +56,12 @@ function cannon(url: string, connections: number, durationS: number, rate?: numb
 
 /** Warms `target` up, then measures it; `upstream` is sampled for CPU too. */
 export async function measureLoad(target: Child, upstream: Child, s: LoadSettings): Promise<LoadRun> {
-  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS, s.rate);
+  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS);
   const latencies: number[] = [];
   const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
   const d0 = process.cpuUsage();
   const started = performance.now();
-  const result = await cannon(target.url, s.connections, s.durationS, s.rate, (v) => latencies.push(v));
+  const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
   const seconds = (performance.now() - started) / 1000;
   const d1 = process.cpuUsage(d0);
   const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);

@@ -13,6 +13,14 @@ export function percentile(s: Float64Array, p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, rank - 1))];
 }
 
+/** Median of a few values (the mean of the middle two for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
 export const ms = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : "n/a");
 export const signedMs = (v: number, digits = 2): string => (Number.isFinite(v) ? `${v >= 0 ? "+" : ""}${v.toFixed(digits)}` : "n/a");
 export const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "n/a");

@@ -5,32 +5,68 @@ import client from "prom-client";
 
 export const registry = new client.Registry();
 
-/** The key of a labelled series: its label values joined (names from config cannot hold NUL). */
-function seriesKey(values: readonly string[]): string {
-  let key = values[0];
-  for (let i = 1; i < values.length; i++) key += "\u0000" + values[i];
-  return key;
+/**
+ * The series of one metric, found by their label values one Map level per label: a lookup
+ * builds no key string. Series are made on first use and kept (their number is bounded by
+ * the names in gateway.yaml), so the Maps do not churn (see the note on long-lived Maps in
+ * server.ts).
+ */
+class SeriesIndex<T> {
+  readonly #root = new Map<string, unknown>();
+  readonly #all: T[] = [];
+
+  constructor(private readonly make: (values: readonly string[]) => T) {}
+
+  /** The series for these label values (in the metric's label order). */
+  get(values: readonly string[]): T {
+    let level = this.#root;
+    const last = values.length - 1;
+    for (let i = 0; i < last; i++) {
+      let next = level.get(values[i]) as Map<string, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(values[i], next);
+      }
+      level = next;
+    }
+    let series = level.get(values[last]) as T | undefined;
+    if (series === undefined) {
+      series = this.make([...values]);
+      level.set(values[last], series);
+      this.#all.push(series);
+    }
+    return series;
+  }
+
+  all(): readonly T[] {
+    return this.#all;
+  }
+
+  clear(): void {
+    this.#root.clear();
+    this.#all.length = 0;
+  }
 }
 
 /**
- * Counter increments gathered in plain Maps on the hot path and handed to prom-client only
- * when /metrics is scraped (its label handling costs more than the rest of a counter).
+ * Counter increments gathered on the hot path and handed to prom-client only when
+ * /metrics is scraped (its label handling costs more than the rest of a counter).
  */
 export class Tally {
-  readonly #pending = new Map<string, { values: string[]; n: number }>();
+  readonly #series = new SeriesIndex((values) => ({ values, n: 0 }));
 
   /** Adds `n` to the series named by the label values (in the counter's label order). */
   add(n: number, ...values: string[]): void {
-    const key = seriesKey(values);
-    const entry = this.#pending.get(key);
-    if (entry) entry.n += n;
-    else this.#pending.set(key, { values, n });
+    this.#series.get(values).n += n;
   }
 
   /** Moves the gathered increments into the counter, times `scale`. */
   drainInto(counter: client.Counter<string>, scale = 1): void {
-    for (const { values, n } of this.#pending.values()) counter.labels(...values).inc(n * scale);
-    this.#pending.clear();
+    for (const series of this.#series.all()) {
+      if (series.n === 0) continue;
+      counter.labels(...series.values).inc(series.n * scale);
+      series.n = 0;
+    }
   }
 }
 
@@ -61,13 +97,11 @@ interface Series {
  * A histogram whose observations cost a bucket increment: prom-client's own observe()
  * hashes and validates the labels on every call. It is registered with the registry as
  * a metric of its own and renders the same exposition (`_bucket{le}`, `_sum`, `_count`).
- * Series are created once per label set and never removed, so the Map that holds them
- * does not churn (see the note on long-lived Maps in server.ts).
  */
 export class Histogram {
   readonly type = "histogram";
   readonly aggregator = "sum";
-  readonly #series = new Map<string, Series>();
+  readonly #series: SeriesIndex<Series>;
 
   constructor(
     readonly name: string,
@@ -75,19 +109,17 @@ export class Histogram {
     readonly labelNames: readonly string[],
     readonly buckets: readonly number[],
   ) {
+    this.#series = new SeriesIndex((values) => {
+      const labels: Record<string, string> = {};
+      labelNames.forEach((name, i) => (labels[name] = values[i]));
+      return { labels, counts: new Float64Array(buckets.length), sum: 0, count: 0 };
+    });
     registry.registerMetric(this as unknown as client.Metric<string>);
   }
 
   /** Records one value (seconds) for the series named by the label values, in label order. */
   observe(value: number, ...values: string[]): void {
-    const key = seriesKey(values);
-    let series = this.#series.get(key);
-    if (!series) {
-      const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]));
-      series = { labels, counts: new Float64Array(this.buckets.length), sum: 0, count: 0 };
-      this.#series.set(key, series);
-    }
+    const series = this.#series.get(values);
     const bounds = this.buckets;
     let i = 0;
     while (i < bounds.length && value > bounds[i]) i++;
@@ -99,7 +131,7 @@ export class Histogram {
   /** The exposition prom-client's registry renders. */
   async get(): Promise<{ name: string; help: string; type: string; values: client.MetricValueWithName<string>[]; aggregator: string }> {
     const values: client.MetricValueWithName<string>[] = [];
-    for (const s of this.#series.values()) {
+    for (const s of this.#series.all()) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += s.counts[i];

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Histogram, registry } from "../../src/observability/metrics.js";
+import client from "prom-client";
+import { Histogram, registry, Tally } from "../../src/observability/metrics.js";
 
 test("Histogram renders cumulative buckets, +Inf, sum and count per label set", async () => {
   const h = new Histogram("test_histogram_seconds", "A test histogram.", ["route", "status"], [0.01, 0.1, 1]);
@@ -25,4 +26,28 @@ test("Histogram renders cumulative buckets, +Inf, sum and count per label set", 
   h.reset();
   assert.equal((await registry.getSingleMetricAsString("test_histogram_seconds")).split("\n").length, 2);
   registry.removeSingleMetric("test_histogram_seconds");
+});
+
+test("Tally keeps each label set apart and moves only new increments into the counter on each scrape", async () => {
+  const tally = new Tally();
+  new client.Counter({
+    name: "test_tally_total", help: "A test counter.", labelNames: ["model", "kind"], registers: [registry],
+    collect() {
+      tally.drainInto(this);
+    },
+  });
+  tally.add(3, "m", "input");
+  tally.add(2, "m", "output");
+  tally.add(4, "m", "input");
+  tally.add(1, "n", "input");
+  const read = async () => (await registry.getSingleMetricAsString("test_tally_total")).split("\n");
+  let lines = await read();
+  assert.ok(lines.includes('test_tally_total{model="m",kind="input"} 7'));
+  assert.ok(lines.includes('test_tally_total{model="m",kind="output"} 2'));
+  assert.equal(lines.filter((l) => l.startsWith("test_tally_total{")).length, 3);
+  tally.add(1, "m", "output");
+  lines = await read(); // cumulative across scrapes, each increment counted once
+  assert.ok(lines.includes('test_tally_total{model="m",kind="input"} 7'));
+  assert.ok(lines.includes('test_tally_total{model="m",kind="output"} 3'));
+  registry.removeSingleMetric("test_tally_total");
 });

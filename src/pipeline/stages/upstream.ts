@@ -86,19 +86,15 @@ function preferBound(
   plan.unshift(channel);
 }
 
-/** The exchange for a channel protocol, made once per request on first use. */
+/** The exchange for a channel protocol, made once per request on first use: a pass-through
+ * for the route's own protocol, one converting exchange for every other (it converts per
+ * channel). */
 function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelProtocol) => Exchange {
-  const made = new Map<ChannelProtocol, Exchange>();
-  return (channelProtocol) => {
-    let exchange = made.get(channelProtocol);
-    if (!exchange) {
-      exchange = channelProtocol === protocol.passthrough.channelProtocol
-        ? passthroughExchange(ctx, protocol.passthrough)
-        : convertExchange(ctx, protocol.inbound!);
-      made.set(channelProtocol, exchange);
-    }
-    return exchange;
-  };
+  let passthrough: Exchange | undefined;
+  let converting: Exchange | undefined;
+  return (channelProtocol) => channelProtocol === protocol.passthrough.channelProtocol
+    ? (passthrough ??= passthroughExchange(ctx, protocol.passthrough))
+    : (converting ??= convertExchange(ctx, protocol.inbound!));
 }
 
 async function attemptAll(
