@@ -60,6 +60,20 @@ await serveChild(async () => {
   const dir = mkdtempSync(join(tmpdir(), "gateway-bench-"));
   const store = openSqliteStore(join(dir, "bench.db"));
   const gw = await startGateway({ box: new RuntimeBox(runtime), store });
+  if (process.env.HEAPPROF) {
+    const { Session } = await import("node:inspector/promises");
+    const { writeFileSync } = await import("node:fs");
+    const session = new Session(); session.connect();
+    let n = 0; gw.server.on("request", () => n++);
+    setTimeout(async () => {
+      await session.post("HeapProfiler.startSampling", { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false } as never);
+      const n0 = n;
+      setTimeout(async () => {
+        const { profile } = await session.post("HeapProfiler.stopSampling") as { profile: unknown };
+        writeFileSync(process.env.HEAPPROF!, JSON.stringify({ requests: n - n0, profile }));
+      }, 3000);
+    }, 4000);
+  }
   return {
     url: gw.url,
     close: async () => {
