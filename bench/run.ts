@@ -28,7 +28,8 @@
 // (round r of the gateway against round r of the bare proxy, run next to each other), so
 // one disturbed round on a shared host does not decide them; every round is printed.
 //
-// Settings (env): BENCH_DURATION (s per round, default 6), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
+// Settings (env): BENCH_DURATION (s per round, default 6), BENCH_FIRST_WARMUP (s of full load per
+// target before the first round, 8), BENCH_WARMUP (s before each round, 2), BENCH_CONNECTIONS
 // (50), BENCH_ROUNDS (4), BENCH_STREAMS (200 per target), BENCH_STREAM_CONCURRENCY (10),
 // BENCH_STREAM_SEQUENTIAL (100 per target), BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (req/s
 // offered for the added-latency comparison; default 0: half the bare proxy's measured
@@ -66,6 +67,8 @@ const load: LoadSettings = {
   warmupS: env("BENCH_WARMUP", 2),
   connections: env("BENCH_CONNECTIONS", 50),
 };
+/** Full load on each target once before the first round (JIT warm-up). */
+const firstWarmupS = env("BENCH_FIRST_WARMUP", 8);
 const rounds = Math.max(1, Math.floor(env("BENCH_ROUNDS", 4)));
 const streams = Math.max(1, Math.floor(env("BENCH_STREAMS", 200)));
 const streamConcurrency = Math.max(1, Math.floor(env("BENCH_STREAM_CONCURRENCY", 10)));
@@ -109,10 +112,13 @@ interface Pooled {
   upstreamCpuS: number;
   driverCpuS: number;
   rssBytes: number;
+  /** Per run: share of the target CPU's time the host took. */
+  stolen: number[];
 }
 
 function pool(into: Pooled | undefined, run: LoadRun): Pooled {
-  const p = into ?? { requests: 0, seconds: 0, latencies: [], errors: 0, non2xx: 0, targetCpuS: 0, upstreamCpuS: 0, driverCpuS: 0, rssBytes: 0 };
+  const p = into ?? { requests: 0, seconds: 0, latencies: [], errors: 0, non2xx: 0, targetCpuS: 0, upstreamCpuS: 0, driverCpuS: 0, rssBytes: 0, stolen: [] };
+  p.stolen.push(run.stolen);
   p.requests += run.requests;
   p.seconds += run.seconds;
   for (const v of run.latencies) p.latencies.push(v);
@@ -126,6 +132,10 @@ function pool(into: Pooled | undefined, run: LoadRun): Pooled {
 }
 
 const say = (line: string) => process.stdout.write(line + "\n");
+const pct = (share: number) => (Number.isFinite(share) ? `${Math.round(100 * share)} %` : "n/a");
+const stealNote = (run: LoadRun) => (run.stolen > 0.01 ? `, host took ${pct(run.stolen)} of its CPU` : "");
+/** Rounds in which the host took more of the target's CPU than this are called out. */
+const stealWarn = 0.05;
 const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 const cpuCount = os.availableParallelism(); // before pinning narrows our own affinity
@@ -165,6 +175,15 @@ async function main(): Promise<void> {
     children.push(bare, transport, gateway);
     const targetChild: Record<TargetName, Child> = { "bare proxy": bare, "transport floor": transport, gateway };
 
+    // 0. Warm-up: each target under full load once before anything is measured, so the JIT
+    // has compiled the hot path (on the target's one CPU, beside the load). The gateway has
+    // far more code to optimise than the bare proxy: measured at once, its first round ran
+    // at about half its later speed.
+    for (const name of targetNames) {
+      progress(`warm-up: ${name}, ${load.connections} connections, ${firstWarmupS} s`);
+      await measureLoad(targetChild[name], fake, { ...load, warmupS: 0, durationS: firstWarmupS });
+    }
+
     // 1. Throughput and latency under load.
     const pooled = new Map<TargetName, Pooled>();
     const perRound = new Map<TargetName, LoadRun[]>(targetNames.map((n) => [n, []]));
@@ -173,7 +192,7 @@ async function main(): Promise<void> {
         const target = targetChild[name];
         progress(`round ${r + 1}/${rounds}: ${name}, ${load.connections} connections, ${load.warmupS} s warm-up + ${load.durationS} s`);
         const run = await measureLoad(target, fake, load);
-        progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %` +
+        progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %${stealNote(run)}` +
           (run.errors || run.non2xx ? `, ${run.errors} errors, ${run.non2xx} non-2xx answers (excluded from req/s and latency)` : ""));
         pooled.set(name, pool(pooled.get(name), run));
         perRound.get(name)!.push(run);
@@ -192,7 +211,7 @@ async function main(): Promise<void> {
         for (const name of r % 2 === 0 ? pair : [...pair].reverse()) {
           progress(`fixed rate ${r + 1}/${fixedRounds}: ${name}, ${fixedRate} req/s offered over ${load.connections} connections, 1 s warm-up + ${fixedS} s`);
           const run = await measurePaced(targetChild[name], fake, { connections: load.connections, rate: fixedRate, warmupS: 1, durationS: fixedS });
-          progress(`  p50 ${ms(percentile(sorted(run.latencies), 50))} ms, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %`);
+          progress(`  p50 ${ms(percentile(sorted(run.latencies), 50))} ms, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %${stealNote(run)}`);
           fixed.set(name, pool(fixed.get(name), run));
           fixedPerRound[name].push(run);
         }
@@ -284,7 +303,7 @@ function report(r: Report): void {
       isBare ? "1.00" : (s.rps / bare.rps).toFixed(2),
       isBare ? "1.00" : median(roundRatios(name)).toFixed(2),
       isBare ? "–" : signedMs(s.p99 - bare.p99),
-      int(s.cpuUsPerReq), `${Math.round(s.cpuPct)} %`, `${Math.round(s.upstreamPct)} % / ${Math.round(s.driverPct)} %`,
+      int(s.cpuUsPerReq), `${Math.round(s.cpuPct)} %`, s.p.stolen.map(pct).join(" "), `${Math.round(s.upstreamPct)} % / ${Math.round(s.driverPct)} %`,
       `${s.p.errors}/${s.p.non2xx}`,
     ];
   });
@@ -364,9 +383,9 @@ function report(r: Report): void {
 
   const setup = `Node ${process.version}, ${cpuCount} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), ` +
     `${r.pinned ? "target pinned to CPU 1, load generator + fake upstream on CPU 0" : "no CPU pinning"}; ` +
-    `${load.connections} connections, ${rounds} × ${load.durationS} s per target after ${load.warmupS} s warm-up`;
+    `${load.connections} connections, ${rounds} × ${load.durationS} s per target after ${firstWarmupS} s warm-up once and ${load.warmupS} s before each round`;
   const throughputTable = table(
-    ["target", "req/s", "p50 ms", "p99 ms", "× bare", "× bare, median round", "p99 added ms", "target CPU µs/req", "target CPU", "fake / driver CPU", "err/non2xx"], rows);
+    ["target", "req/s", "p50 ms", "p99 ms", "× bare", "× bare, median round", "p99 added ms", "target CPU µs/req", "target CPU", "host steal per round", "fake / driver CPU", "err/non2xx"], rows);
   const streamTable = table(
     ["time to first chunk", "n/target", "bare p50", "bare p99", "gateway p50", "gateway p99", "Δ p50 ms", "Δ p99 ms"], streamRows);
 
@@ -383,6 +402,12 @@ function report(r: Report): void {
     say(`### Latency at a fixed offered rate (${fixedRate} req/s, ${load.connections} connections; not saturated)`);
     say("");
     say(table(["target", "req/s", "p50 ms", "p99 ms", "p50 added ms", "p99 added ms", "target CPU µs/req", "target CPU", "err/non2xx"], fixedRows));
+    say("");
+  }
+  const stolenMax = Math.max(0, ...[...r.pooled.values(), ...r.fixed.values()].flatMap((p) => p.stolen.filter(Number.isFinite)));
+  if (stolenMax > stealWarn) {
+    say(`**Host contention:** in some rounds the host took up to ${pct(stolenMax)} of the target CPU's time (steal, from /proc/stat). ` +
+      "Those rounds measure the host as much as the proxies; rerun when the host is quieter before reading much into one run.");
     say("");
   }
   const unsaturated = [...r.pooled.keys()].filter((n) => stat(n).cpuPct < 90);
@@ -432,6 +457,10 @@ function report(r: Report): void {
     ...(seq ? [["first stream chunk p50 (ms)", ms(seq.b50), ms(seq.g50), `${signedMs(seq.g50 - seq.b50)} ms`]] : []),
     ["first stream chunk p50, 10 in flight (ms)", ms(conc.b50), ms(conc.g50), `${signedMs(conc.g50 - conc.b50)} ms`],
   ]));
+  say("");
+  say(`Throughput rounds, gateway ÷ bare proxy: ${gatewayRatios.map((v) => v.toFixed(2)).join(", ")}; ` +
+    `p99 added per round: ${fullSpeedRoundAdded.map((v) => signedMs(v)).join(", ")} ms; ` +
+    `the most the host took of the target CPU's time in a round (steal): ${pct(stolenMax)}.`);
   say("");
   say(`Transport floor: ${int(floor.rps)} req/s (${(floor.rps / bare.rps).toFixed(2)}× bare), ${int(floor.cpuUsPerReq)} µs CPU per request; ` +
     `gateway logic ≈ ${int(gw.cpuUsPerReq)} − ${int(floor.cpuUsPerReq)} = ${int(logicUs)} µs per request.`);

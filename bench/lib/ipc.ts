@@ -69,9 +69,12 @@ export class Child {
   readonly #waiting: ((m: FromChild) => void)[] = [];
   #exited: Promise<number | null>;
   url = "";
+  /** The CPU the child is pinned to, if it is. */
+  readonly cpuNumber: number | undefined;
 
-  private constructor(proc: ChildProcess) {
+  private constructor(proc: ChildProcess, cpu: number | undefined) {
     this.#proc = proc;
+    this.cpuNumber = cpu;
     proc.on("message", (m: FromChild) => this.#waiting.shift()?.(m));
     this.#exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
   }
@@ -92,7 +95,7 @@ export class Child {
       const onLine = o.onStderrLine;
       createInterface({ input: proc.stderr, crlfDelay: Infinity }).on("line", onLine);
     }
-    const child = new Child(proc);
+    const child = new Child(proc, o.cpu);
     const ready = await Promise.race([
       child.#next(),
       child.#exited.then((code) => { throw new Error(`${o.entry} exited with code ${code} before it was ready`); }),

@@ -5,6 +5,7 @@
 import autocannon from "autocannon";
 import { benchToken, model } from "./shared.js";
 import type { Child } from "./ipc.js";
+import { cpuTimes, stolenShare } from "./steal.js";
 
 export interface LoadSettings {
   readonly connections: number;
@@ -23,6 +24,8 @@ export interface LoadRun {
   readonly upstreamCpuS: number;
   readonly driverCpuS: number;
   readonly targetRssBytes: number;
+  /** Share of the target's CPU time the host took during the run (NaN: unknown). */
+  readonly stolen: number;
 }
 
 /** The non-stream chat request every load generator sends. */
@@ -60,12 +63,15 @@ export async function measureLoad(target: Child, upstream: Child, s: LoadSetting
   const latencies: number[] = [];
   const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
   const d0 = process.cpuUsage();
+  const s0 = cpuTimes(target.cpuNumber);
   const started = performance.now();
   const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
   const seconds = (performance.now() - started) / 1000;
   const d1 = process.cpuUsage(d0);
+  const stolen = stolenShare(s0, cpuTimes(target.cpuNumber));
   const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);
   return {
+    stolen,
     requests: latencies.length,
     seconds,
     latencies: Float64Array.from(latencies),

@@ -10,6 +10,7 @@
 import { Pool } from "undici";
 import type { Child } from "./ipc.js";
 import { requestBody, requestHeaders, type LoadRun } from "./load.js";
+import { cpuTimes, stolenShare } from "./steal.js";
 
 export interface PacedSettings {
   readonly connections: number;
@@ -26,12 +27,15 @@ export async function measurePaced(target: Child, upstream: Child, s: PacedSetti
     if (s.warmupS > 0) await offer(pool, s.rate, s.warmupS);
     const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
     const d0 = process.cpuUsage();
+    const s0 = cpuTimes(target.cpuNumber);
     const started = performance.now();
     const run = await offer(pool, s.rate, s.durationS);
     const seconds = (performance.now() - started) / 1000;
     const d1 = process.cpuUsage(d0);
+    const stolen = stolenShare(s0, cpuTimes(target.cpuNumber));
     const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);
     return {
+      stolen,
       requests: run.latencies.length,
       seconds,
       latencies: Float64Array.from(run.latencies),
