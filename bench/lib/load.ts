@@ -60,23 +60,39 @@ function cannon(url: string, connections: number, durationS: number, onLatency?:
 /** Warms `target` up, then measures it; `upstream` is sampled for CPU too. */
 export async function measureLoad(target: Child, upstream: Child, s: LoadSettings): Promise<LoadRun> {
   if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS);
-  const latencies: number[] = [];
+  return measured(target, upstream, async () => {
+    const latencies: number[] = [];
+    const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
+    return { latencies, errors: result.errors, non2xx: result.non2xx };
+  });
+}
+
+/** What a load generator counted: latencies of the 2xx answers (ms), failures apart. */
+export interface Counted {
+  readonly latencies: readonly number[];
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+/** Runs `load` with the CPU time of the target, the upstream and this process, and the
+ * host's steal on the target's CPU, read around it. */
+export async function measured(target: Child, upstream: Child, load: () => Promise<Counted>): Promise<LoadRun> {
   const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
   const d0 = process.cpuUsage();
   const s0 = cpuTimes(target.cpuNumber);
   const started = performance.now();
-  const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
+  const counted = await load();
   const seconds = (performance.now() - started) / 1000;
   const d1 = process.cpuUsage(d0);
   const stolen = stolenShare(s0, cpuTimes(target.cpuNumber));
   const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);
   return {
     stolen,
-    requests: latencies.length,
+    requests: counted.latencies.length,
     seconds,
-    latencies: Float64Array.from(latencies),
-    errors: result.errors,
-    non2xx: result.non2xx,
+    latencies: Float64Array.from(counted.latencies),
+    errors: counted.errors,
+    non2xx: counted.non2xx,
     targetCpuS: (t1.cpuUs - t0.cpuUs) / 1e6,
     upstreamCpuS: (u1.cpuUs - u0.cpuUs) / 1e6,
     driverCpuS: (d1.user + d1.system) / 1e6,

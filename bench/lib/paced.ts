@@ -9,8 +9,7 @@
 
 import { Pool } from "undici";
 import type { Child } from "./ipc.js";
-import { requestBody, requestHeaders, type LoadRun } from "./load.js";
-import { cpuTimes, stolenShare } from "./steal.js";
+import { measured, requestBody, requestHeaders, type LoadRun } from "./load.js";
 
 export interface PacedSettings {
   readonly connections: number;
@@ -25,27 +24,7 @@ export async function measurePaced(target: Child, upstream: Child, s: PacedSetti
   const pool = new Pool(target.url, { connections: s.connections, pipelining: 1 });
   try {
     if (s.warmupS > 0) await offer(pool, s.rate, s.warmupS);
-    const [t0, u0] = await Promise.all([target.cpu(), upstream.cpu()]);
-    const d0 = process.cpuUsage();
-    const s0 = cpuTimes(target.cpuNumber);
-    const started = performance.now();
-    const run = await offer(pool, s.rate, s.durationS);
-    const seconds = (performance.now() - started) / 1000;
-    const d1 = process.cpuUsage(d0);
-    const stolen = stolenShare(s0, cpuTimes(target.cpuNumber));
-    const [t1, u1] = await Promise.all([target.cpu(), upstream.cpu()]);
-    return {
-      stolen,
-      requests: run.latencies.length,
-      seconds,
-      latencies: Float64Array.from(run.latencies),
-      errors: run.errors,
-      non2xx: run.non2xx,
-      targetCpuS: (t1.cpuUs - t0.cpuUs) / 1e6,
-      upstreamCpuS: (u1.cpuUs - u0.cpuUs) / 1e6,
-      driverCpuS: (d1.user + d1.system) / 1e6,
-      targetRssBytes: t1.rssBytes,
-    };
+    return await measured(target, upstream, () => offer(pool, s.rate, s.durationS));
   } finally {
     await pool.destroy();
   }
