@@ -178,7 +178,7 @@ async function main(): Promise<void> {
     // 0. Warm-up: each target under full load once before anything is measured, so the JIT
     // has compiled the hot path (on the target's one CPU, beside the load). The gateway has
     // far more code to optimise than the bare proxy: measured at once, its first round ran
-    // at about half its later speed.
+    // 15-60 % slower than its second.
     for (const name of targetNames) {
       progress(`warm-up: ${name}, ${load.connections} connections, ${firstWarmupS} s`);
       await measureLoad(targetChild[name], fake, { ...load, warmupS: 0, durationS: firstWarmupS });

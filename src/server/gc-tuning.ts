@@ -11,9 +11,9 @@ let tuned = false;
  * allocates them straight into the old generation. A dead old object keeps whatever young
  * objects it points to alive through every minor GC until the next full one, so each
  * request's objects were then promoted: measured ~1.3 MB promoted per minor GC instead of
- * ~0.14 MB, 3-4× the GC pause time, and 25-30 % more CPU per request. V8 never takes such a
- * decision back, so the process stayed in that state (6 of 14 benchmark runs on a noisy
- * host; 0 of 24 with pretenuring off). What a gateway keeps for long (config, pools,
+ * ~0.14 MB, 3-4× the GC pause time, and 20-50 % more CPU per request. V8 never takes such a
+ * decision back, so the process stayed in that state (7 of 20 benchmark runs on a noisy
+ * host; none of 34 with pretenuring off). What a gateway keeps for long (config, pools,
  * counters) is built once, so it loses nothing by it.
  */
 export function tuneHeapForServing(): void {
