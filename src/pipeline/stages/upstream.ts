@@ -122,7 +122,7 @@ async function attemptAll(
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
     }
-    upstream = await recognizeCredentialRefusal(channel, upstream);
+    if (isCredentialRefusal(channel, upstream.status)) upstream = await relabelCredentialRefusal(channel, upstream);
     const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
@@ -142,14 +142,16 @@ async function attemptAll(
 
 /**
  * A provider that refuses a bad channel key with an ordinary status (Gemini: 400
- * API_KEY_INVALID) is read here, and such an answer is relabelled 401 so it fails over
- * like any credential failure. Otherwise the answer goes on with its body intact.
+ * API_KEY_INVALID) has such an answer read, and relabelled 401 when it is one, so it fails
+ * over like any credential failure. Otherwise the answer goes on with its body intact.
  */
-async function recognizeCredentialRefusal(channel: Channel, upstream: UpstreamResponse): Promise<UpstreamResponse> {
-  const refusal = providers[channel.protocol].credentialRefusal;
-  if (!refusal || upstream.status !== refusal.status) return upstream;
+function isCredentialRefusal(channel: Channel, status: number): boolean {
+  return providers[channel.protocol].credentialRefusal?.status === status;
+}
+
+async function relabelCredentialRefusal(channel: Channel, upstream: UpstreamResponse): Promise<UpstreamResponse> {
   const body = await readAll(upstream.body);
-  const status = refusal.test(body.toString("utf8")) ? 401 : upstream.status;
+  const status = providers[channel.protocol].credentialRefusal!.test(body.toString("utf8")) ? 401 : upstream.status;
   return { status, headers: upstream.headers, body: Readable.from([body]) };
 }
 
