@@ -122,7 +122,7 @@ async function attemptAll(
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
     }
-    if (isCredentialRefusal(channel, upstream.status)) upstream = await relabelCredentialRefusal(channel, upstream);
+    if (mayBeCredentialRefusal(channel, upstream.status)) upstream = await relabelCredentialRefusal(channel, upstream);
     const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
@@ -145,7 +145,7 @@ async function attemptAll(
  * API_KEY_INVALID) has such an answer read, and relabelled 401 when it is one, so it fails
  * over like any credential failure. Otherwise the answer goes on with its body intact.
  */
-function isCredentialRefusal(channel: Channel, status: number): boolean {
+function mayBeCredentialRefusal(channel: Channel, status: number): boolean {
   return providers[channel.protocol].credentialRefusal?.status === status;
 }
 
