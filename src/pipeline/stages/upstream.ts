@@ -110,7 +110,11 @@ async function attemptAll(
     const started = process.hrtime.bigint();
     let upstream: UpstreamResponse;
     try {
-      upstream = await send({ ...request, timeoutMs: ctx.runtime.server.upstreamTimeoutMs, cancel });
+      // Spelled out, not spread: `{ ...request, … }` here was the largest single source of
+      // objects outliving minor GCs (~430 B every request, BENCH_HEAP_PROMOTED=1).
+      upstream = await send({
+        url: request.url, headers: request.headers, body: request.body, timeoutMs: ctx.runtime.server.upstreamTimeoutMs, cancel,
+      });
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       observeAttempt(channel, ctx, started, err.kind);
