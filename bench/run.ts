@@ -112,13 +112,20 @@ interface Pooled {
   upstreamCpuS: number;
   driverCpuS: number;
   rssBytes: number;
-  /** Per run: share of the target CPU's time the host took. */
-  stolen: number[];
+}
+
+/** Every round of one target pooled into one sample. */
+function poolAll(runs: readonly LoadRun[]): Pooled {
+  return runs.reduce<Pooled | undefined>(pool, undefined)!;
+}
+
+/** `f` of gateway round r against bare-proxy round r (run next to each other), per round. */
+function perRound<T>(gateway: readonly LoadRun[], bare: readonly LoadRun[], f: (g: LoadRun, b: LoadRun) => T): T[] {
+  return gateway.map((g, i) => f(g, bare[i]));
 }
 
 function pool(into: Pooled | undefined, run: LoadRun): Pooled {
-  const p = into ?? { requests: 0, seconds: 0, latencies: [], errors: 0, non2xx: 0, targetCpuS: 0, upstreamCpuS: 0, driverCpuS: 0, rssBytes: 0, stolen: [] };
-  p.stolen.push(run.stolen);
+  const p = into ?? { requests: 0, seconds: 0, latencies: [], errors: 0, non2xx: 0, targetCpuS: 0, upstreamCpuS: 0, driverCpuS: 0, rssBytes: 0 };
   p.requests += run.requests;
   p.seconds += run.seconds;
   for (const v of run.latencies) p.latencies.push(v);
@@ -185,8 +192,7 @@ async function main(): Promise<void> {
     }
 
     // 1. Throughput and latency under load.
-    const pooled = new Map<TargetName, Pooled>();
-    const perRound = new Map<TargetName, LoadRun[]>(targetNames.map((n) => [n, []]));
+    const measuredRounds = new Map<TargetName, LoadRun[]>(targetNames.map((n) => [n, []]));
     for (let r = 0; r < rounds; r++) {
       for (const name of r % 2 === 0 ? targetNames : [...targetNames].reverse()) {
         const target = targetChild[name];
@@ -194,16 +200,15 @@ async function main(): Promise<void> {
         const run = await measureLoad(target, fake, load);
         progress(`  ${int(run.requests / run.seconds)} req/s, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %${stealNote(run)}` +
           (run.errors || run.non2xx ? `, ${run.errors} errors, ${run.non2xx} non-2xx answers (excluded from req/s and latency)` : ""));
-        pooled.set(name, pool(pooled.get(name), run));
-        perRound.get(name)!.push(run);
+        measuredRounds.get(name)!.push(run);
       }
     }
     // 2. Latency at a fixed offered rate both targets sustain: at full speed a closed loop
     // of 50 connections queues, so p99 there mostly says "slower"; here it says how much
     // time the gateway adds to each request. Rounds alternate (A B B A …) like the others.
-    const fixed = new Map<"bare proxy" | "gateway", Pooled>();
-    const fixedPerRound = { "bare proxy": [] as LoadRun[], gateway: [] as LoadRun[] };
-    const bareRps = pooled.get("bare proxy")!.requests / pooled.get("bare proxy")!.seconds;
+    const fixedMeasured = { "bare proxy": [] as LoadRun[], gateway: [] as LoadRun[] };
+    const barePooled = poolAll(measuredRounds.get("bare proxy")!);
+    const bareRps = barePooled.requests / barePooled.seconds;
     const fixedRate = fixedRateSetting > 0 ? fixedRateSetting : fixedRateSetting === 0 ? Math.max(100, Math.round(bareRps / 200) * 100) : 0;
     if (fixedRate > 0) {
       for (let r = 0; r < fixedRounds; r++) {
@@ -212,8 +217,7 @@ async function main(): Promise<void> {
           progress(`fixed rate ${r + 1}/${fixedRounds}: ${name}, ${fixedRate} req/s offered over ${load.connections} connections, 1 s warm-up + ${fixedS} s`);
           const run = await measurePaced(targetChild[name], fake, { connections: load.connections, rate: fixedRate, warmupS: 1, durationS: fixedS });
           progress(`  p50 ${ms(percentile(sorted(run.latencies), 50))} ms, p99 ${ms(percentile(sorted(run.latencies), 99))} ms, target CPU ${Math.round((100 * run.targetCpuS) / run.seconds)} %${stealNote(run)}`);
-          fixed.set(name, pool(fixed.get(name), run));
-          fixedPerRound[name].push(run);
+          fixedMeasured[name].push(run);
         }
       }
     }
@@ -255,7 +259,7 @@ async function main(): Promise<void> {
 
     await Promise.all(children.map((c) => c.stop()));
     children.length = 0;
-    report({ pooled, perRound, fixed, fixedPerRound, fixedRate, sequential, concurrent, convert, gatewayLog, pinned: cpus.target !== undefined });
+    report({ rounds: measuredRounds, fixedRounds: fixedMeasured, fixedRate, sequential, concurrent, convert, gatewayLog, pinned: cpus.target !== undefined });
   } finally {
     await Promise.allSettled(children.map((c) => c.stop()));
   }
@@ -268,10 +272,10 @@ interface GatewayLog {
 }
 
 interface Report {
-  pooled: Map<TargetName, Pooled>;
-  perRound: Map<TargetName, LoadRun[]>;
-  fixed: Map<"bare proxy" | "gateway", Pooled>;
-  fixedPerRound: Record<"bare proxy" | "gateway", LoadRun[]>;
+  /** Every measured round per target, in order. */
+  rounds: Map<TargetName, LoadRun[]>;
+  /** The fixed-rate rounds (empty when skipped). */
+  fixedRounds: Record<"bare proxy" | "gateway", LoadRun[]>;
   fixedRate: number;
   sequential?: { bare: number[]; gateway: number[] };
   concurrent: { bare: number[]; gateway: number[] };
@@ -282,8 +286,9 @@ interface Report {
 
 function report(r: Report): void {
   const fixedRate = r.fixedRate;
+  const pooled = new Map(targetNames.map((n) => [n, poolAll(r.rounds.get(n)!)]));
   const stat = (name: TargetName) => {
-    const p = r.pooled.get(name)!;
+    const p = pooled.get(name)!;
     const s = sorted(p.latencies);
     return {
       p, rps: p.requests / p.seconds, p50: percentile(s, 50), p99: percentile(s, 99),
@@ -294,7 +299,7 @@ function report(r: Report): void {
   const bare = stat("bare proxy");
   // Round r of a target against round r of the bare proxy (run next to each other).
   const rps = (run: LoadRun) => run.requests / run.seconds;
-  const roundRatios = (name: TargetName) => r.perRound.get(name)!.map((run, i) => rps(run) / rps(r.perRound.get("bare proxy")![i]));
+  const roundRatios = (name: TargetName) => perRound(r.rounds.get(name)!, r.rounds.get("bare proxy")!, (g, b) => rps(g) / rps(b));
   const rows = targetNames.map((name) => {
     const s = stat(name);
     const isBare = name === "bare proxy";
@@ -303,7 +308,7 @@ function report(r: Report): void {
       isBare ? "1.00" : (s.rps / bare.rps).toFixed(2),
       isBare ? "1.00" : median(roundRatios(name)).toFixed(2),
       isBare ? "–" : signedMs(s.p99 - bare.p99),
-      int(s.cpuUsPerReq), `${Math.round(s.cpuPct)} %`, s.p.stolen.map(pct).join(" "), `${Math.round(s.upstreamPct)} % / ${Math.round(s.driverPct)} %`,
+      int(s.cpuUsPerReq), `${Math.round(s.cpuPct)} %`, r.rounds.get(name)!.map((run) => pct(run.stolen)).join(" "), `${Math.round(s.upstreamPct)} % / ${Math.round(s.driverPct)} %`,
       `${s.p.errors}/${s.p.non2xx}`,
     ];
   });
@@ -312,11 +317,11 @@ function report(r: Report): void {
   let fixedAdded = { p50: Number.NaN, p99: Number.NaN };
   // p99 added per round (gateway round r − bare proxy round r, run next to each other).
   const p99Of = (run: LoadRun) => percentile(sorted(run.latencies), 99);
-  const fixedRoundAdded = r.fixedPerRound.gateway.map((g, i) => p99Of(g) - p99Of(r.fixedPerRound["bare proxy"][i]));
+  const fixedRoundAdded = perRound(r.fixedRounds.gateway, r.fixedRounds["bare proxy"], (g, b) => p99Of(g) - p99Of(b));
   const fixedMedianAdded = median(fixedRoundAdded);
   {
-    const fb = r.fixed.get("bare proxy"), fg = r.fixed.get("gateway");
-    if (fb && fg) {
+    if (r.fixedRounds.gateway.length > 0) {
+      const fb = poolAll(r.fixedRounds["bare proxy"]), fg = poolAll(r.fixedRounds.gateway);
       const sb = sorted(fb.latencies), sg = sorted(fg.latencies);
       const b = { p50: percentile(sb, 50), p99: percentile(sb, 99) }, g = { p50: percentile(sg, 50), p99: percentile(sg, 99) };
       fixedAdded = { p50: g.p50 - b.p50, p99: g.p99 - b.p99 };
@@ -344,7 +349,7 @@ function report(r: Report): void {
 
   const gw = stat("gateway"), floor = stat("transport floor");
   const gatewayRatios = roundRatios("gateway");
-  const fullSpeedRoundAdded = r.perRound.get("gateway")!.map((g, i) => p99Of(g) - p99Of(r.perRound.get("bare proxy")![i]));
+  const fullSpeedRoundAdded = perRound(r.rounds.get("gateway")!, r.rounds.get("bare proxy")!, (g, b) => p99Of(g) - p99Of(b));
   const fullSpeedMedianAdded = median(fullSpeedRoundAdded);
   const medianRatio = median(gatewayRatios);
   const logicUs = Math.round(gw.cpuUsPerReq) - Math.round(floor.cpuUsPerReq); // as printed: a − b = c adds up
@@ -404,13 +409,13 @@ function report(r: Report): void {
     say(table(["target", "req/s", "p50 ms", "p99 ms", "p50 added ms", "p99 added ms", "target CPU µs/req", "target CPU", "err/non2xx"], fixedRows));
     say("");
   }
-  const stolenMax = Math.max(0, ...[...r.pooled.values(), ...r.fixed.values()].flatMap((p) => p.stolen.filter(Number.isFinite)));
+  const stolenMax = Math.max(0, ...[...r.rounds.values(), r.fixedRounds.gateway, r.fixedRounds["bare proxy"]].flat().map((run) => run.stolen).filter(Number.isFinite));
   if (stolenMax > stealWarn) {
     say(`**Host contention:** in some rounds the host took up to ${pct(stolenMax)} of the target CPU's time (steal, from /proc/stat). ` +
       "Those rounds measure the host as much as the proxies; rerun when the host is quieter before reading much into one run.");
     say("");
   }
-  const unsaturated = [...r.pooled.keys()].filter((n) => stat(n).cpuPct < 90);
+  const unsaturated = targetNames.filter((n) => stat(n).cpuPct < 90);
   if (unsaturated.length) {
     say(`Note: ${unsaturated.join(", ")} did not saturate its CPU at full speed (other load on the machine, or the load side was the limit); ` +
       "req/s then understates it, and CPU µs/req is the steadier figure.");

@@ -9,7 +9,7 @@
 
 import { Pool } from "undici";
 import type { Child } from "./ipc.js";
-import { measured, requestBody, requestHeaders, type LoadRun } from "./load.js";
+import { measured, requestBody, requestHeaders, type Counted, type LoadRun } from "./load.js";
 
 export interface PacedSettings {
   readonly connections: number;
@@ -30,15 +30,9 @@ export async function measurePaced(target: Child, upstream: Child, s: PacedSetti
   }
 }
 
-interface Offered {
-  latencies: number[];
-  errors: number;
-  non2xx: number;
-}
-
 /** Sends requests on schedule for `seconds`; resolves once every one of them has ended. */
-function offer(pool: Pool, rate: number, seconds: number): Promise<Offered> {
-  const out: Offered = { latencies: [], errors: 0, non2xx: 0 };
+function offer(pool: Pool, rate: number, seconds: number): Promise<Counted> {
+  const out = { latencies: [] as number[], errors: 0, non2xx: 0 };
   const gapMs = 1000 / rate;
   const start = performance.now();
   const end = start + seconds * 1000;

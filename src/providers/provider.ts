@@ -3,6 +3,12 @@
 
 import type { ChannelProtocol } from "../runtime/types.js";
 
+/** A bad-key refusal sent with an ordinary status (see ProviderSpec.credentialRefusal). */
+export interface CredentialRefusal {
+  readonly status: number;
+  readonly test: (body: string) => boolean;
+}
+
 export interface ProviderSpec {
   readonly protocol: ChannelProtocol;
   /** Upstream paths by operation, appended to the channel's base_url. */
@@ -16,7 +22,7 @@ export interface ProviderSpec {
    * status to look at, and how to recognise the refusal in its body. Such an answer is
    * the channel's fault, so it fails over like a 401 instead of reaching the client.
    */
-  readonly credentialRefusal?: { readonly status: number; readonly test: (body: string) => boolean };
+  readonly credentialRefusal?: CredentialRefusal;
 }
 
 /** Joins a base URL and an API path; a base that already ends in the path's version prefix

@@ -2,8 +2,6 @@
 
 import v8 from "node:v8";
 
-let tuned = false;
-
 /**
  * Turns off V8's allocation-site pretenuring. A request's objects die within the request,
  * but a moment of lag (a stalled host, a long GC) can leave enough of them alive across a
@@ -17,7 +15,5 @@ let tuned = false;
  * counters) is built once, so it loses nothing by it.
  */
 export function tuneHeapForServing(): void {
-  if (tuned) return;
-  tuned = true;
   v8.setFlagsFromString("--no-allocation-site-pretenuring");
 }

@@ -9,6 +9,7 @@ import { log } from "../../observability/log.js";
 import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
 import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
+import type { CredentialRefusal } from "../../providers/provider.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, bindChannel, boundChannel, sessionOf } from "../../routing/affinity.js";
@@ -127,7 +128,8 @@ async function attemptAll(
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
     }
-    if (mayBeCredentialRefusal(channel, upstream.status)) upstream = await relabelCredentialRefusal(channel, upstream);
+    const refusal = providers[channel.protocol].credentialRefusal;
+    if (refusal?.status === upstream.status) upstream = await relabelCredentialRefusal(refusal, upstream);
     const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
@@ -146,17 +148,13 @@ async function attemptAll(
 }
 
 /**
- * A provider that refuses a bad channel key with an ordinary status (Gemini: 400
- * API_KEY_INVALID) has such an answer read, and relabelled 401 when it is one, so it fails
- * over like any credential failure. Otherwise the answer goes on with its body intact.
+ * An answer with the status a provider also uses to refuse a bad channel key (Gemini: 400
+ * API_KEY_INVALID) is read, and relabelled 401 when it is that refusal, so it fails over
+ * like any credential failure. Otherwise it goes on with its body intact.
  */
-function mayBeCredentialRefusal(channel: Channel, status: number): boolean {
-  return providers[channel.protocol].credentialRefusal?.status === status;
-}
-
-async function relabelCredentialRefusal(channel: Channel, upstream: UpstreamResponse): Promise<UpstreamResponse> {
+async function relabelCredentialRefusal(refusal: CredentialRefusal, upstream: UpstreamResponse): Promise<UpstreamResponse> {
   const body = await readAll(upstream.body);
-  const status = providers[channel.protocol].credentialRefusal!.test(body.toString("utf8")) ? 401 : upstream.status;
+  const status = refusal.test(body.toString("utf8")) ? 401 : upstream.status;
   return { status, headers: upstream.headers, body: Readable.from([body]) };
 }
 
