@@ -31,7 +31,7 @@
 // Settings (env): BENCH_DURATION (s per round, default 6), BENCH_FIRST_WARMUP (s of full load per
 // target before the first round, 8), BENCH_WARMUP (s before each round, 2), BENCH_CONNECTIONS
 // (50), BENCH_ROUNDS (4), BENCH_STREAMS (200 per target), BENCH_STREAM_CONCURRENCY (10),
-// BENCH_STREAM_SEQUENTIAL (100 per target), BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (req/s
+// BENCH_STREAM_SEQUENTIAL (200 per target, interleaved request by request), BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (req/s
 // offered for the added-latency comparison; default 0: half the bare proxy's measured
 // throughput; -1 skips it), BENCH_FIXED_ROUNDS (4 per target, BENCH_FIXED_S s each, default 4),
 // BENCH_PIN (auto: 1 when taskset exists),
@@ -51,9 +51,10 @@ import { Child } from "./lib/ipc.js";
 import { measureLoad, type LoadRun, type LoadSettings } from "./lib/load.js";
 import { measurePaced } from "./lib/paced.js";
 import { int, median, ms, percentile, signedMs, sorted, table } from "./lib/stats.js";
-import { streamClient, ttfcBatch, type StreamClient } from "./lib/ttfc.js";
+import { streamClient, ttfcBatch, ttfcInterleaved, type StreamClient } from "./lib/ttfc.js";
 import { convertModel, model, streamChunks } from "./lib/shared.js";
 import { measureConvert, type ConvertRun } from "./lib/convert.js";
+import { cpuTimes, stolenShare } from "./lib/steal.js";
 
 const env = (name: string, fallback: number, min = 0): number => {
   const v = process.env[name];
@@ -72,7 +73,7 @@ const firstWarmupS = env("BENCH_FIRST_WARMUP", 8);
 const rounds = Math.max(1, Math.floor(env("BENCH_ROUNDS", 4)));
 const streams = Math.max(1, Math.floor(env("BENCH_STREAMS", 200)));
 const streamConcurrency = Math.max(1, Math.floor(env("BENCH_STREAM_CONCURRENCY", 10)));
-const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 100));
+const streamSequential = Math.floor(env("BENCH_STREAM_SEQUENTIAL", 200));
 const chunkDelayMs = env("BENCH_CHUNK_DELAY_MS", 1);
 /** Offered req/s for the added-latency comparison: 0 picks half the bare proxy's throughput. */
 const fixedRateSetting = env("BENCH_FIXED_RATE", 0, -1);
@@ -226,8 +227,9 @@ async function main(): Promise<void> {
     await transport.stop();
     children.splice(children.indexOf(transport), 1);
 
-    // 3. Time to first chunk, gateway at its default log level. Batches alternate between
-    // the targets (A B B A …) so drift over time falls on both alike.
+    // 3. Time to first chunk, gateway at its default log level. Sequential streams alternate
+    // between the targets request by request, concurrent ones batch by batch (A B B A …), so
+    // a change in the host's load falls on both alike.
     progress(`streams: ${streamSequential} sequential + ${streams} at ${streamConcurrency} concurrent per target, ${streamChunks} chunks ${chunkDelayMs} ms apart`);
     const clients = { bare: streamClient(bare.url, streamConcurrency), gateway: streamClient(gateway.url, streamConcurrency) };
     await ttfcBatch(clients.bare, 4 * streamConcurrency, streamConcurrency);
@@ -242,8 +244,13 @@ async function main(): Promise<void> {
       }
       return out;
     };
-    const sequential = streamSequential > 0 ? await alternate(streamSequential, 1) : undefined;
+    const streamCpu = cpuTimes(cpus.target);
+    const sequential = streamSequential > 0
+      ? await ttfcInterleaved(clients.bare, clients.gateway, streamSequential).then(({ a, b }) => ({ bare: a, gateway: b }))
+      : undefined;
     const concurrent = await alternate(streams, streamConcurrency);
+    const streamStolen = stolenShare(streamCpu, cpuTimes(cpus.target));
+    if (streamStolen > 0.01) progress(`  streams: host took ${pct(streamStolen)} of the target CPU`);
     clients.bare.agent.destroy();
     clients.gateway.agent.destroy();
 
@@ -259,7 +266,7 @@ async function main(): Promise<void> {
 
     await Promise.all(children.map((c) => c.stop()));
     children.length = 0;
-    report({ rounds: measuredRounds, fixedRounds: fixedMeasured, fixedRate, sequential, concurrent, convert, gatewayLog, pinned: cpus.target !== undefined });
+    report({ rounds: measuredRounds, fixedRounds: fixedMeasured, fixedRate, sequential, concurrent, streamStolen, convert, gatewayLog, pinned: cpus.target !== undefined });
   } finally {
     await Promise.allSettled(children.map((c) => c.stop()));
   }
@@ -279,6 +286,8 @@ interface Report {
   fixedRate: number;
   sequential?: { bare: number[]; gateway: number[] };
   concurrent: { bare: number[]; gateway: number[] };
+  /** Share of the target CPU's time the host took while streams were measured. */
+  streamStolen: number;
   convert?: ConvertRun;
   gatewayLog: GatewayLog;
   pinned: boolean;
@@ -341,7 +350,7 @@ function report(r: Report): void {
   const conc = ttfc(r.concurrent);
   const seq = r.sequential ? ttfc(r.sequential) : undefined;
   const streamRows = [
-    ...(seq ? [[`sequential (1 at a time)`, String(seq.n), ms(seq.b50), ms(seq.b99), ms(seq.g50), ms(seq.g99), signedMs(seq.g50 - seq.b50), signedMs(seq.g99 - seq.b99)]] : []),
+    ...(seq ? [[`sequential (1 at a time, alternating)`, String(seq.n), ms(seq.b50), ms(seq.b99), ms(seq.g50), ms(seq.g99), signedMs(seq.g50 - seq.b50), signedMs(seq.g99 - seq.b99)]] : []),
     [`concurrent (${streamConcurrency} in flight)`, String(conc.n), ms(conc.b50), ms(conc.b99), ms(conc.g50), ms(conc.g99), signedMs(conc.g50 - conc.b50), signedMs(conc.g99 - conc.b99)],
   ];
 
@@ -425,6 +434,10 @@ function report(r: Report): void {
   say("");
   say(streamTable);
   say("");
+  if (Number.isFinite(r.streamStolen)) {
+    say(`The host took ${pct(r.streamStolen)} of the target CPU's time while streams were measured${r.streamStolen > stealWarn ? ": these figures measure the host too" : ""}.`);
+    say("");
+  }
   if (cv) {
     say(`### Converted stream CPU (chat-completions streams, ${streamChunks} chunks, ${chunkDelayMs} ms apart; ${streamConcurrency} in flight; gateway at log level ${logLevel})`);
     say("");
