@@ -43,7 +43,7 @@
 // speaking Anthropic Messages, streaming the same 20 text pieces) for claude-sonnet-4-5.
 // Streamed chat completions for gpt-4o-mini are a pass-through; for claude-sonnet-4-5 the
 // gateway converts request and stream. The gateway's CPU per stream and per chunk on each
-// path, and their ratio, are checked against the 1.2× target (issue 4, Performance).
+// path, and their ratio (the median of the paired batches), are checked against the 1.2× target (issue 4, Performance).
 
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -387,12 +387,15 @@ function report(r: Report): void {
       lo: Math.min(...p.perBatchUs), hi: Math.max(...p.perBatchUs),
     });
     const pb = per(pass), cb = per(conv);
+    // Batch i of each path ran next to the other, so their ratio is the paired figure; the
+    // verdict takes the median pair, as the throughput verdict does with its rounds.
     const pairRatios = conv.perBatchUs.map((c, i) => c / pass.perBatchUs[i]);
-    return { pass, conv, pb, cb, ratio: cb.chunk / pb.chunk, rLo: Math.min(...pairRatios), rHi: Math.max(...pairRatios) };
+    return { pass, conv, pb, cb, pooled: cb.chunk / pb.chunk, ratio: median(pairRatios), rLo: Math.min(...pairRatios), rHi: Math.max(...pairRatios) };
   })();
   if (cv) {
     targets.push(`${verdict(cv.ratio <= convertMaxRatio)}  converted stream (chat-completions in, anthropic channel) CPU per chunk ≤ ${convertMaxRatio} × pass-through: ` +
-      `${cv.ratio.toFixed(2)}× (${ms(cv.cb.chunk, 1)} vs ${ms(cv.pb.chunk, 1)} µs/chunk; per-batch ratios ${cv.rLo.toFixed(2)}–${cv.rHi.toFixed(2)})`);
+      `median of ${cv.conv.perBatchUs.length} paired batches ${cv.ratio.toFixed(2)}× (per-batch ratios ${cv.rLo.toFixed(2)}–${cv.rHi.toFixed(2)}; ` +
+      `pooled ${cv.pooled.toFixed(2)}×, ${ms(cv.cb.chunk, 1)} vs ${ms(cv.pb.chunk, 1)} µs/chunk)`);
   }
 
   const setup = `Node ${process.version}, ${cpuCount} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), ` +
@@ -445,7 +448,7 @@ function report(r: Report): void {
       ["path", "streams", "gateway CPU µs/stream", "µs/chunk", "× pass-through", "per-batch µs/stream", "fake upstream CPU µs/stream", "streams/s"],
       [
         [`pass-through (${model} → openai channel)`, String(cv.pass.streams), int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00", `${int(cv.pb.lo)}–${int(cv.pb.hi)}`, int(cv.pb.upstream), int(cv.pb.rate)],
-        [`converted (${convertModel} → anthropic channel)`, String(cv.conv.streams), int(cv.cb.stream), ms(cv.cb.chunk, 1), cv.ratio.toFixed(2), `${int(cv.cb.lo)}–${int(cv.cb.hi)}`, int(cv.cb.upstream), int(cv.cb.rate)],
+        [`converted (${convertModel} → anthropic channel)`, String(cv.conv.streams), int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.pooled.toFixed(2)} (median batch ${cv.ratio.toFixed(2)})`, `${int(cv.cb.lo)}–${int(cv.cb.hi)}`, int(cv.cb.upstream), int(cv.cb.rate)],
       ]));
     say("");
     say(`Each stream checked: 200, ${streamChunks} content deltas carrying the upstream's text, finish_reason "stop", [DONE]. ` +
@@ -489,7 +492,7 @@ function report(r: Report): void {
     say("");
     say(table(["chat-completions stream", "gateway CPU per stream (µs)", "per chunk (µs)", "× pass-through"], [
       ["pass-through (openai channel)", int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00×"],
-      ["converted (anthropic channel)", int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.ratio.toFixed(2)}× (target ≤ ${convertMaxRatio}×: ${verdict(cv.ratio <= convertMaxRatio)})`],
+      ["converted (anthropic channel)", int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.pooled.toFixed(2)}×, median batch ${cv.ratio.toFixed(2)}× (target ≤ ${convertMaxRatio}×: ${verdict(cv.ratio <= convertMaxRatio)})`],
     ]));
   }
   say("```");
