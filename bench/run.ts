@@ -31,9 +31,10 @@
 // Settings (env): BENCH_DURATION (s per round, default 6), BENCH_FIRST_WARMUP (s of full load per
 // target before the first round, 8), BENCH_WARMUP (s before each round, 2), BENCH_CONNECTIONS
 // (50), BENCH_ROUNDS (4), BENCH_STREAMS (200 per target), BENCH_STREAM_CONCURRENCY (10),
-// BENCH_STREAM_SEQUENTIAL (200 per target, interleaved request by request), BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (req/s
-// offered for the added-latency comparison; default 0: half the bare proxy's measured
-// throughput; -1 skips it), BENCH_FIXED_ROUNDS (4 per target, BENCH_FIXED_S s each, default 4),
+// BENCH_STREAM_SEQUENTIAL (200 per target, interleaved request by request),
+// BENCH_CHUNK_DELAY_MS (1), BENCH_FIXED_RATE (req/s offered for the added-latency
+// comparison; default 0: half the bare proxy's measured throughput; -1 skips it),
+// BENCH_FIXED_ROUNDS (4 per target, BENCH_FIXED_S s each, default 4),
 // BENCH_PIN (auto: 1 when taskset exists),
 // BENCH_CPU_PROF=<dir> (write V8 CPU profiles of the targets there; summarise them with
 // `npx tsx bench/profile-summary.ts <file.cpuprofile>`; profiling slows the targets),
@@ -43,7 +44,8 @@
 // speaking Anthropic Messages, streaming the same 20 text pieces) for claude-sonnet-4-5.
 // Streamed chat completions for gpt-4o-mini are a pass-through; for claude-sonnet-4-5 the
 // gateway converts request and stream. The gateway's CPU per stream and per chunk on each
-// path, and their ratio (the median of the paired batches), are checked against the 1.2× target (issue 4, Performance).
+// path, and their ratio (the median of the paired batches), are checked against the 1.2×
+// target (issue 4, Performance).
 
 import { execFileSync } from "node:child_process";
 import os from "node:os";
