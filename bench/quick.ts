@@ -2,9 +2,10 @@
 // optimising (the full comparison is `npm run bench`). Uses the compiled dist/ as is (run
 // `npm run build` first). Settings (env): QUICK_TARGET=gateway|bare|transport,
 // QUICK_ROUNDS (2), QUICK_S (8 s per round), QUICK_RATE (a fixed offered req/s, paced
-// open-loop; default as fast as possible), QUICK_NODE_ARGS (e.g. "--trace-gc-nvp" or "--cpu-prof --cpu-prof-dir=/tmp/p"),
-// QUICK_ENV ("K=V,K=V" for the target, e.g. BENCH_HEAP_PROFILE=<file>: see children/gateway.ts), QUICK_MAINONLY=1 (pin only the target's main
-// thread to CPU 1; its helper threads may run on either CPU).
+// open-loop; default as fast as possible), QUICK_NODE_ARGS (e.g. "--trace-gc-nvp" or
+// "--cpu-prof --cpu-prof-dir=/tmp/p"), QUICK_ENV ("K=V,K=V" for the target, e.g.
+// BENCH_HEAP_PROFILE=<file>: see children/gateway.ts), QUICK_MAINONLY=1 (pin only the
+// target's main thread to CPU 1; its helper threads may run on either CPU).
 import { execFileSync } from "node:child_process";
 import { Child } from "./lib/ipc.js";
 import { measureLoad } from "./lib/load.js";

@@ -53,7 +53,7 @@ import { Child } from "./lib/ipc.js";
 import { measureLoad, type LoadRun, type LoadSettings } from "./lib/load.js";
 import { measurePaced } from "./lib/paced.js";
 import { int, median, ms, percentile, signedMs, sorted, table } from "./lib/stats.js";
-import { streamClient, ttfcBatch, ttfcInterleaved, type StreamClient } from "./lib/ttfc.js";
+import { streamClient, ttfcBatch, type StreamClient } from "./lib/ttfc.js";
 import { convertModel, model, streamChunks } from "./lib/shared.js";
 import { measureConvert, type ConvertRun } from "./lib/convert.js";
 import { cpuTimes, stolenShare } from "./lib/steal.js";
@@ -236,9 +236,9 @@ async function main(): Promise<void> {
     const clients = { bare: streamClient(bare.url, streamConcurrency), gateway: streamClient(gateway.url, streamConcurrency) };
     await ttfcBatch(clients.bare, 4 * streamConcurrency, streamConcurrency);
     await ttfcBatch(clients.gateway, 4 * streamConcurrency, streamConcurrency);
-    const alternate = async (total: number, concurrency: number) => {
+    // `total` streams per target in batches of `batch`, the targets taking turns A B B A ….
+    const alternate = async (total: number, concurrency: number, batch: number) => {
       const out = { bare: [] as number[], gateway: [] as number[] };
-      const batch = Math.max(concurrency, Math.ceil(total / 10));
       for (let done = 0, i = 0; done < total; done += batch, i++) {
         const n = Math.min(batch, total - done);
         const pair: ["bare" | "gateway", StreamClient][] = [["bare", clients.bare], ["gateway", clients.gateway]];
@@ -247,10 +247,8 @@ async function main(): Promise<void> {
       return out;
     };
     const streamCpu = cpuTimes(cpus.target);
-    const sequential = streamSequential > 0
-      ? await ttfcInterleaved(clients.bare, clients.gateway, streamSequential).then(({ a, b }) => ({ bare: a, gateway: b }))
-      : undefined;
-    const concurrent = await alternate(streams, streamConcurrency);
+    const sequential = streamSequential > 0 ? await alternate(streamSequential, 1, 1) : undefined;
+    const concurrent = await alternate(streams, streamConcurrency, Math.max(streamConcurrency, Math.ceil(streams / 10)));
     const streamStolen = stolenShare(streamCpu, cpuTimes(cpus.target));
     if (streamStolen > 0.01) progress(`  streams: host took ${pct(streamStolen)} of the target CPU`);
     clients.bare.agent.destroy();

@@ -65,19 +65,3 @@ export async function ttfcBatch(c: StreamClient, count: number, concurrency: num
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
   return out;
 }
-
-/** One stream at a time, alternating between the targets request by request (A B B A …),
- * so a change in the host's load falls on both alike; returns each target's TTFCs. */
-export async function ttfcInterleaved(a: StreamClient, b: StreamClient, perTarget: number): Promise<{ a: number[]; b: number[] }> {
-  const out = { a: [] as number[], b: [] as number[] };
-  for (let i = 0; i < perTarget; i++) {
-    if (i % 2 === 0) {
-      out.a.push(await once(a));
-      out.b.push(await once(b));
-    } else {
-      out.b.push(await once(b));
-      out.a.push(await once(a));
-    }
-  }
-  return out;
-}
