@@ -33,6 +33,10 @@ export const DEFAULTS = {
   upstreamTimeout: "300s",
   upstreamAttempts: 3,
   drainTimeout: "30s",
+  headerTimeout: "15s",
+  bodyTimeout: "60s",
+  streamIdleTimeout: "120s",
+  maxBodyMemory: "512MiB",
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
   maxOutputTokens: 4096,
@@ -49,6 +53,10 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     upstreamTimeoutMs: parseDuration(raw.upstream_timeout ?? DEFAULTS.upstreamTimeout),
     upstreamAttempts: raw.upstream_attempts ?? DEFAULTS.upstreamAttempts,
     drainTimeoutMs: parseDuration(raw.drain_timeout ?? DEFAULTS.drainTimeout),
+    headerTimeoutMs: parseDuration(raw.header_timeout ?? DEFAULTS.headerTimeout),
+    bodyTimeoutMs: parseDuration(raw.body_timeout ?? DEFAULTS.bodyTimeout),
+    streamIdleTimeoutMs: parseDuration(raw.stream_idle_timeout ?? DEFAULTS.streamIdleTimeout),
+    maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
   };
 }
 

@@ -17,6 +17,10 @@ export interface RawConfig {
     upstream_timeout?: Duration;
     upstream_attempts?: number;
     drain_timeout?: Duration;
+    header_timeout?: Duration;
+    body_timeout?: Duration;
+    stream_idle_timeout?: Duration;
+    max_body_memory?: Size;
   };
   store?: string;
   metrics?: { path?: string };

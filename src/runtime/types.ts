@@ -21,6 +21,14 @@ export interface ServerSettings {
   readonly upstreamAttempts: number;
   /** How long SIGTERM waits for in-flight requests before exiting. */
   readonly drainTimeoutMs: number;
+  /** How long a client may take to send its request head. */
+  readonly headerTimeoutMs: number;
+  /** How long a request body may stall between bytes. */
+  readonly bodyTimeoutMs: number;
+  /** How long an upstream answer may go silent before the gateway ends it with an error. */
+  readonly streamIdleTimeoutMs: number;
+  /** Most bytes all request bodies being read may hold together. */
+  readonly maxBodyMemoryBytes: number;
 }
 
 export interface Group {
