@@ -19,6 +19,7 @@ interface OptionalFields {
   upstreamProtocol?: string | null;
   error?: string | null;
   ttfbMs?: number | null;
+  refundedAt?: number | null;
 }
 
 type Required = Omit<UsageEntry, keyof OptionalFields>;
@@ -51,6 +52,7 @@ export function normalizeEntry(entry: Required & OptionalFields): UsageEntry {
   if (entry.upstreamProtocol != null) out.upstreamProtocol = entry.upstreamProtocol;
   if (entry.error != null) out.error = entry.error;
   if (entry.ttfbMs != null) out.ttfbMs = entry.ttfbMs;
+  if (entry.refundedAt != null) out.refundedAt = entry.refundedAt;
   return Object.freeze(out);
 }
 

@@ -3,7 +3,7 @@
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addUsage, logLimit, normalizeEntry } from "./entry.js";
-import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
 
 function keyOf(entry: UsageEntry, by: SpendDimension): string {
   return by === "group" ? entry.group : entry[by];
@@ -26,6 +26,8 @@ function byBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
+const done = Promise.resolve();
+
 class MemoryStore implements Store {
   /** Entries in insertion order; index breaks ties of equal time, like SQLite's rowid. */
   readonly #entries: UsageEntry[] = [];
@@ -40,8 +42,17 @@ class MemoryStore implements Store {
     return this.#spent.user.get(user) ?? 0n;
   }
 
-  record(entry: UsageEntry): void {
-    const e = normalizeEntry(entry);
+  record(entry: UsageEntry): Promise<void> {
+    try {
+      this.#append(entry);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return done; // memory is all there is: durable at once
+  }
+
+  #append(entry: UsageEntry): void {
+    const e = normalizeEntry({ ...entry, refundedAt: undefined }); // only refund() sets it
     if (this.#ids.has(e.requestId)) return;
     this.#ids.add(e.requestId);
     this.#entries.push(e);
@@ -51,6 +62,17 @@ class MemoryStore implements Store {
 
   /** Nothing to make durable: memory is all there is. */
   flush(): void {}
+
+  refund(requestId: string, at: number): RefundResult {
+    const i = this.#entries.findIndex((e) => e.requestId === requestId); // rare: a scan will do
+    if (i === -1) return { kind: "not-recorded" };
+    const e = this.#entries[i];
+    if (e.refundedAt !== undefined) return { kind: "already-refunded" };
+    this.#entries[i] = normalizeEntry({ ...e, refundedAt: at });
+    this.#spent.token.set(e.token, this.spentByToken(e.token) - e.costNano);
+    this.#spent.user.set(e.user, this.spentByUser(e.user) - e.costNano);
+    return { kind: "refunded", token: e.token, user: e.user, costNano: e.costNano };
+  }
 
   logs(filter: LogFilter): UsageEntry[] {
     const found: UsageEntry[] = [];
@@ -71,7 +93,7 @@ class MemoryStore implements Store {
       const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n };
       row.requests += 1;
       addUsage(row.usage, e.usage);
-      row.costNano += e.costNano;
+      if (e.refundedAt === undefined) row.costNano += e.costNano;
       groups.set(key, row);
     }
     return [...groups]

@@ -54,6 +54,13 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    description: "refunds of failed asynchronous jobs",
+    // NULL until the charge is refunded; cost_nano keeps what was charged. No index:
+    // refunds look entries up by request id (the primary key).
+    sql: `ALTER TABLE usage_log ADD COLUMN refunded_at INTEGER;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -2,7 +2,7 @@
 // one group commit (a batch of usage entries and the spend they add, in one transaction).
 
 import type Database from "better-sqlite3";
-import { COST_AT, ROW_WIDTH, TOKEN_AT, USER_AT, type SqliteQueries } from "./sqlite-queries.js";
+import { COST_AT, ID_AT, ROW_WIDTH, TOKEN_AT, USER_AT, type SqliteQueries } from "./sqlite-queries.js";
 
 /** Per-connection settings; `journal_mode = WAL` belongs to the file and is set once, when
  * the store is opened. */
@@ -20,12 +20,18 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   db.defaultSafeIntegers(true);
 }
 
+/** A row of a batch that could not be written, by request id. */
+export interface FailedRow {
+  readonly requestId: string;
+  readonly error: string;
+}
+
 /**
  * Returns a function that commits a batch of rows (flat, see pushRow) and answers the
- * errors of rows that could not be written. One bad row must not take the batch with it:
- * when the batch fails, its rows are committed one by one.
+ * rows that could not be written. One bad row must not take the batch with it: when the
+ * batch fails, its rows are committed one by one.
  */
-export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: readonly unknown[]) => unknown[] {
+export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: readonly unknown[]) => FailedRow[] {
   const commit = db.transaction((rows: readonly unknown[]) => {
     // One counter update per token and user per batch, not per entry.
     const tokens = new Map<string, bigint>();
@@ -50,12 +56,12 @@ export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: 
       commit.immediate(rows);
       return [];
     } catch {
-      const failed: unknown[] = [];
+      const failed: FailedRow[] = [];
       for (let at = 0; at < rows.length; at += ROW_WIDTH) {
         try {
           commit.immediate(rows.slice(at, at + ROW_WIDTH));
         } catch (error) {
-          failed.push(error);
+          failed.push({ requestId: String(rows[at + ID_AT]), error: String(error) });
         }
       }
       return failed;

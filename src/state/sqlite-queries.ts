@@ -3,7 +3,7 @@
 
 import type Database from "better-sqlite3";
 import { logLimit, normalizeEntry } from "./entry.js";
-import type { LogFilter, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
 
 /** A usage_log row as read with safeIntegers: INTEGER columns are bigint. */
 interface LogRow {
@@ -28,6 +28,7 @@ interface LogRow {
   duration_ms: number;
   ttfb_ms: number | null;
   estimated: bigint;
+  refunded_at: bigint | null;
 }
 
 /** An aggregated spend row. */
@@ -78,6 +79,7 @@ function toEntry(row: LogRow): UsageEntry {
     durationMs: row.duration_ms,
     ttfbMs: row.ttfb_ms,
     estimated: row.estimated !== 0n,
+    refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
   });
 }
 
@@ -91,20 +93,25 @@ const ROWS_PER_INSERT = [32, 8, 1] as const;
 
 /** Values a usage_log row has, in COLUMNS order. */
 export const ROW_WIDTH = 21;
-/** Positions in a row of the values spend counters need. */
+/** Positions in a row of the values spend counters (and failure reports) need. */
+export const ID_AT = 0;
 export const TOKEN_AT = 2;
 export const USER_AT = 3;
 export const COST_AT = 15;
 
-/** Appends one entry's column values, in COLUMNS order: a batch is one flat array of
- * primitives, which crosses to the writer thread far cheaper than entry objects. */
-export function pushRow(rows: unknown[], e: UsageEntry): void {
+/** One entry's column values, in COLUMNS order (money as bigint). */
+export function rowOf(e: UsageEntry): unknown[] {
   const u = e.usage;
-  rows.push(
+  return [
     e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
-  );
+  ];
+}
+
+/** Appends one entry's column values: a batch is one flat array of primitives. */
+export function pushRow(rows: unknown[], e: UsageEntry): void {
+  for (const v of rowOf(e)) rows.push(v);
 }
 
 export class SqliteQueries {
@@ -115,6 +122,8 @@ export class SqliteQueries {
   readonly #spent: Database.Statement;
   readonly #spendBy = new Map<SpendDimension, Database.Statement>();
   readonly #logsByShape = new Map<string, Database.Statement>();
+  /** Made on the first refund (the writer thread's copy never refunds). */
+  #refund: Database.Transaction<(id: string, time: number) => RefundResult> | undefined;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -125,7 +134,8 @@ export class SqliteQueries {
     for (const [by, column] of Object.entries(dimensionColumn) as [SpendDimension, string][]) {
       this.#spendBy.set(by, db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
           SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
-          SUM(output) AS output, SUM(reasoning) AS reasoning, SUM(cost_nano) AS cost
+          SUM(output) AS output, SUM(reasoning) AS reasoning,
+          SUM(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
         FROM usage_log WHERE time >= @since AND time < @until
         GROUP BY ${column} ORDER BY cost DESC, key ASC`));
     }
@@ -171,6 +181,26 @@ export class SqliteQueries {
   /** Adds `nano` to a spend counter, creating it at zero first. */
   addSpend(kind: "token" | "user", name: string, nano: bigint): void {
     this.#addSpend.run(kind, name, nano);
+  }
+
+  /**
+   * Marks an entry refunded and takes its cost off its token's and user's spend, in one
+   * IMMEDIATE transaction (so two processes cannot both refund it); see Store.refund.
+   */
+  refund(requestId: string, at: number): RefundResult {
+    this.#refund ??= this.#db.transaction((id: string, time: number): RefundResult => {
+      const row = this.#db.prepare("SELECT token, user, cost_nano, refunded_at FROM usage_log WHERE request_id = ?")
+        .get(id) as Pick<LogRow, "token" | "user" | "cost_nano" | "refunded_at"> | undefined;
+      if (!row) return { kind: "not-recorded" };
+      if (row.refunded_at !== null) return { kind: "already-refunded" };
+      this.#db.prepare("UPDATE usage_log SET refunded_at = ? WHERE request_id = ?").run(time, id);
+      if (row.cost_nano !== 0n) {
+        this.addSpend("token", row.token, -row.cost_nano);
+        this.addSpend("user", row.user, -row.cost_nano);
+      }
+      return { kind: "refunded", token: row.token, user: row.user, costNano: row.cost_nano };
+    });
+    return this.#refund.immediate(requestId, at);
   }
 
   /** A spend counter's value; 0n when it was never charged. */

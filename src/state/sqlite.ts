@@ -1,5 +1,6 @@
 // The embedded default store: one SQLite file (better-sqlite3) holding the usage log and
-// the spend counters. Money columns are 64-bit integers read back as bigint, never floats.
+// the spend counters, with a journal beside it where each charge is durable first (see
+// sqlite-journal.ts). Money columns are 64-bit integers read back as bigint, never floats.
 
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -7,14 +8,16 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
 import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
-import { batchCommitter, configureConnection } from "./sqlite-commit.js";
-import { pushRow, ROW_WIDTH, SqliteQueries } from "./sqlite-queries.js";
-import type { WriterData, WriterMessage } from "./sqlite-writer.js";
-import type { LogFilter, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+import { batchCommitter, configureConnection, type FailedRow } from "./sqlite-commit.js";
+import { Ingester, replayJournal, type IngestRange } from "./sqlite-ingest.js";
+import { deleteSegment, Journal, journalLine, type JournalMark } from "./sqlite-journal.js";
+import { pushRow, SqliteQueries } from "./sqlite-queries.js";
+import type { WriterData, WriterFailure, WriterMessage } from "./sqlite-writer.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
 
 /** How to open a SQLite store. */
 export interface SqliteStoreOptions {
-  /** Refuse a missing file instead of creating it (the read-only CLI commands). */
+  /** Refuse a missing file instead of creating it, and only read (the CLI commands). */
   readonly mustExist?: boolean;
   /** How long a statement waits for another process's write lock; default 5000 ms. */
   readonly busyTimeoutMs?: number;
@@ -22,7 +25,8 @@ export interface SqliteStoreOptions {
 
 /**
  * Opens (creating it and its parent folders unless `mustExist`) the SQLite store at
- * `path`, or a private in-memory database for ":memory:", and migrates its schema.
+ * `path`, or a private in-memory database for ":memory:", and migrates its schema. A store
+ * opened to write first commits what an earlier run left in its journal.
  * Throws when the file is missing (with `mustExist`), unreadable, or newer than this code.
  */
 export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Store {
@@ -38,95 +42,172 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     db.pragma("journal_mode = WAL");
     configureConnection(db, busyTimeoutMs);
     migrate(db);
+    if (memory) return new SqliteStore(db, new MemoryCommits(db));
+    // A reader (the CLI) leaves the journal to the server that writes it.
+    if (opts.mustExist) return new SqliteStore(db, readOnly);
+    const replayed = replayJournal(path, db);
+    if (replayed > 0) log.info("usage log: committed what an earlier run left in its journal", { bytes: replayed });
+    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs));
   } catch (error) {
     db.close();
     throw error;
   }
-  return new SqliteStore(db, memory ? (d, q) => new InlineWriter(d, q) : (d, q) => new ThreadWriter(path, busyTimeoutMs, new InlineWriter(d, q)));
 }
 
 /**
- * Group commit: entries recorded within this many milliseconds share one transaction.
- * A commit costs ~45 µs whatever its size, which per request would halve the gateway's
- * throughput; batched it costs a few µs. The price: a kill -9 can lose the charges
- * recorded in the last GROUP_COMMIT_MS (never half of one: each entry and its spend
- * move together).
+ * SQLite catches up with the journal in group commits: what was journaled within this many
+ * milliseconds shares one transaction (a commit costs ~45 µs whatever its size). The
+ * charges are durable before that, in the journal; reads wait for what was recorded before.
  */
 export const GROUP_COMMIT_MS = 10;
-/** A batch this large is handed to the writer at once rather than waiting for the timer. */
-const MAX_BATCH = 512;
-/** How long flush() waits for the writer thread before giving up with an error. */
+/** How long a wait for the writer thread lasts before it is reported as failed. */
 const WRITER_ANSWER_MS = 60_000;
 
-/** Commits batches: on a thread of its own for a file, in this thread for ":memory:". */
-interface Writer {
-  /** Hands a batch over; returns its sequence number. */
-  send(rows: readonly unknown[]): bigint;
-  /** Waits until batch `seq` and every one before it is committed; the errors of batch `seq`. */
-  wait(seq: bigint): unknown[];
+/** How a store makes entries durable and brings SQLite up to date. */
+interface Commits {
+  /** Resolves once the entry is durable; rejects when it could not be made so. */
+  record(entry: UsageEntry): Promise<void>;
+  /** Brings SQLite up to date with everything recorded; the rows it could not write. */
+  flush(): FailedRow[];
   close(): void;
 }
 
-/** Writes in the calling thread (an in-memory database cannot be shared with another). */
-class InlineWriter implements Writer {
-  readonly #commit: (rows: readonly unknown[]) => unknown[];
-  #seq = 0n;
-  #lastFailed: unknown[] = [];
+const resolved = Promise.resolve();
 
-  constructor(db: Database.Database, queries: SqliteQueries) {
-    this.#commit = batchCommitter(db, queries);
+/** A store opened only to read. */
+const readOnly: Commits = {
+  record: () => Promise.reject(new Error("this store was opened to read only")),
+  flush: () => [],
+  close: () => {},
+};
+
+/** An in-memory database: an entry is committed as it is recorded, as durable as it gets. */
+class MemoryCommits implements Commits {
+  readonly #commit: (rows: readonly unknown[]) => FailedRow[];
+
+  constructor(db: Database.Database) {
+    this.#commit = batchCommitter(db, new SqliteQueries(db));
   }
 
-  /** Commits now; the errors of the rows that could not be written (also logged). */
-  commitNow(rows: readonly unknown[]): unknown[] {
+  record(entry: UsageEntry): Promise<void> {
+    const rows: unknown[] = [];
+    pushRow(rows, entry);
     const failed = this.#commit(rows);
-    if (failed.length > 0) {
-      log.error("usage entries could not be recorded; their charges are lost from the store", { errors: failed.map(String) });
-    }
-    return failed;
+    if (failed.length === 0) return resolved;
+    log.error("usage entries could not be recorded", { failed });
+    return Promise.reject(new Error(`usage entry ${entry.requestId} was not recorded: ${failed[0].error}`));
   }
 
-  send(rows: readonly unknown[]): bigint {
-    this.#lastFailed = this.commitNow(rows);
-    return ++this.#seq;
-  }
-
-  wait(seq: bigint): unknown[] {
-    return seq === this.#seq ? this.#lastFailed : [];
+  flush(): FailedRow[] {
+    return [];
   }
 
   close(): void {}
 }
 
-/** Slots of the memory the writer thread shares: the last batch it committed, and whether
+/** A file: the journal makes each entry durable; the writer thread reads it into SQLite. */
+class JournalCommits implements Commits {
+  readonly #journal: Journal;
+  readonly #makeWriter: () => ThreadWriter;
+  #writer: ThreadWriter | undefined;
+  /** Where SQLite has been asked to catch up to, and the latest the journal has reached. */
+  #sent = { segment: 0, bytes: 0 };
+  #latest: JournalMark | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #lastSeq = 0n;
+
+  readonly #path: string;
+
+  constructor(path: string, db: Database.Database, busyTimeoutMs: number) {
+    this.#path = path;
+    // Started on the first entry: a store that records nothing never starts a thread.
+    this.#makeWriter = () => new ThreadWriter(path, busyTimeoutMs, new Ingester(path, db));
+    this.#journal = new Journal(path, (mark) => this.#written(mark));
+  }
+
+  record(entry: UsageEntry): Promise<void> {
+    return this.#journal.append(journalLine(entry));
+  }
+
+  /** After each journal write: a closed segment is handed over whole at once; otherwise
+   * SQLite catches up at the next group commit. */
+  #written(mark: JournalMark): void {
+    // Closed with nothing ever recorded: no thread to start just to delete an empty file.
+    if (mark.final && mark.bytes === 0 && !this.#writer) return deleteSegment(this.#path, mark.segment);
+    this.#latest = mark;
+    if (mark.final) this.#send();
+    else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
+  }
+
+  /** Asks the writer to commit what the journal holds beyond what it was last asked. */
+  #send(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const mark = this.#latest;
+    if (!mark) return;
+    const from = mark.segment === this.#sent.segment ? this.#sent.bytes : 0;
+    if (mark.bytes <= from && !mark.final) return;
+    const range: IngestRange = { segment: mark.segment, from, to: mark.bytes, final: mark.final };
+    this.#writer ??= this.#makeWriter();
+    this.#lastSeq = this.#writer.send(range);
+    this.#sent = mark.final ? { segment: mark.segment + 1, bytes: 0 } : { segment: mark.segment, bytes: mark.bytes };
+    if (mark.final) this.#latest = undefined;
+  }
+
+  flush(): FailedRow[] {
+    this.#journal.write();
+    this.#send();
+    if (!this.#writer) return [];
+    this.#writer.waitDone(this.#lastSeq);
+    return this.#writer.takeFailures();
+  }
+
+  close(): void {
+    this.#journal.close(); // writes what is queued; its last range goes to the writer
+    if (!this.#writer) return;
+    this.#writer.waitDone(this.#lastSeq);
+    const failed = this.#writer.takeFailures();
+    this.#writer.close();
+    if (failed.length > 0) throw notRecorded(failed);
+  }
+}
+
+function notRecorded(failed: readonly FailedRow[]): AggregateError {
+  return new AggregateError(failed.map((f) => new Error(`${f.requestId}: ${f.error}`)), `${failed.length} usage entries could not be recorded`);
+}
+
+/** Slots of the memory the writer thread shares: the last request it finished, and whether
  * it has started (its module loaded and its connection open). */
 const COMMITTED = 0;
 const READY = 1;
 
 /**
- * Writes on a worker thread (sqlite-writer.ts) with its own connection, so commits never
- * stall the event loop and, on a host with a spare core, cost the request path only the
- * copy of each entry. The thread reports the last batch it committed through shared
- * memory, which lets flush() wait for it synchronously. Until the thread has started,
- * batches are committed here: waiting for a thread that is still loading could deadlock
- * (under a module loader such as tsx, loading needs this thread's event loop).
+ * Commits on a worker thread (sqlite-writer.ts) with its own connection, so commits never
+ * stall the event loop and, on a host with a spare core, cost the request path nothing but
+ * a short message. The thread reports the last request it finished through shared memory,
+ * which flush() waits on with Atomics.wait. Until the thread has started, ranges are
+ * committed here: waiting for a thread that is still loading could deadlock (under a
+ * module loader such as tsx, loading needs this thread's event loop). If the thread ends
+ * unasked, later ranges are committed here too.
  */
-class ThreadWriter implements Writer {
+class ThreadWriter {
   readonly #worker: Worker;
   readonly #shared = new BigInt64Array(new SharedArrayBuffer(16));
-  readonly #failures: MessagePort;
-  readonly #inline: InlineWriter;
+  readonly #port: MessagePort;
+  readonly #inline: Ingester;
   #seq = 0n;
-  /** The last batch handed to the thread, and the last committed here (with its errors). */
-  #lastSent = 0n;
-  #lastInline = { seq: 0n, failed: [] as unknown[] };
-  /** Set if the thread ends unasked: later batches are then committed here. */
+  /** The last request finished here (before the thread started, or after it ended). */
+  #inlineDone = 0n;
+  readonly #failures: FailedRow[] = [];
+  /** Set once the thread has ended, asked or not. */
   #stopped = false;
 
-  constructor(path: string, busyTimeoutMs: number, inline: InlineWriter) {
+  constructor(path: string, busyTimeoutMs: number, inline: Ingester) {
     this.#inline = inline;
     const { port1, port2 } = new MessageChannel();
-    this.#failures = port1;
+    this.#port = port1;
     const data: WriterData = { path, busyTimeoutMs, shared: this.#shared, failures: port2 };
     const [entry, how] = writerEntry();
     this.#worker = new Worker(entry, { ...how, workerData: data, transferList: [port2] });
@@ -135,10 +216,8 @@ class ThreadWriter implements Writer {
     this.#worker.on("exit", () => {
       if (this.#stopped) return; // closed
       this.#stopped = true;
-      const committed = Atomics.load(this.#shared, COMMITTED);
-      const lost = this.#lastSent - committed;
-      if (lost > 0n) log.error("usage-log writer thread ended with batches uncommitted; their charges are lost from the store", { batches: Number(lost) });
-      this.#lastSent = committed; // nothing more to wait for: later batches commit here
+      // What it had not committed is still in the journal: the next start commits it.
+      if (this.#seq > this.#done()) log.error("usage-log writer thread ended early; its work waits in the journal for the next start");
     });
   }
 
@@ -146,44 +225,52 @@ class ThreadWriter implements Writer {
     return !this.#stopped && Atomics.load(this.#shared, READY) === 1n;
   }
 
-  send(rows: readonly unknown[]): bigint {
+  /** Hands a range over; returns its sequence number. */
+  send(range: IngestRange): bigint {
     const seq = ++this.#seq;
     if (this.#ready) {
-      this.#worker.postMessage({ type: "batch", seq, rows } satisfies WriterMessage);
-      this.#lastSent = seq;
+      this.#worker.postMessage({ type: "ingest", seq, range } satisfies WriterMessage);
     } else {
-      this.#lastInline = { seq, failed: this.#inline.commitNow(rows) };
+      this.#failures.push(...this.#inline.ingest(range));
+      this.#inlineDone = seq;
     }
     return seq;
   }
 
-  wait(seq: bigint): unknown[] {
+  #done(): bigint {
+    if (this.#stopped) return this.#seq;
+    const committed = Atomics.load(this.#shared, COMMITTED);
+    return committed > this.#inlineDone ? committed : this.#inlineDone;
+  }
+
+  /** Blocks until request `seq` is done; throws when the writer does not answer in time. */
+  waitDone(seq: bigint): void {
     const deadline = Date.now() + WRITER_ANSWER_MS;
-    for (let done = Atomics.load(this.#shared, COMMITTED); done < this.#lastSent; done = Atomics.load(this.#shared, COMMITTED)) {
+    for (let seen = Atomics.load(this.#shared, COMMITTED); this.#done() < seq; seen = Atomics.load(this.#shared, COMMITTED)) {
       if (Date.now() > deadline) throw new Error("the usage-log writer thread did not answer");
-      Atomics.wait(this.#shared, COMMITTED, done, 100);
+      Atomics.wait(this.#shared, COMMITTED, seen, 100);
     }
-    if (seq === this.#lastInline.seq) return this.#lastInline.failed;
-    // Failures are posted before the batch is marked committed, so they are here by now.
-    // Those of earlier batches were logged by the thread when they happened.
-    const errors: unknown[] = [];
-    for (let m = receiveMessageOnPort(this.#failures); m; m = receiveMessageOnPort(this.#failures)) {
-      const failure = m.message as { seq: bigint; errors: string[] };
-      if (failure.seq === seq) errors.push(...failure.errors.map((e) => new Error(e)));
+  }
+
+  /** Takes the rows that failed since the last call. Failures are posted before their
+   * request is marked done, so every finished one's are here. */
+  takeFailures(): FailedRow[] {
+    for (let m = receiveMessageOnPort(this.#port); m; m = receiveMessageOnPort(this.#port)) {
+      this.#failures.push(...(m.message as WriterFailure).failed);
     }
-    return errors;
+    return this.#failures.splice(0);
   }
 
   close(): void {
     if (this.#ready) {
       const seq = ++this.#seq;
       this.#worker.postMessage({ type: "close", seq } satisfies WriterMessage);
-      this.#lastSent = seq;
-      this.wait(seq);
+      this.waitDone(seq);
     }
     this.#stopped = true; // the exit that follows is the one asked for
     void this.#worker.terminate();
-    this.#failures.close();
+    this.#port.close();
+    this.#inline.close();
   }
 }
 
@@ -200,17 +287,12 @@ function writerEntry(): [string | URL, { eval?: boolean }] {
 class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #queries: SqliteQueries;
-  readonly #makeWriter: () => Writer;
-  #writer: Writer | undefined;
-  /** Rows recorded and not yet handed to the writer, flat (see pushRow). */
-  #pending: unknown[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  readonly #commits: Commits;
 
-  constructor(db: Database.Database, makeWriter: (db: Database.Database, queries: SqliteQueries) => Writer) {
+  constructor(db: Database.Database, commits: Commits) {
     this.#db = db;
     this.#queries = new SqliteQueries(db);
-    // Started on the first entry: a store only read from (the CLI) never starts a thread.
-    this.#makeWriter = () => makeWriter(db, this.#queries);
+    this.#commits = commits;
   }
 
   spentByToken(token: string): bigint {
@@ -223,40 +305,29 @@ class SqliteStore implements Store {
     return this.#queries.spent("user", user);
   }
 
-  record(entry: UsageEntry): void {
-    // Entries are immutable by contract, so the batch keeps the caller's object; only the
-    // money type is checked here (normalizeEntry shapes rows on the way out).
+  record(entry: UsageEntry): Promise<void> {
+    // Entries are immutable by contract; only the money type is checked here
+    // (normalizeEntry shapes rows on the way out).
     if (typeof entry.costNano !== "bigint") {
-      throw new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`);
+      return Promise.reject(new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`));
     }
-    pushRow(this.#pending, entry);
-    if (this.#pending.length >= MAX_BATCH * ROW_WIDTH) this.#send();
-    else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
-  }
-
-  /** Hands the pending entries to the writer; failures are logged where they happen. */
-  #send(): bigint | undefined {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    if (this.#pending.length === 0) return undefined;
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#writer ??= this.#makeWriter();
-    return this.#writer.send(batch);
+    return this.#commits.record(entry);
   }
 
   flush(): void {
-    const seq = this.#send();
-    if (seq === undefined || !this.#writer) return;
-    const failed = this.#writer.wait(seq);
-    if (failed.length > 0) throw new AggregateError(failed, `${failed.length} usage entries could not be recorded`);
+    const failed = this.#commits.flush();
+    if (failed.length > 0) throw notRecorded(failed);
   }
 
   logs(filter: LogFilter): UsageEntry[] {
     this.flush();
     return this.#queries.logs(filter);
+  }
+
+  /** Commits what is pending first, so the entry to refund is there if it was recorded. */
+  refund(requestId: string, at: number): RefundResult {
+    this.flush();
+    return this.#queries.refund(requestId, at);
   }
 
   spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
@@ -267,13 +338,9 @@ class SqliteStore implements Store {
   close(): void {
     if (!this.#db.open) return;
     try {
-      this.flush();
+      this.#commits.close();
     } finally {
-      try {
-        this.#writer?.close();
-      } finally {
-        this.#db.close();
-      }
+      this.#db.close();
     }
   }
 }

@@ -31,7 +31,17 @@ export interface UsageEntry {
   readonly ttfbMs?: number;
   /** True when usage was estimated (upstream reported none, or the client left). */
   readonly estimated: boolean;
+  /** Epoch ms when the charge was refunded (an asynchronous job that failed); set only by
+   * `Store.refund`, ignored by `record`. `costNano` keeps what was charged. */
+  readonly refundedAt?: number;
 }
+
+/** What `Store.refund` did: refunded now (and whose spend it lowered), found it refunded
+ * already, or found no such entry (not recorded, or not yet visible). */
+export type RefundResult =
+  | { readonly kind: "refunded"; readonly token: string; readonly user: string; readonly costNano: bigint }
+  | { readonly kind: "already-refunded" }
+  | { readonly kind: "not-recorded" };
 
 /** Filters for listing usage-log entries; all optional, combined with AND. */
 export interface LogFilter {
@@ -55,6 +65,7 @@ export interface SpendRow {
   readonly key: string;
   readonly requests: number;
   readonly usage: Usage;
+  /** What was charged and not refunded. */
   readonly costNano: bigint;
 }
 
@@ -66,12 +77,20 @@ export interface Store {
   /**
    * Records a finished request atomically: appends the usage entry and adds its cost to
    * the token's and the user's spend together. A request id already recorded is ignored
-   * (no double charge). Durable (surviving kill -9) within the implementation's group
-   * commit bound, or at once after flush(); reads see it immediately.
+   * (no double charge). Reads see it at once; the promise resolves once it is durable
+   * (survives kill -9) and rejects when it could not be written. Entries recorded while a
+   * commit is under way share the next one (group commit, no timer).
    */
-  record(entry: UsageEntry): void;
+  record(entry: UsageEntry): Promise<void>;
   /** Makes every recorded entry durable now. Throws when some could not be written. */
   flush(): void;
+  /**
+   * Refunds a recorded request atomically and exactly once: marks its entry refunded at
+   * `at` (epoch ms) and subtracts its cost from the token's and the user's spend together.
+   * A second refund of the same request id changes nothing. Spend aggregates (`spend`)
+   * leave refunded costs out. Durable when it returns.
+   */
+  refund(requestId: string, at: number): RefundResult;
   /** Usage-log entries matching the filter, newest first. */
   logs(filter: LogFilter): UsageEntry[];
   /** Spend grouped by a dimension over [since, until). */

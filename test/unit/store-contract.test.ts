@@ -1,5 +1,6 @@
 // One contract suite for every Store implementation (SQLite on a file, SQLite in memory,
-// the in-memory store): counters, idempotent record, exact money, log filters, spend.
+// the in-memory store): counters, idempotent record, exact money, log filters, spend,
+// refunds.
 
 import { after, beforeEach, afterEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -123,13 +124,51 @@ for (const [name, open] of Object.entries(implementations)) {
       assert.deepEqual(store.spend("token", { since: 31 }), []);
     });
 
+    test("refund marks the entry and takes its cost off the token's and the user's spend", async () => {
+      await store.record(entry({ requestId: "job", costNano: 800n }));
+      await store.record(entry({ requestId: "other", costNano: 5n }));
+      assert.deepEqual(store.refund("job", 1_700_000_000_123), { kind: "refunded", token: "t1", user: "alice", costNano: 800n });
+      assert.equal(store.spentByToken("t1"), 5n);
+      assert.equal(store.spentByUser("alice"), 5n);
+      const [refunded] = store.logs({ requestId: "job" });
+      assert.equal(refunded.refundedAt, 1_700_000_000_123);
+      assert.equal(refunded.costNano, 800n, "the entry keeps what was charged");
+      assert.equal("refundedAt" in store.logs({ requestId: "other" })[0], false);
+    });
+
+    test("a request id is refunded once; an unknown one not at all", async () => {
+      await store.record(entry({ requestId: "job", costNano: 2n ** 53n + 1n }));
+      assert.equal(store.refund("job", 10).kind, "refunded");
+      assert.deepEqual(store.refund("job", 20), { kind: "already-refunded" });
+      assert.deepEqual(store.refund("nope", 30), { kind: "not-recorded" });
+      assert.equal(store.spentByToken("t1"), 0n);
+      assert.equal(store.spentByUser("alice"), 0n);
+      assert.equal(store.logs({ requestId: "job" })[0].refundedAt, 10);
+      // A late duplicate of the refunded request charges nothing either.
+      await store.record(entry({ requestId: "job", costNano: 7n }));
+      assert.equal(store.spentByUser("alice"), 0n);
+    });
+
+    test("spend aggregates leave refunded costs out but count the request", async () => {
+      await store.record(entry({ requestId: "r1", time: 10, costNano: 30n }));
+      await store.record(entry({ requestId: "r2", time: 20, costNano: 12n }));
+      store.refund("r1", 25);
+      assert.deepEqual(store.spend("user", {}).map((r) => [r.key, r.requests, r.costNano]), [["alice", 2, 12n]]);
+    });
+
+    test("record ignores a refundedAt it is given; only refund sets it", async () => {
+      await store.record(entry({ requestId: "r", costNano: 9n, refundedAt: 5 }));
+      assert.equal("refundedAt" in store.logs({})[0], false);
+      assert.equal(store.spentByUser("alice"), 9n);
+    });
+
     test("spend rows of equal cost are ordered by key", () => {
       for (const user of ["carol", "alice", "bob"]) store.record(entry({ requestId: user, user, costNano: 1n }));
       assert.deepEqual(store.spend("user", {}).map((r) => r.key), ["alice", "bob", "carol"]);
     });
 
-    test("a cost that is not a bigint is refused", () => {
-      assert.throws(() => store.record(entry({ requestId: "x", costNano: 5 as unknown as bigint })), TypeError);
+    test("a cost that is not a bigint is refused", async () => {
+      await assert.rejects(store.record(entry({ requestId: "x", costNano: 5 as unknown as bigint })), TypeError);
       assert.equal(store.logs({}).length, 0);
     });
   });

@@ -61,11 +61,11 @@ test("migrations are numbered 1..n, set user_version and are idempotent", () => 
   openSqliteStore(path).close();
 });
 
-test("a spend counter that would overflow 64 bits is refused, not rounded", () => {
+test("a spend counter that would overflow 64 bits is refused, not rounded", async () => {
   const store = openSqliteStore(join(dir, "overflow.db"));
   store.record(entry({ requestId: "big1", costNano: 2n ** 62n }));
   store.record(entry({ requestId: "big2", token: "t2", user: "bob", costNano: 2n ** 62n - 1n }));
-  store.record(entry({ requestId: "big3", token: "t3", costNano: 2n ** 62n }));
+  const big3 = store.record(entry({ requestId: "big3", token: "t3", costNano: 2n ** 62n }));
   // Group commit: the batch fails, the good entries are committed one by one, and the
   // overflowing one is refused loudly.
   assert.throws(() => store.flush(), (err: unknown) =>
@@ -74,6 +74,7 @@ test("a spend counter that would overflow 64 bits is refused, not rounded", () =
   assert.equal(store.spentByUser("bob"), 2n ** 62n - 1n);
   assert.equal(store.spentByToken("t3"), 0n);
   assert.deepEqual(store.logs({ requestId: "big3" }), []);
+  await big3; // durable in the journal; SQLite's refusal is reported by flush() and logged
   store.close();
 });
 
@@ -104,10 +105,11 @@ test("store specs: sqlite paths resolve against the base dir; redis is not avail
   assert.equal(existsSync(join(dir, "spec/g.db")), true);
 });
 
-test("every id a writer printed survives kill -9, and spend matches the log", { timeout: 30_000 }, async () => {
-  const path = join(dir, "killed.db");
+for (const mode of ["flush", "record"] as const) {
+test(`every id a writer printed once ${mode === "flush" ? "flush() returned" : "record() resolved (journaled, not yet in SQLite)"} survives kill -9, and spend matches the log`, { timeout: 30_000 }, async () => {
+  const path = join(dir, `killed-${mode}.db`);
   const helper = join(root, "test/helpers/store-writer.ts");
-  const child = spawn(process.execPath, ["--import", "tsx", helper, path], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", helper, path, mode], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   const printed: string[] = [];
   let buffered = "";
   let stderr = "";
@@ -120,7 +122,7 @@ test("every id a writer printed survives kill -9, and spend matches the log", { 
         const lines = buffered.split("\n");
         buffered = lines.pop()!;
         printed.push(...lines);
-        if (printed.length >= 500) ready();
+        if (printed.length >= 1500) ready();
       });
       exited.then(() => fail(new Error(`writer exited before being killed: ${stderr}`)));
     });
@@ -134,11 +136,12 @@ test("every id a writer printed survives kill -9, and spend matches the log", { 
   }
   assert.equal(await exited, "SIGKILL");
 
-  const store = openSqliteStore(path);
+  const store = openSqliteStore(path); // replays what the journal holds
   const logged = new Set(store.logs({ limit: 10_000_000 }).map((e) => e.requestId));
   store.close();
   const missing = printed.filter((id) => !logged.has(id));
   assert.deepEqual(missing, [], `${missing.length} committed ids lost`);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith(`killed-${mode}.db-charges-`)), [], "replayed and closed: no journal left");
   const db = raw(path);
   const logTotal = db.prepare("SELECT SUM(cost_nano) FROM usage_log").pluck().get() as bigint;
   for (const kind of ["token", "user"]) {
@@ -147,6 +150,7 @@ test("every id a writer printed survives kill -9, and spend matches the log", { 
   }
   db.close();
 });
+}
 
 test("commits move to a writer thread once it has started; reads still see every entry at once", async () => {
   const path = join(dir, "thread/gateway.db");
@@ -164,8 +168,9 @@ test("commits move to a writer thread once it has started; reads still see every
   assert.equal(reader.prepare("SELECT COUNT(*) FROM usage_log").pluck().get(), 1201n);
   assert.equal(reader.prepare("SELECT nano FROM spend WHERE kind = 'user' AND name = 'alice'").pluck().get(), 2403n);
   reader.close();
-  store.record(entry({ requestId: "bad", costNano: 2n ** 63n - 1n })); // overflows the spend counter
+  const bad = store.record(entry({ requestId: "bad", costNano: 2n ** 63n - 1n })); // overflows the spend counter
   assert.throws(() => store.flush(), (err: unknown) => err instanceof AggregateError && /CHECK constraint/.test(String(err.errors[0])));
+  await bad;
   store.close();
   await new Promise((r) => setTimeout(r, 200));
   assert.ok(threads() <= before, "close() ends the writer thread");

@@ -1,0 +1,162 @@
+// The usage log's durable journal. A settled request's entry is appended to a file before
+// its answer's last bytes go out: entries settled in the same turn of the event loop share
+// one write(2) (a group commit that starts as soon as the turn's work is done), so a
+// kill -9 cannot lose an acknowledged charge, at a few µs where a SQLite commit costs
+// 30-50 µs. The journal is also the queue to SQLite: the writer thread reads it back and
+// commits it there (sqlite-ingest.ts), and deletes each segment once it holds all of it.
+
+import { closeSync, openSync, readdirSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
+import type { UsageEntry } from "./store.js";
+
+/** A segment this large is closed and the next one started, so settled ones can go. */
+const SEGMENT_BYTES = 8 * 1024 * 1024;
+
+/** The file of segment `n` of the store at `dbPath`. */
+export function segmentPath(dbPath: string, n: number): string {
+  return `${dbPath}-charges-${String(n).padStart(6, "0")}.jsonl`;
+}
+
+/** Deletes segment `n` (an empty one, or one SQLite holds whole). */
+export function deleteSegment(dbPath: string, n: number): void {
+  unlinkSync(segmentPath(dbPath, n));
+}
+
+/** The numbers of the segments the store at `dbPath` has on disk, oldest first. */
+export function segmentNumbers(dbPath: string): number[] {
+  const prefix = `${basename(dbPath)}-charges-`;
+  return readdirSync(dirname(dbPath))
+    .filter((f) => f.startsWith(prefix) && f.endsWith(".jsonl"))
+    .map((f) => Number(f.slice(prefix.length, -".jsonl".length)))
+    .filter((n) => Number.isInteger(n) && n > 0)
+    .sort((a, b) => a - b);
+}
+
+/** One entry as a journal line: its column values (see rowOf), money as a decimal string. */
+export function journalLine(e: UsageEntry): string {
+  const row = rowOf(e);
+  row[COST_AT] = String(row[COST_AT]);
+  return JSON.stringify(row) + "\n";
+}
+
+/** Where the journal's writes have reached: what the writer thread may read up to. */
+export interface JournalMark {
+  readonly segment: number;
+  readonly bytes: number;
+  /** The segment is closed at `bytes`: once read, it can be deleted. */
+  readonly final: boolean;
+}
+
+/** Lines appended in one turn of the event loop, written together. */
+interface Group {
+  lines: string;
+  readonly done: Promise<void>;
+  readonly settle: (err?: unknown) => void;
+}
+
+function newGroup(): Group {
+  let settle!: (err?: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
+  return { lines: "", done, settle };
+}
+
+export class Journal {
+  readonly #dbPath: string;
+  #segment: number;
+  #fd: number;
+  #bytes = 0;
+  #group: Group | undefined;
+  readonly #writeGroup = () => this.write();
+  /** Told where the journal ends after each group's write (and at each segment's close). */
+  readonly #onWritten: (mark: JournalMark) => void;
+
+  /** Opens a new segment, numbered after any an earlier run left (replay those first). */
+  constructor(dbPath: string, onWritten: (mark: JournalMark) => void) {
+    this.#dbPath = dbPath;
+    this.#onWritten = onWritten;
+    this.#segment = (segmentNumbers(dbPath).at(-1) ?? 0) + 1;
+    this.#fd = openSync(segmentPath(dbPath, this.#segment), "a");
+  }
+
+  /** Queues a line; the promise resolves once it is written (durable against a process
+   * crash), and rejects when the write failed (a full disk): the charge is then not
+   * recorded. Lines queued in the same turn share one write. */
+  append(line: string): Promise<void> {
+    let group = this.#group;
+    if (group === undefined) {
+      group = this.#group = newGroup();
+      setImmediate(this.#writeGroup);
+    }
+    group.lines += line;
+    return group.done;
+  }
+
+  /** Writes the queued lines now (also before a read, so it sees them). */
+  write(): void {
+    const group = this.#group;
+    if (group === undefined) return;
+    this.#group = undefined;
+    try {
+      const buffer = Buffer.from(group.lines);
+      for (let at = 0; at < buffer.length;) at += writeSync(this.#fd, buffer, at);
+      this.#bytes += buffer.length;
+    } catch (err) {
+      group.settle(err);
+      return;
+    }
+    group.settle();
+    if (this.#bytes >= SEGMENT_BYTES) this.#rotate();
+    else this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: false });
+  }
+
+  /** Closes the open segment and opens the next. */
+  #rotate(): void {
+    closeSync(this.#fd);
+    this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: true });
+    this.#segment++;
+    this.#fd = openSync(segmentPath(this.#dbPath, this.#segment), "a");
+    this.#bytes = 0;
+  }
+
+  /** Where the writes have reached. */
+  get mark(): JournalMark {
+    return { segment: this.#segment, bytes: this.#bytes, final: false };
+  }
+
+  /** Writes what is queued and closes the open segment, marked final for the reader. */
+  close(): void {
+    this.write();
+    closeSync(this.#fd);
+    this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: true });
+  }
+}
+
+/** The flat row values (see pushRow) of complete journal lines; a torn last line (the
+ * process died inside the write) held no acknowledged charge and is skipped. */
+export function rowsOfLines(text: string, onSkipped: () => void): unknown[] {
+  const rows: unknown[] = [];
+  let start = 0;
+  for (let end = text.indexOf("\n"); end !== -1; start = end + 1, end = text.indexOf("\n", start)) {
+    pushLine(rows, text.slice(start, end), onSkipped);
+  }
+  if (start < text.length) pushLine(rows, text.slice(start), onSkipped);
+  return rows;
+}
+
+function pushLine(rows: unknown[], line: string, onSkipped: () => void): void {
+  if (line === "") return;
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch {
+    onSkipped();
+    return;
+  }
+  if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string") {
+    onSkipped();
+    return;
+  }
+  row[COST_AT] = BigInt(row[COST_AT] as string);
+  for (const v of row) rows.push(v);
+}
