@@ -4,7 +4,7 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Store, UsageEntry } from "../state/store.js";
+import type { RefundResult, Store, UsageEntry } from "../state/store.js";
 import type { Token, User } from "../runtime/types.js";
 import { formatNano } from "./cost.js";
 
@@ -38,6 +38,7 @@ export class Ledger {
   readonly #store: Store;
   readonly #tokens = new Map<string, Account>();
   readonly #users = new Map<string, Account>();
+  #held = 0;
 
   constructor(store: Store) {
     this.#store = store;
@@ -79,37 +80,64 @@ export class Ledger {
     tokenAccount.reserved += amountNano;
     userAccount.reserved += amountNano;
     const held: Held = { token: token.name, user: user.name, amountNano, done: false, tokenAccount, userAccount };
+    this.#held++;
     return held;
   }
 
-  /** Records the request with its real cost and frees the reservation. */
-  settle(reservation: Reservation | undefined, entry: UsageEntry): void {
+  /**
+   * Records the request with its real cost and frees the reservation, in one synchronous
+   * step (so the next reservation sees the spend); resolves once the entry and its spend
+   * are durable, rejects when the store could not write them. The spend stays counted here
+   * either way: money an upstream served is never offered again.
+   */
+  settle(reservation: Reservation | undefined, entry: UsageEntry): Promise<void> {
     if (reservation) this.release(reservation);
-    if (entry.costNano > 0n) {
-      // Load before recording, so the cached total is not counted from a store that
-      // already holds this entry.
-      const token = this.#token(entry.token);
-      const user = this.#user(entry.user);
-      this.#store.record(entry);
-      token.spent += entry.costNano;
-      user.spent += entry.costNano;
-    } else {
-      this.#store.record(entry);
-    }
+    if (entry.costNano === 0n) return this.#store.record(entry);
+    // Load before recording, so the cached total is not counted from a store that
+    // already holds this entry.
+    const token = this.#token(entry.token);
+    const user = this.#user(entry.user);
+    const committed = this.#store.record(entry);
+    token.spent += entry.costNano;
+    user.spent += entry.costNano;
+    return committed;
   }
 
   /** Frees a reservation without charging. Safe to call twice. */
   release(reservation: Reservation): void {
     if (reservation.done) return;
     reservation.done = true;
+    this.#held--;
     const held = reservation as Held;
     held.tokenAccount.reserved -= reservation.amountNano;
     held.userAccount.reserved -= reservation.amountNano;
   }
 
+  /** Reservations in flight (neither settled nor released). */
+  get reservationsHeld(): number {
+    return this.#held;
+  }
+
   /** Amount currently reserved for a user (in flight). */
   reservedByUser(user: string): bigint {
     return this.#users.get(user)?.reserved ?? 0n;
+  }
+
+  /**
+   * Refunds a settled request (an asynchronous job the upstream reported failed): the store
+   * marks its entry and lowers the spend exactly once, and the totals cached here follow in
+   * the same synchronous step. An account not cached yet reads the lowered total when first
+   * used. Throws what the store throws.
+   */
+  refund(requestId: string, at = Date.now()): RefundResult {
+    const result = this.#store.refund(requestId, at);
+    if (result.kind === "refunded") {
+      const token = this.#tokens.get(result.token);
+      const user = this.#users.get(result.user);
+      if (token) token.spent -= result.costNano;
+      if (user) user.spent -= result.costNano;
+    }
+    return result;
   }
 }
 

@@ -1,35 +1,31 @@
-// The usage hook: one call per finished request that named a model. Billing and the
-// usage log will implement it; until then the default writes a structured log line.
+// The usage hook: told about every settled request that had a token, with its usage-log
+// entry as committed. The default writes a debug log line; tests capture the entries.
 
 import { log } from "../observability/log.js";
-import type { RequestContext } from "../pipeline/context.js";
+import type { UsageEntry } from "../state/store.js";
+
+/** One settled request. */
+export interface RequestRecord {
+  readonly entry: UsageEntry;
+  /** Upstream attempts made (failovers included). */
+  readonly attempts: number;
+}
 
 export interface UsageSink {
-  /** Called once, after the response has ended, for every request that resolved a model. */
-  record(ctx: RequestContext, status: number, durationMs: number): void;
+  /** Called once per request, when it is settled (before its answer's last bytes go). */
+  record(record: RequestRecord): void;
 }
 
 /** Logs each request's usage at debug level (the usage log in the store is the record;
  * a line per request on stderr would cost more than the rest of the request). */
 export const logUsageSink: UsageSink = {
-  record(ctx, status, durationMs) {
+  record({ entry, attempts }) {
     if (!log.enabled("debug")) return;
     log.debug("usage", {
-      requestId: ctx.id,
-      token: ctx.token?.name,
-      user: ctx.user?.name,
-      group: ctx.token?.group,
-      model: ctx.modelName,
-      upstreamModel: ctx.upstreamModel,
-      channel: ctx.channel?.name,
-      protocol: ctx.route?.name,
-      attempts: ctx.attempts,
-      usage: ctx.usage,
-      usageMissing: ctx.model && ctx.usage === undefined && status < 400 ? true : undefined,
-      status,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-      ttfbMs: ctx.firstByteNs ? Number(ctx.firstByteNs - ctx.startNs) / 1e6 : undefined,
-      error: ctx.error?.code,
+      requestId: entry.requestId, token: entry.token, user: entry.user, group: entry.group, model: entry.model,
+      upstreamModel: entry.upstreamModel, channel: entry.channel, protocol: entry.inboundProtocol, attempts,
+      usage: entry.usage, estimated: entry.estimated || undefined, costNano: entry.costNano, status: entry.status,
+      durationMs: Math.round(entry.durationMs * 1000) / 1000, ttfbMs: entry.ttfbMs, error: entry.error,
     });
   },
 };

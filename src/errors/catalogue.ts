@@ -31,6 +31,12 @@ export const errors = Object.freeze({
   modelNotAllowed: spec(403, "gateway_error", "model_not_allowed", "This access token has no access to the requested model."),
   groupNotAllowed: spec(403, "gateway_error", "group_not_allowed", "The account level has no access to this token's group."),
   bodyTooLarge: spec(413, "invalid_request_error", "body_too_large", "The request body is too large."),
+  // 408 and 503 are retried by the official SDKs: a stalled upload or a full body budget
+  // is worth another try, unlike a body that is simply too large.
+  requestTimeout: spec(408, "invalid_request_error", "request_timeout", "The request was not received in time."),
+  bodyMemoryExhausted: spec(503, "gateway_error", "body_memory_exhausted", "The gateway is holding as many request bodies as it may; retry shortly."),
+  expectationFailed: spec(417, "invalid_request_error", "expectation_failed", "The Expect header's expectation is not supported (only 100-continue is)."),
+  clientClosed: spec(499, "invalid_request_error", "client_closed_request", "The client closed the connection before its request was received."),
   invalidJson: spec(400, "invalid_request_error", "invalid_json", "The request body is not valid JSON."),
   unsupportedMediaType: spec(415, "invalid_request_error", "unsupported_media_type", "The request body must be JSON (Content-Type: application/json)."),
   missingParameter: spec(400, "invalid_request_error", "missing_required_parameter", "A required parameter is missing."),
@@ -53,3 +59,10 @@ export const errors = Object.freeze({
 });
 
 export type ErrorName = keyof typeof errors;
+
+const byCode = new Map<string, ErrorSpec>(Object.values(errors).map((e) => [e.code, e]));
+
+/** The catalogued error with this code, if any. */
+export function errorByCode(code: string | undefined): ErrorSpec | undefined {
+  return code === undefined ? undefined : byCode.get(code);
+}

@@ -196,6 +196,26 @@ export const inflightRequests = new client.Gauge({
   },
 });
 
+/** Where reservations in flight are counted: each gateway server adds its ledger. */
+const reservationSources = new Set<() => number>();
+
+/** Counts a ledger's reservations in gateway_reservations_held; returns the undo. */
+export function countReservations(source: () => number): () => void {
+  reservationSources.add(source);
+  return () => reservationSources.delete(source);
+}
+
+export const reservationsHeld = new client.Gauge({
+  name: "gateway_reservations_held",
+  help: "Pre-deductions held by requests in flight (settled or released when each ends; 0 when idle).",
+  registers: [registry],
+  collect() {
+    let held = 0;
+    for (const source of reservationSources) held += source();
+    this.set(held);
+  },
+});
+
 export const configReloadsTotal = new client.Counter({
   name: "gateway_config_reloads_total",
   help: "Config reload attempts by outcome: applied, unchanged or rejected.",

@@ -4,6 +4,8 @@
 import type { Ledger } from "../billing/ledger.js";
 import type { UsageSink } from "../billing/usage-sink.js";
 import type { Limiter } from "../limits/limiter.js";
+import type { JobOutcomes } from "../routing/job-outcomes.js";
+import type { BodyBudget } from "../server/body-budget.js";
 import type { HandlerName } from "../server/routes.js";
 import { compose, type Stage } from "./compose.js";
 import type { RequestContext } from "./context.js";
@@ -23,33 +25,39 @@ import { modelsStage } from "./stages/models.js";
 import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
+import { settleStage } from "./stages/settle.js";
 import { upstreamStage } from "./stages/upstream.js";
 
 export interface ChainDeps {
-  /** Called once per finished request: billing settles and records it here. */
+  /** Told about every settled request (after billing, before its last bytes go). */
   readonly usage: UsageSink;
   readonly ledger: Ledger;
   readonly limiter: Limiter;
+  /** Memory all request bodies in flight may hold together (server.max_body_memory). */
+  readonly bodyBudget: BodyBudget;
+  /** Acts on the job statuses client polls relay (a failed job's charge is refunded). */
+  readonly jobs: JobOutcomes;
 }
 
 /**
  * Builds the request handler:
- * log → route → auth → access → limits → [handler: body → model → rules → reserve → upstream].
- * Settlement runs in the log stage's usage hook once the response has ended.
+ * log → route → auth → settle → access → limits → [handler: body → model → rules → reserve → upstream].
+ * Settlement wraps everything after auth: every authenticated request gets its usage-log
+ * entry, and a billed answer's last bytes go only once its charge is committed.
  */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    proxy: compose([bodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    multipart: compose([multipartBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    upload: compose([uploadBodyStage(), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    job: compose([jobStage()]),
+    proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
+    job: compose([jobStage(deps.jobs)]),
     realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.ledger), realtimeStage()]),
-    messages: compose([anthropicVersionStage(), bodyStage(), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
+    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),
   };
   const dispatch: Stage<RequestContext> = (ctx) => handlers[ctx.route!.handler](ctx);
   return compose([
-    logStage(deps.usage), routeStage(), authStage(), accessStage(deps.ledger), limitsStage(deps.limiter), dispatch,
+    logStage(), routeStage(), authStage(), settleStage(deps.ledger, deps.usage), accessStage(deps.ledger), limitsStage(deps.limiter), dispatch,
   ]);
 }

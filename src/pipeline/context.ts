@@ -4,14 +4,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { GatewayError } from "../errors/gateway-error.js";
-import type { Usage } from "../protocols/usage.js";
 import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
 import type { Reservation } from "../billing/ledger.js";
 import type { Units } from "../billing/cost.js";
 import type { MultipartFile } from "../media/multipart.js";
-
+import type { Served } from "../upstream/served.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -55,24 +54,19 @@ export interface RequestContext {
   channel?: Channel;
   upstreamModel?: string;
   attempts: number;
-  /** Status of the upstream answer that was relayed to the client, if any. */
-  upstreamStatus?: number;
-  /** Characters of generated text seen on the way back (for usage estimates). */
-  outputChars?: number;
-  /** Non-token quantities the request is billed by (images, characters, …). */
+  /** Non-token quantities the request is billed by (images, characters, …), as its rules
+   * read them from the request (the answer may correct them: served.units). */
   units?: Units;
-  /** True when `units` are the pre-deduction's estimate (the answer did not report them). */
-  unitsEstimated?: boolean;
-  /** Id of the asynchronous job (video) this request created or fetches. */
+  /** Id of the asynchronous job (video) this request fetches. */
   jobId?: string;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
+  /** What the upstream served, as the upstream stage learned it; its last bytes wait for
+   * settlement (served.release). */
+  served?: Served;
 
   /** Set when the response is an error the gateway produced. */
   error?: GatewayError;
-  usage?: Usage;
-  /** process.hrtime.bigint() when the first response byte was written. */
-  firstByteNs?: bigint;
   /** Set for a WebSocket upgrade (realtime). */
   readonly upgrade?: Upgrade;
 }

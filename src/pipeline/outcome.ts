@@ -3,15 +3,16 @@
 
 import type { RequestContext } from "./context.js";
 
-/** The status of the answer: 101 for a WebSocket session that ran, 499 when the client
- * left before any answer. */
+/** The status of the answer: the upstream's for an answer it served (its head may still be
+ * withheld until settlement; 101 for a WebSocket session), 499 when the client left before
+ * any answer. */
 export function answeredStatus(ctx: RequestContext): number {
-  if (ctx.upstreamStatus === 101) return 101;
+  if (ctx.served) return ctx.served.status;
   return ctx.res.headersSent ? ctx.res.statusCode : 499;
 }
 
 /** Whether an upstream served the request (what is charged, and counts as not failed). */
 export function upstreamServed(ctx: RequestContext): boolean {
-  const s = ctx.upstreamStatus;
+  const s = ctx.served?.status;
   return s !== undefined && ((s >= 200 && s < 300) || s === 101);
 }

@@ -35,6 +35,10 @@ export interface StreamDecoder {
   /** Called at end of stream: closes what the upstream left open (a message_stop at
    * least, when the upstream ended without one). */
   end(): CanonicalEvent[];
+  /** True once the protocol's terminal event came, for protocols whose message_stop waits
+   * for end() (generate-content's last chunk is only known by its finishReason): the answer
+   * is whole even if the upstream keeps the connection open. */
+  finished?(): boolean;
 }
 
 export interface InboundAdapter {

@@ -139,4 +139,6 @@ export type CanonicalEvent =
   | { readonly type: "tool_input_delta"; readonly index: number; readonly partialJson: string }
   | { readonly type: "block_stop"; readonly index: number }
   | { readonly type: "message_stop"; readonly stopReason: StopReason; readonly stopSequence?: string; readonly usage: Usage }
-  | { readonly type: "error"; readonly status: number; readonly message: string };
+  /** `code`: the gateway's catalogue code when the gateway ended the stream (default
+   * upstream_error: the upstream's own failure). */
+  | { readonly type: "error"; readonly status: number; readonly message: string; readonly code?: string };

@@ -3,6 +3,7 @@
 // how to read usage from the answer as it flows by.
 
 import type { Units } from "../billing/cost.js";
+import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import { lastObjectField } from "./json-tail.js";
@@ -36,6 +37,12 @@ export interface PassthroughSpec {
   body(req: PassRequest, upstreamModel: string): { readonly body: Buffer; readonly stripUsage: boolean };
   /** A tap for one streamed answer; absent for endpoints that never stream. */
   streamTap?(stripUsage: boolean): SseUsageTap;
+  /** The event that ends a stream the gateway has to cut short, in the protocol's own
+   * error shape; `relayed`: events relayed before it. Present with streamTap. */
+  streamError?(err: GatewayError, relayed: number): string;
+  /** Whether a 2xx answer must be JSON (checked before it is relayed); default true.
+   * Audio and plain-text answers are relayed as bytes. */
+  answersJson?(req: PassRequest): boolean;
   /** Usage of a complete answer body. */
   bodyUsage(body: Buffer): Usage | undefined;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */

@@ -14,11 +14,16 @@ export function shouldFailOver(status: number): boolean {
 /** The last thing that went wrong when no channel produced an answer. */
 export type LastFailure =
   | { readonly kind: "status"; readonly status: number; readonly retryAfter?: string }
-  | { readonly kind: "transport"; readonly failure: UpstreamFailure };
+  | { readonly kind: "transport"; readonly failure: UpstreamFailure }
+  /** A 2xx that was no answer: not JSON, or cut short. */
+  | { readonly kind: "broken"; readonly reason: string };
 
 /** The client-facing error once every attempt has failed. Upstream bodies are not echoed:
  * they can name the operator's account or quote part of its key. */
 export function exhaustedError(last: LastFailure): GatewayError {
+  if (last.kind === "broken") {
+    return new GatewayError(errors.upstreamError, `The upstream provider's answer was unusable (${last.reason}); it was not relayed or charged. Retry later.`);
+  }
   if (last.kind === "transport") {
     if (last.failure.kind === "timeout") return new GatewayError(errors.upstreamTimeout);
     return new GatewayError(errors.upstreamUnavailable);

@@ -58,9 +58,11 @@ export interface SendOptions {
   readonly headers: Record<string, string | string[]>;
   /** Absent for GET. */
   readonly body?: Buffer;
-  /** No response head within this time: the attempt fails with kind "timeout"; the same
-   * bound applies between body chunks (the body stream then errors). */
+  /** No response head within this time: the attempt fails with kind "timeout". */
   readonly timeoutMs: number;
+  /** Longest silence between body chunks (default timeoutMs); past it the body stream
+   * errors with UND_ERR_BODY_TIMEOUT (server.stream_idle_timeout). */
+  readonly idleTimeoutMs?: number;
   readonly cancel: Cancellation;
 }
 
@@ -85,7 +87,7 @@ export async function send(opts: SendOptions): Promise<UpstreamResponse> {
       headers: opts.headers,
       body: opts.body,
       headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
+      bodyTimeout: opts.idleTimeoutMs ?? opts.timeoutMs,
       signal: opts.cancel,
     });
     return { status: r.statusCode, headers: r.headers as IncomingHttpHeaders, body: r.body };

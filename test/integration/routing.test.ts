@@ -328,7 +328,7 @@ describe("routing and failover", () => {
     );
   });
 
-  test("a stream that stalls after its first chunk beyond upstream_timeout is cut off, upstream closed", async () => {
+  test("a stream that stalls after its first chunk beyond stream_idle_timeout ends with an error event, upstream closed", async () => {
     let closed = 0;
     const staller = http.createServer((req, res) => {
       req.resume();
@@ -344,13 +344,18 @@ describe("routing and failover", () => {
       const gw = await gateway([
         channel("stall", `http://127.0.0.1:${(staller.address() as AddressInfo).port}`, { priority: 10 }),
         channel("second", ups.b.fake.url),
-      ], { upstream_timeout: "300ms" });
+      ], { stream_idle_timeout: "1s" });
       const started = Date.now();
-      const outcome = await postChat(gw.url, { ...hello, stream: true }).catch((err: Error) => err);
+      const outcome = await postChat(gw.url, { ...hello, stream: true });
       const took = Date.now() - started;
-      // bytes already reached the client: no failover, the stream is cut instead of hanging
-      assert.ok(outcome instanceof Error || !outcome.text.includes("[DONE]"), "the stream must not look complete");
-      assert.ok(took >= 280 && took < 2500, `took ${took} ms`);
+      // bytes already reached the client: no failover; the stream ends with an error event
+      // in the OpenAI shape instead of hanging
+      assert.equal(outcome.status, 200);
+      assert.ok(!outcome.text.includes("[DONE]"), "the stream must not look complete");
+      const events = outcome.text.trim().split("\n\n").map((e) => JSON.parse(e.replace(/^data: /, "")));
+      assert.equal(events[0].choices[0].delta.content, "partial");
+      assert.equal(events.at(-1).error.code, "upstream_timeout", outcome.text);
+      assert.ok(took >= 900 && took < 4000, `took ${took} ms`);
       await eventually(() => closed === 1, 2000, "the stalled upstream to be closed");
       assert.equal(count("b"), 0, "no retry after the first byte");
       assert.equal((await rawRequest(`${gw.url}/healthz`)).status, 200, "the gateway keeps serving");

@@ -120,10 +120,10 @@ export function capturingSink(): UsageSink & { records: Recorded[] } {
   const records: Recorded[] = [];
   return {
     records,
-    record(ctx, status) {
+    record({ entry, attempts }) {
       records.push({
-        id: ctx.id, status, modelName: ctx.modelName, upstreamModel: ctx.upstreamModel,
-        channel: ctx.channel?.name, token: ctx.token?.name, usage: ctx.usage, attempts: ctx.attempts,
+        id: entry.requestId, status: entry.status, modelName: entry.model || undefined, upstreamModel: entry.upstreamModel,
+        channel: entry.channel, token: entry.token, usage: entry.estimated || entry.status >= 400 ? undefined : entry.usage, attempts,
       });
     },
   };

@@ -188,9 +188,14 @@ test("anthropic stream decoder: errors, cut-off streams, citations and late usag
   const cut = decodeStream(toSse(wireStream().slice(0, 14)));
   assertStreamContract(cut);
   assert.equal(cut.at(-1)!.type, "error");
+  // Without message_stop the answer is not whole (hardening issue: a stream ends with its
+  // protocol's terminal event, or with an error).
   const noStop = decodeStream(toSse(wireStream().slice(0, -1)));
   assertStreamContract(noStop);
-  assert.equal(noStop.at(-1)!.type, "message_stop");
+  assert.equal(noStop.at(-1)!.type, "error");
+  const garbled = decodeStream([...toSse([start]), { event: "content_block_delta", data: "{not json" }]);
+  assertStreamContract(garbled);
+  assert.equal(garbled.at(-1)!.type, "error");
   const cited = decodeStream(toSse([start, wireStream()[7],
     { event: "content_block_delta", data: { type: "content_block_delta", index: 1, delta: { type: "citations_delta", citation: { type: "char_location" } } } },
     wireStream()[10],

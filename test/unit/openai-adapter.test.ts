@@ -295,10 +295,14 @@ describe("chat-completions streams", () => {
 
   test("the decoder closes what the upstream leaves open, and reports truncation", () => {
     const chunk = (delta: object, finish: string | null = null) => ({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
-    // finish without [DONE] and without usage
+    // a finish reason without [DONE]: the usage chunk may have been cut, so not whole
     const noDone = decodeStream([chunk({ content: "hi" }), chunk({}, "length")]);
     assertStreamContract(noDone);
-    assert.deepEqual(noDone.at(-1), { type: "message_stop", stopReason: "max_tokens", usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 } });
+    assert.equal(noDone.at(-1)?.type, "error");
+    // with [DONE] and without usage
+    const done = decodeStream([chunk({ content: "hi" }), chunk({}, "length"), "[DONE]"]);
+    assertStreamContract(done);
+    assert.deepEqual(done.at(-1), { type: "message_stop", stopReason: "max_tokens", usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 } });
     // cut off mid-answer
     const cut = decodeStream([chunk({ content: "hi" })]);
     assertStreamContract(cut);

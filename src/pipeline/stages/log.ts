@@ -1,17 +1,17 @@
 // The outermost stage: turns anything thrown into a rendered error, then records the
-// request in metrics, the usage hook and the log once the response is done.
+// request in metrics (and, below info level, the log) once the response is done. Billing
+// and the usage log are settlement's (settle.ts).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
-import type { UsageSink } from "../../billing/usage-sink.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { answeredStatus } from "../outcome.js";
 import { sendError } from "../respond.js";
 
-export function logStage(sink: UsageSink): Stage<RequestContext> {
+export function logStage(): Stage<RequestContext> {
   return async (ctx, next) => {
     inflight.count++;
     try {
@@ -21,17 +21,18 @@ export function logStage(sink: UsageSink): Stage<RequestContext> {
       sendError(ctx, ctx.error);
     } finally {
       inflight.count--;
-      record(ctx, sink);
+      record(ctx);
     }
   };
 }
 
+/** An exception that is not a catalogued error is a bug: logged once, with its stack. */
 function internal(ctx: RequestContext, err: unknown): GatewayError {
   log.error("unhandled error", { requestId: ctx.id, error: err instanceof Error ? err.stack : String(err) });
   return new GatewayError(errors.internal);
 }
 
-function record(ctx: RequestContext, sink: UsageSink): void {
+function record(ctx: RequestContext): void {
   const status = answeredStatus(ctx);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const protocol = ctx.route?.name ?? "unknown";
@@ -39,16 +40,15 @@ function record(ctx: RequestContext, sink: UsageSink): void {
   const statusLabel = String(status);
   requestTally.add(1, protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel);
   requestDuration.observe(durationMs / 1000, protocol, model, statusLabel);
-  if (ctx.usage) {
-    const u = ctx.usage;
+  const u = ctx.served?.usage;
+  if (u) {
     if (u.input) tokenTally.add(u.input, model, "input");
     if (u.cacheRead) tokenTally.add(u.cacheRead, model, "cache_read");
     if (u.cacheWrite) tokenTally.add(u.cacheWrite, model, "cache_write");
     if (u.output) tokenTally.add(u.output, model, "output");
     if (u.reasoning) tokenTally.add(u.reasoning, model, "reasoning");
   }
-  if (ctx.token) sink.record(ctx, status, durationMs);
-  else if (log.enabled("debug")) {
+  if (!ctx.token && log.enabled("debug")) {
     log.debug("request", { requestId: ctx.id, method: ctx.req.method, path: ctx.path, status, durationMs, error: ctx.error?.code });
   }
 }

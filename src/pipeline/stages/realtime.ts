@@ -14,6 +14,7 @@ import { upstreamUrl } from "../../providers/provider.js";
 import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel } from "../../runtime/types.js";
+import { requestIdHeader } from "../../server/request-id.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { KEY_PROTOCOL } from "./auth.js";
@@ -70,6 +71,34 @@ function sendable(code: number): number {
   return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
 }
 
+/**
+ * Completes the client's handshake (its 101 carries the request id). ws settles it before
+ * returning: a handshake it refuses becomes a 400 in our shape (the response is still ours to
+ * write), and a client that left while the upstream was reached ends the request, instead of
+ * a wait for a callback that never comes.
+ */
+function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
+  const { socket, head } = ctx.upgrade!;
+  let client: WebSocket | undefined;
+  let refusal: Error | undefined;
+  const addId = (headers: string[]) => { headers.push(`${requestIdHeader}: ${ctx.id}`); };
+  const onRefusal = (err: Error) => { refusal = err; };
+  wss.once("headers", addId);
+  wss.once("wsClientError", onRefusal);
+  try {
+    wss.handleUpgrade(ctx.req, socket as never, head, (ws) => { client = ws; });
+  } finally {
+    wss.off("headers", addId);
+    wss.off("wsClientError", onRefusal);
+  }
+  if (client) {
+    ctx.res.detachSocket(socket as never);
+    return client;
+  }
+  if (refusal) throw new GatewayError(errors.invalidParameter, `The WebSocket handshake is invalid: ${refusal.message}.`);
+  throw new GatewayError(errors.clientClosed);
+}
+
 export function realtimeStage(): Stage<RequestContext> {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false });
   return async (ctx) => {
@@ -82,11 +111,14 @@ export function realtimeStage(): Stage<RequestContext> {
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const early: Frame[] = [];
     const { upstream, hold } = await connectUpstream(ctx, channel, ctx.upstreamModel, early);
-    const { socket, head } = ctx.upgrade!;
-    ctx.res.detachSocket(socket as never);
-    const client = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(ctx.req, socket, head, resolve));
-    ctx.upstreamStatus = 101;
-    ctx.firstByteNs = process.hrtime.bigint();
+    let client: WebSocket;
+    try {
+      client = acceptClient(wss, ctx);
+    } catch (err) {
+      upstream.terminate();
+      throw err;
+    }
+    const firstByteNs = process.hrtime.bigint();
     const usage = emptyUsage();
     let reported = false;
     await new Promise<void>((resolve) => {
@@ -111,8 +143,13 @@ export function realtimeStage(): Stage<RequestContext> {
       client.on("error", () => upstream.terminate());
       upstream.on("error", () => client.terminate());
     });
-    // A session that produced no response has nothing to bill; one whose usage never came
-    // is billed by the estimate (marked) like any answer without usage.
-    ctx.usage = reported ? usage : undefined;
+    // A session whose usage never came is billed by the estimate (marked) like any answer
+    // without usage. Its socket is closed already: nothing is withheld.
+    ctx.served = {
+      status: 101, ending: "complete", charge: "reported", usage: reported ? usage : undefined, units: undefined,
+      unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: () => released, abandon: () => {},
+    };
   };
 }
+
+const released = Promise.resolve();

@@ -17,11 +17,12 @@ import { coolingLast, recordFailure, recordSuccess } from "../../routing/health.
 import { rememberJob } from "../../routing/jobs.js";
 import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
-import type { Exchange } from "../../upstream/exchanges/exchange.js";
+import { BrokenAnswer, type Exchange, type ExchangeInput } from "../../upstream/exchanges/exchange.js";
 import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
 import { readAll } from "../../upstream/exchanges/exchange.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
 import { Cancellation, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
+import type { Served } from "../../upstream/served.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { candidateTiers } from "./candidates.js";
@@ -45,14 +46,15 @@ export function upstreamStage(): Stage<RequestContext> {
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
     try {
-      await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
-      if (ctx.jobId && ctx.upstreamStatus !== undefined && ctx.upstreamStatus < 300) {
-        rememberJob(ctx.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName! });
+      const served = await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
+      if (!served) return; // the client left before any answer
+      ctx.served = served;
+      const ok = served.status < 300;
+      if (served.jobId && ok) {
+        rememberJob(served.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName!, requestId: ctx.id });
       }
       // Bind only after a success, and only a new session: a bound one keeps its channel.
-      if (session && !session.bound && ctx.upstreamStatus !== undefined && ctx.upstreamStatus < 300) {
-        bindChannel(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
-      }
+      if (session && !session.bound && ok) bindChannel(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
     } finally {
       ctx.res.off("close", onClose);
     }
@@ -93,14 +95,27 @@ function preferBound(
 function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelProtocol) => Exchange {
   let passthrough: Exchange | undefined;
   let converting: Exchange | undefined;
+  let input: ExchangeInput | undefined;
+  const inputOf = () => (input ??= exchangeInput(ctx));
   return (channelProtocol) => channelProtocol === protocol.passthrough.channelProtocol
-    ? (passthrough ??= passthroughExchange(ctx, protocol.passthrough))
-    : (converting ??= convertExchange(ctx, protocol.inbound!));
+    ? (passthrough ??= passthroughExchange(inputOf(), protocol.passthrough))
+    : (converting ??= convertExchange(inputOf(), protocol.inbound!));
 }
 
+/** What the exchanges need of the request, as values. */
+function exchangeInput(ctx: RequestContext): ExchangeInput {
+  return {
+    requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, query: ctx.query,
+    pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
+    maxOutputTokens: ctx.model!.maxOutputTokens, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
+  };
+}
+
+/** Tries the plan's channels in order until one answers; the answer served, or undefined
+ * when the client left first. Throws the client-facing error when every attempt failed. */
 async function attemptAll(
   ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
-): Promise<void> {
+): Promise<Served | undefined> {
   let last: LastFailure | undefined;
   for (const channel of plan) {
     ctx.attempts++;
@@ -115,12 +130,13 @@ async function attemptAll(
       // builds a new hidden class, ~200 B that only a full GC frees; here it was half of
       // what the gateway promoted per request (BENCH_HEAP_PROMOTED=1).
       upstream = await send({
-        url: request.url, headers: request.headers, body: request.body, timeoutMs: ctx.runtime.server.upstreamTimeoutMs, cancel,
+        url: request.url, headers: request.headers, body: request.body, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
+        idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs, cancel,
       });
     } catch (err) {
       if (!(err instanceof UpstreamFailure)) throw err;
       observeAttempt(channel, ctx, started, err.kind);
-      if (err.kind === "aborted") return;
+      if (err.kind === "aborted") return undefined;
       last = { kind: "transport", failure: err };
       if (err.kind === "timeout") break; // a slow upstream is not retried: 504
       recordFailure(channel.name);
@@ -140,9 +156,17 @@ async function attemptAll(
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
       continue;
     }
+    const answer = await exchange.respond(upstream, channel);
+    if (answer instanceof BrokenAnswer) {
+      log.warn("upstream answer broken", { requestId: ctx.id, channel: channel.name, reason: answer.reason });
+      // A body cut short, stalled or not JSON: nothing of it reached the client: the channel failed, and the next may answer.
+      last = { kind: "broken", reason: answer.reason };
+      recordFailure(channel.name);
+      upstreamRetriesTotal.inc({ channel: channel.name, reason: "broken_answer" });
+      continue;
+    }
     recordSuccess(channel.name);
-    await exchange.respond(upstream, channel);
-    return;
+    return answer;
   }
   throw exhaustedError(last ?? { kind: "status", status: 502 });
 }

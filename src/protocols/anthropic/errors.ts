@@ -9,6 +9,7 @@ function anthropicType(status: number): string {
     case 400:
     case 413:
     case 415:
+    case 417:
       return status === 413 ? "request_too_large" : "invalid_request_error";
     case 401:
       return "authentication_error";
@@ -20,6 +21,7 @@ function anthropicType(status: number): string {
       return "not_found_error";
     case 429:
       return "rate_limit_error";
+    case 408:
     case 504:
       return "timeout_error";
     case 503:
@@ -41,4 +43,9 @@ export function renderAnthropicError(err: GatewayError): string {
       gateway_type: err.type,
     },
   });
+}
+
+/** The error as a messages stream event, as the API sends one mid-stream. */
+export function renderAnthropicStreamError(err: GatewayError): string {
+  return `event: error\ndata: ${renderAnthropicError(err)}\n\n`;
 }

@@ -4,7 +4,8 @@
 import { lastObjectField } from "../json-tail.js";
 import { renamedBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
-import { anthropicGeneratedChars, anthropicUsageReader } from "./stream-tap.js";
+import { renderAnthropicStreamError } from "./errors.js";
+import { anthropicGeneratedChars, anthropicStreamEnds, anthropicUsageReader } from "./stream-tap.js";
 import { normalizeAnthropicUsage } from "./usage.js";
 
 export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
@@ -12,7 +13,8 @@ export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/messages",
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new SseUsageTap(anthropicUsageReader()),
+  streamTap: () => new SseUsageTap(anthropicUsageReader(), anthropicStreamEnds),
+  streamError: (err) => renderAnthropicStreamError(err),
   bodyUsage: (body) => normalizeAnthropicUsage(lastObjectField(body, "usage")),
   bodyChars: (body) => anthropicGeneratedChars(body.toString("utf8")),
 });

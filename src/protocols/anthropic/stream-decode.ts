@@ -47,7 +47,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
     try {
       data = JSON.parse(event.data);
     } catch {
-      return [];
+      this.#done = true;
+      return [{ type: "error", status: 502, message: "The upstream sent a stream event that is not JSON." }];
     }
     if (!isObject(data)) return [];
     switch (data.type ?? event.event) {
@@ -62,11 +63,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
     }
   }
 
+  /** A stream is whole only with its message_stop: without it the answer may be cut (half a
+   * tool call's JSON, the final usage), which is an error, not a stop. */
   end(): CanonicalEvent[] {
     if (this.#done) return [];
-    // Only message_stop missing: the answer is whole, so finish it. Cut off earlier: the
-    // answer (perhaps half a tool call's JSON) is incomplete, which is an error, not a stop.
-    if (this.#started && this.#stop !== undefined) return this.#finish();
     this.#done = true;
     const when = this.#started ? "before the message was complete" : "before it started";
     return [{ type: "error", status: 502, message: `The upstream stream ended ${when}.` }];

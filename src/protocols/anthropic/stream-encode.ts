@@ -2,7 +2,7 @@
 // order the official SDK's MessageStream accumulates: message_start, content blocks,
 // message_delta (stop reason and final usage), message_stop.
 
-import { errors } from "../../errors/catalogue.js";
+import { errorByCode, errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent, StreamBlockStart } from "../canonical.js";
@@ -61,7 +61,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
           usage: wireUsage(e.usage),
         }) + sse("message_stop", {});
       case "error": {
-        const body = renderAnthropicError(new GatewayError(errors.upstreamError, e.message, { status: e.status }));
+        const body = renderAnthropicError(new GatewayError(errorByCode(e.code) ?? errors.upstreamError, e.message, { status: e.status }));
         return `event: error\ndata: ${body}\n\n`;
       }
     }

@@ -1,7 +1,7 @@
 // Usage in a messages stream arrives in two parts: message_start carries the input and
 // cache counts, message_delta the (cumulative) output count and sometimes updated inputs.
 
-import { textChars, type UsageReader } from "../usage-tap.js";
+import { textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import { normalizeAnthropicUsage } from "./usage.js";
 
 /** Generated text fields of a messages body or stream event. */
@@ -30,3 +30,9 @@ export function anthropicUsageReader(): UsageReader {
     usage: () => (seen ? normalizeAnthropicUsage(merged) : undefined),
   };
 }
+
+/** A messages stream ends with message_stop; an `error` event is the upstream's failure. */
+export const anthropicStreamEnds: StreamEnds = Object.freeze({
+  terminal: /^event: ?message_stop\s*$|^data: ?\{\s*"type"\s*:\s*"message_stop"/m,
+  failure: /^event: ?error\s*$|^data: ?\{\s*"type"\s*:\s*"error"/m,
+});

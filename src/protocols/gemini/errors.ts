@@ -9,6 +9,7 @@ function rpcStatus(status: number): string {
     case 400:
     case 413:
     case 415:
+    case 417:
       return "INVALID_ARGUMENT";
     case 401:
       return "UNAUTHENTICATED";
@@ -23,6 +24,7 @@ function rpcStatus(status: number): string {
       return "UNIMPLEMENTED";
     case 503:
       return "UNAVAILABLE";
+    case 408:
     case 504:
       return "DEADLINE_EXCEEDED";
     default:
@@ -47,4 +49,9 @@ export function renderGeminiError(err: GatewayError): string {
       ],
     },
   });
+}
+
+/** The error as a generate-content stream chunk: an `error` object, as the API sends one. */
+export function renderGeminiStreamError(err: GatewayError): string {
+  return `data: ${renderGeminiError(err)}\n\n`;
 }

@@ -5,7 +5,8 @@
 import { lastObjectField } from "../json-tail.js";
 import type { PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
-import { geminiGeneratedChars, geminiUsageReader } from "./stream-tap.js";
+import { renderGeminiStreamError } from "./errors.js";
+import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
 import { normalizeGeminiUsage } from "./usage.js";
 
 export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
@@ -14,7 +15,8 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   path: (req, upstreamModel) =>
     `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${req.query ? "?" + req.query : ""}`,
   body: (req) => ({ body: req.raw, stripUsage: false }),
-  streamTap: () => new SseUsageTap(geminiUsageReader()),
+  streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
+  streamError: (err) => renderGeminiStreamError(err),
   bodyUsage: (body) => normalizeGeminiUsage(lastObjectField(body, "usageMetadata")),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });

@@ -58,6 +58,10 @@ class GeminiStreamDecoder implements StreamDecoder {
     return out;
   }
 
+  finished(): boolean {
+    return this.#stop !== undefined;
+  }
+
   /** Ends the stream: message_stop after a finish reason, else an error (the stream broke off). */
   end(): CanonicalEvent[] {
     if (this.#done) return [];

@@ -3,7 +3,7 @@
 // are whole parts, so tool input is buffered until its block stops; the last chunk carries
 // finishReason and usageMetadata.
 
-import { errors } from "../../errors/catalogue.js";
+import { errorByCode, errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent } from "../canonical.js";
@@ -64,7 +64,7 @@ class GeminiStreamEncoder implements StreamEncoder {
           usageMetadata: usageMetadataOf(event.usage),
         });
       case "error":
-        return sse(renderGeminiError(new GatewayError(errors.upstreamError, event.message, { status: event.status })));
+        return sse(renderGeminiError(new GatewayError(errorByCode(event.code) ?? errors.upstreamError, event.message, { status: event.status })));
     }
   }
 

@@ -53,9 +53,10 @@ class ChatStreamDecoder implements StreamDecoder {
     return out;
   }
 
+  /** A stream is whole only with its `data: [DONE]`: without it, even after a finish
+   * reason, the upstream may have been cut before its usage chunk. */
   end(): CanonicalEvent[] {
     if (this.#done) return [];
-    if (this.#finish !== undefined) return this.#stop();
     return this.#fail("the upstream stream ended before the answer finished.");
   }
 

@@ -4,6 +4,7 @@
 
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent, CanonicalRequest } from "../canonical.js";
+import { errorByCode, errors } from "../../errors/catalogue.js";
 import { chatId, finishReasonOf, wireUsage } from "./chat-common.js";
 
 /** The SSE text the chat-completions protocol ends every stream with. */
@@ -65,7 +66,10 @@ class ChatStreamEncoder implements StreamEncoder {
         return out;
       }
       case "error":
-        return this.#data({ error: { message: event.message, type: "gateway_error", code: "upstream_error", param: null } });
+      {
+        const spec = errorByCode(event.code) ?? errors.upstreamError;
+        return this.#data({ error: { message: event.message, type: spec.type, code: spec.code, param: null } });
+      }
     }
   }
 

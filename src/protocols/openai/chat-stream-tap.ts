@@ -2,7 +2,7 @@
 // include_usage is set). When the gateway asked for it on the client's behalf, that
 // usage-only chunk (no choices) is stripped on the way back.
 
-import { SseUsageTap, textChars, type UsageReader } from "../usage-tap.js";
+import { SseUsageTap, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import type { Usage } from "../usage.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
@@ -31,9 +31,16 @@ export function chatUsageReader(): UsageReader {
   };
 }
 
+/** A chat-completions stream ends with `data: [DONE]`; an upstream error mid-stream is a
+ * data line with an `error` object. */
+export const chatStreamEnds: StreamEnds = Object.freeze({
+  terminal: /^data: ?\[DONE\]/m,
+  failure: /^data: ?\{\s*"error"\s*:/m,
+});
+
 /** The chat-completions tap; `strip` removes the usage-only chunk. */
 export class ChatStreamTap extends SseUsageTap {
   constructor(strip: boolean) {
-    super(chatUsageReader(), strip);
+    super(chatUsageReader(), chatStreamEnds, strip);
   }
 }

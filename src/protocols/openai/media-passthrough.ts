@@ -69,7 +69,11 @@ interface TranscriptionUsage {
   output_tokens?: number;
 }
 
+/** Transcripts asked for as text, srt or vtt come back as plain text, not JSON. */
+const plainTranscript = new Set(["text", "srt", "vtt"]);
+
 export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
+  answersJson: (req) => !plainTranscript.has(String(req.json.response_format)),
   // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
   bodyUsage: (body) => {
     const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
@@ -86,6 +90,7 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
 export const speechPassthrough = wholeBody("/v1/audio/speech", {
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
   keepsBody: false,
+  answersJson: () => false,
 });
 
 /** The video's length in seconds, from `seconds` or family A's `metadata.duration`. */

@@ -5,9 +5,10 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { lastObjectField } from "../json-tail.js";
 import { renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
+import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
 import { ChatStreamTap, generatedChars } from "./chat-stream-tap.js";
-import { normalizeResponsesUsage, responsesGeneratedChars, responsesUsageReader } from "./responses-usage.js";
+import { normalizeResponsesUsage, responsesGeneratedChars, responsesStreamEnds, responsesUsageReader } from "./responses-usage.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
@@ -16,6 +17,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   path: () => "/v1/chat/completions",
   body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
   streamTap: (strip) => new ChatStreamTap(strip),
+  streamError: (err) => renderOpenAIStreamError(err),
   bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
   bodyChars: (body) => generatedChars(body.toString("utf8")),
 });
@@ -25,7 +27,8 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-  streamTap: () => new SseUsageTap(responsesUsageReader()),
+  streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
+  streamError: renderResponsesStreamError,
   bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });

@@ -1,7 +1,7 @@
 // Usage of the responses protocol. `input_tokens` includes cached tokens and
 // `output_tokens` includes reasoning; the stream reports it on `response.completed`.
 
-import { lastUsageReader, textChars, type UsageReader } from "../usage-tap.js";
+import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import { tokenCount, type Usage } from "../usage.js";
 
 interface ResponsesUsage {
@@ -35,8 +35,19 @@ export function responsesGeneratedChars(json: string): number {
   return textChars(json, responsesTextField);
 }
 
+/** Generated text of a responses stream: the deltas only (the *.done events and the final
+ * response repeat the whole text). */
+const responsesDeltaField = /"delta"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
+
 /** A reader for one responses stream (usage on the terminal response.* event). */
 export function responsesUsageReader(): UsageReader {
-  return lastUsageReader(/"usage"\s*:\s*\{/, responsesTextField,
+  return lastUsageReader(/"usage"\s*:\s*\{/, responsesDeltaField,
     (data) => normalizeResponsesUsage((data as { response?: { usage?: unknown } }).response?.usage));
 }
+
+/** A responses stream ends with response.completed (or .incomplete: cut at a limit, still
+ * whole); `error` and response.failed are the upstream's own failure. */
+export const responsesStreamEnds: StreamEnds = Object.freeze({
+  terminal: /^event: ?response\.(?:completed|incomplete)\s*$|^data: ?\{\s*"type"\s*:\s*"response\.(?:completed|incomplete)"/m,
+  failure: /^event: ?(?:error|response\.failed)\s*$|^data: ?\{\s*"type"\s*:\s*"(?:error|response\.failed)"/m,
+});

@@ -1,32 +1,39 @@
 // Different protocols in and out: the client's request is decoded once into the canonical
-// form, encoded for each channel tried, and the answer translated back event by event.
+// form, encoded for each channel tried, and the answer translated back event by event. The
+// translated answer's end (its stop event, or an error event) is withheld until the charge
+// is committed (Served.release).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { RequestContext } from "../../pipeline/context.js";
+import { log } from "../../observability/log.js";
 import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
-import type { CanonicalEvent, CanonicalRequest } from "../../protocols/canonical.js";
+import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
 import { outboundAdapters } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
+import type { Usage } from "../../protocols/usage.js";
 import { DEFAULT_ANTHROPIC_VERSION } from "../../providers/anthropic.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
 import { relay } from "../relay.js";
 import type { UpstreamResponse } from "../send.js";
-import { readAll, type Exchange } from "./exchange.js";
+import { served, type Ending, type Served } from "../served.js";
+import { streamFailure } from "../stream-failure.js";
+import { BrokenAnswer, readAll, type Exchange, type ExchangeInput } from "./exchange.js";
+import { endingOf, stackOf } from "./passthrough.js";
+import { readWhole } from "./whole.js";
 
 /** Client headers worth carrying into a request of another protocol. */
 const carried = ["user-agent", "accept-language"] as const;
 
-export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): Exchange {
-  const canonical = inbound.decodeRequest(ctx.json!, { pathModel: ctx.pathModel, pathStream: ctx.pathAction === "streamGenerateContent" });
+export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
+  const canonical = inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
   return {
     request(channel, upstreamModel, key) {
       const outbound = outboundAdapters[channel.protocol];
       // Anthropic requires max_tokens; an unset cap means the model's own.
       const request: CanonicalRequest = channel.protocol === "anthropic" && canonical.maxTokens === undefined
-        ? { ...canonical, maxTokens: ctx.model!.maxOutputTokens } : canonical;
+        ? { ...canonical, maxTokens: input.maxOutputTokens } : canonical;
       const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
       const headers: Record<string, string> = {
         "content-type": "application/json",
@@ -36,13 +43,13 @@ export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): E
         ...providers[channel.protocol].authHeaders(key),
       };
       for (const name of carried) {
-        const v = ctx.req.headers[name];
+        const v = input.headers[name];
         if (typeof v === "string") headers[name] = v;
       }
       if (channel.protocol === "anthropic") {
         headers["anthropic-version"] = DEFAULT_ANTHROPIC_VERSION;
         // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks.
-        const beta = ctx.req.headers["anthropic-beta"];
+        const beta = input.headers["anthropic-beta"];
         if (typeof beta === "string") headers["anthropic-beta"] = beta;
       }
       return { url: channelUrl(channel.baseUrl, outbound.path(request, upstreamModel)), headers, body };
@@ -50,9 +57,15 @@ export function convertExchange(ctx: RequestContext, inbound: InboundAdapter): E
     async respond(upstream, channel) {
       const outbound = outboundAdapters[channel.protocol];
       if (upstream.status < 200 || upstream.status >= 300) throw await upstreamRejection(upstream, outbound);
-      ctx.upstreamStatus = upstream.status;
-      if (canonical.stream) await relayStream(ctx, upstream, inbound, outbound, canonical);
-      else await relayWhole(ctx, upstream, inbound, outbound, canonical);
+      if (canonical.stream && !isEventStream(upstream)) {
+        // An HTML page (or anything but SSE) for a stream: no answer, and nothing sent yet.
+        // Destroying the body emits an abort error: listened to, or it would crash the process.
+        upstream.body.on("error", () => {}).destroy();
+        return new BrokenAnswer("not an event stream");
+      }
+      return canonical.stream
+        ? relayStream(input, upstream, inbound, outbound, canonical)
+        : relayWhole(input, upstream, inbound, outbound, canonical);
     },
   };
 }
@@ -83,39 +96,58 @@ async function upstreamRejection(upstream: UpstreamResponse, outbound: OutboundA
     { status: upstream.status >= 400 && upstream.status < 500 ? upstream.status : 502 });
 }
 
+/** A whole answer: read, checked (not JSON, or cut short: a broken answer, never a charge),
+ * converted, and held until release. */
 async function relayWhole(
-  ctx: RequestContext, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
-): Promise<void> {
-  const raw = (await readAll(upstream.body, 64 * 1024 * 1024)).toString("utf8");
+  input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
+): Promise<Served | BrokenAnswer> {
+  const whole = await readWhole(input.res, upstream.body);
+  if (whole.end === "client-gone") return served(input.res, { status: 200, ending: "client-gone", charge: "estimate" });
+  if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to convert" : `cut short (${whole.end})`);
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(whole.bytes.toString("utf8"));
   } catch {
-    throw new GatewayError(errors.upstreamError, "The upstream provider answered with a body that is not JSON.");
+    return new BrokenAnswer("not JSON");
   }
-  const answer = { ...outbound.decodeResponse(json), model: ctx.modelName! };
-  ctx.usage = answer.usage;
+  const decoded: CanonicalResponse = outbound.decodeResponse(json);
+  const answer: CanonicalResponse = Object.assign({}, decoded, { model: input.modelName });
   const body = JSON.stringify(inbound.encodeResponse(answer, request));
-  ctx.firstByteNs ??= process.hrtime.bigint();
-  ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-  ctx.res.end(body);
+  return served(input.res, {
+    status: 200, ending: "complete", charge: "reported", usage: answer.usage, firstByteNs: process.hrtime.bigint(),
+  }, body, { status: 200, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } });
 }
 
+/** A stream translated event by event. The client's stop event (or an error event, when the
+ * upstream's stream broke, stalled, ended early or did not decode) is the withheld tail. */
 async function relayStream(
-  ctx: RequestContext, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
-): Promise<void> {
+  input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
+): Promise<Served> {
   const splitter = new SseSplitter();
   const decoder = outbound.streamDecoder();
   const encoder = inbound.streamEncoder(request);
+  const modelName = input.modelName;
   let chars = 0;
+  let usage: Usage | undefined;
+  /** The client's last events, once the upstream's stop or error came. */
+  let tail: string | undefined;
+  let failed = false;
   const translate = (events: CanonicalEvent[]): string => {
     let out = "";
     for (let event of events) {
-      if (event.type === "message_start") event = { ...event, model: ctx.modelName! };
-      else if (event.type === "message_stop") ctx.usage = event.usage;
+      if (tail !== undefined) break; // nothing follows the end
+      if (event.type === "message_start") event = Object.assign({}, event, { model: modelName });
       else if (event.type === "text_delta" || event.type === "thinking_delta") chars += event.text.length;
       else if (event.type === "tool_input_delta") chars += event.partialJson.length;
-      out += encoder.encode(event);
+      if (event.type === "message_stop") {
+        usage = event.usage;
+        tail = encoder.encode(event) + inbound.streamTrailer;
+      } else if (event.type === "error") {
+        failed = true;
+        tail = encoder.encode(event);
+      } else {
+        out += encoder.encode(event);
+      }
     }
     return out;
   };
@@ -123,20 +155,43 @@ async function relayStream(
     const event = parseEvent(raw);
     return event ? translate(decoder.decode(event)) : "";
   };
-  await relay({
-    ctx, body: upstream.body, status: 200, flushHeaders: true,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+  const r = await relay({
+    res: input.res, body: upstream.body,
+    head: { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }, flush: true },
     transform: (chunk) => {
       let out = "";
       for (const raw of splitter.push(chunk)) out += decodeRaw(raw);
       return out;
     },
-    finish: () => {
-      const rest = splitter.flush();
-      return (rest ? decodeRaw(rest) : "") + translate(decoder.end()) + inbound.streamTrailer;
-    },
+    state: () => (tail !== undefined || decoder.finished?.() ? "finished" : "open"),
   });
-  ctx.outputChars = chars;
+  let ending: Ending;
+  if (r.end === "client-gone") ending = "client-gone";
+  else if (tail === undefined && (r.end === "ended" || r.end === "finished")) {
+    // The upstream ended without its stop event: the decoder says whether the answer is
+    // whole; if not, it ends the stream with an error event.
+    const rest = splitter.flush();
+    const more = (rest ? decodeRaw(rest) : "") + translate(decoder.end());
+    if (more) tail = more + (tail ?? "");
+    ending = usage !== undefined && !failed ? "complete" : "unterminated";
+  } else if (tail !== undefined) {
+    ending = failed ? "upstream-error" : "complete";
+  } else {
+    ending = endingOf(r.end);
+    if (ending === "internal-error") log.error("stream conversion failed", { requestId: input.requestId, error: stackOf(r.error) });
+    const err = streamFailure(ending, input.idleTimeoutMs);
+    tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
+  }
+  const complete = ending === "complete";
+  return served(input.res, {
+    status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
+    outputChars: chars, firstByteNs: r.firstByteNs,
+  }, ending === "client-gone" ? undefined : tail);
+}
+
+/** Whether a 2xx answer is a Server-Sent Events stream. */
+function isEventStream(upstream: UpstreamResponse): boolean {
+  return /^text\/event-stream/i.test(upstream.headers["content-type"] ?? "");
 }
 
 export type { Channel };

@@ -1,9 +1,33 @@
 // One way of talking to a channel for a request: build the upstream request, then relay
-// the answer. Pass-through and conversion are the two kinds; the failover loop picks one
-// per attempt by the channel's protocol.
+// the answer and say what was served. Pass-through and conversion are the two kinds; the
+// failover loop picks one per attempt by the channel's protocol.
 
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Channel } from "../../runtime/types.js";
 import type { UpstreamResponse } from "../send.js";
+import type { Served } from "../served.js";
+
+/** What an exchange needs of the client's request, as plain values. */
+export interface ExchangeInput {
+  readonly requestId: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The body as received, and parsed (a multipart body's fields). */
+  readonly body: Buffer;
+  readonly json: Record<string, unknown>;
+  /** Raw query string without "?", or "". */
+  readonly query: string;
+  /** Model and action named in the path (generate-content). */
+  readonly pathModel?: string;
+  readonly pathAction?: string;
+  /** The model as the client named it. */
+  readonly modelName: string;
+  /** The model's output cap, for protocols that require one. */
+  readonly maxOutputTokens: number;
+  /** Where the answer goes. */
+  readonly res: ServerResponse;
+  /** server.stream_idle_timeout, for the message of a stream that went silent. */
+  readonly idleTimeoutMs: number;
+}
 
 export interface UpstreamRequest {
   readonly url: URL;
@@ -11,24 +35,36 @@ export interface UpstreamRequest {
   readonly body: Buffer;
 }
 
+/** A 2xx answer that is no answer (not JSON, cut short) and that nothing of reached the
+ * client: the channel failed, and the next one may be tried. */
+export class BrokenAnswer {
+  constructor(readonly reason: string) {}
+}
+
 export interface Exchange {
   /** The request for this channel, with the model name it knows and one of its keys. */
   request(channel: Channel, upstreamModel: string, key: string): UpstreamRequest;
-  /** Relays an answer the failover loop decided to keep (any status but a failover one). */
-  respond(upstream: UpstreamResponse, channel: Channel): Promise<void>;
+  /** Relays an answer the failover loop decided to keep (any status but a failover one),
+   * withholding its last bytes (Served.release). */
+  respond(upstream: UpstreamResponse, channel: Channel): Promise<Served | BrokenAnswer>;
 }
 
-/** Reads a whole (small) upstream body, e.g. an error, up to `limit` bytes. */
+/** Reads a whole (small) upstream body, e.g. an error, up to `limit` bytes; a body cut
+ * short gives what arrived. */
 export async function readAll(body: UpstreamResponse["body"], limit = 1024 * 1024): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (size + chunk.length > limit) {
-      body.destroy();
-      break;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size + chunk.length > limit) {
+        body.destroy();
+        break;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
     }
-    chunks.push(chunk);
-    size += chunk.length;
+  } catch {
+    // cut short or timed out: what arrived is all there is
   }
   return Buffer.concat(chunks, size);
 }

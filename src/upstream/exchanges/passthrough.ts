@@ -1,17 +1,25 @@
 // Same protocol in and out: the client's bytes go upstream (but for model_map), and the
-// answer's bytes come back as they arrive, with a tap reading usage on the way.
+// answer comes back unchanged: a stream event by event as it arrives, with a tap reading
+// usage; a JSON answer whole, once it is known to be JSON; other bytes as they arrive.
+// Each withholds its last bytes until the charge is committed (Served.release).
 
-import type { RequestContext } from "../../pipeline/context.js";
+import type { ServerResponse } from "node:http";
+import { log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
+import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
-import { relay } from "../relay.js";
+import { relay, type RelayState } from "../relay.js";
 import type { UpstreamResponse } from "../send.js";
-import type { Exchange } from "./exchange.js";
+import { cutOff, served, type Ending, type Served } from "../served.js";
+import { streamFailure } from "../stream-failure.js";
+import { BrokenAnswer, type Exchange, type ExchangeInput } from "./exchange.js";
+import { readWhole } from "./whole.js";
 
-/** Largest non-stream body kept in memory to read its usage. */
+/** Largest non-JSON answer body kept in memory to read its usage or units. */
 const maxTappedBody = 16 * 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /** The client's query without the gateway's own `key` parameter (a generate-content token). */
 function forwardedQuery(query: string): string {
@@ -21,10 +29,10 @@ function forwardedQuery(query: string): string {
   return params.toString();
 }
 
-export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec): Exchange {
+export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec): Exchange {
   const req: PassRequest = {
-    raw: ctx.body!, json: ctx.json!, pathModel: ctx.pathModel, pathAction: ctx.pathAction, query: forwardedQuery(ctx.query),
-    contentType: ctx.req.headers["content-type"],
+    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query),
+    contentType: input.headers["content-type"],
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
   let stripUsage = false;
@@ -35,57 +43,146 @@ export function passthroughExchange(ctx: RequestContext, spec: PassthroughSpec):
       const provider = providers[channel.protocol];
       return {
         url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
-        headers: upstreamRequestHeaders(ctx.req.headers, provider.authHeaders(key), prepared.body.length,
+        headers: upstreamRequestHeaders(input.headers, provider.authHeaders(key), prepared.body.length,
           isMultipart(req.contentType) ? req.contentType : undefined),
         body: prepared.body,
       };
     },
     respond(upstream, channel) {
-      const ok = upstream.status >= 200 && upstream.status < 300;
-      if (ok) ctx.upstreamStatus = upstream.status;
       const privateHeaders = providers[channel.protocol].privateResponseHeaders;
-      return stream && ok && isEventStream(upstream)
-        ? relayStream(ctx, upstream, spec, stripUsage, privateHeaders)
-        : relayBody(ctx, upstream, spec, ok, privateHeaders);
+      if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
+      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders);
+      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders);
+      return relayBytes(input, upstream, spec, privateHeaders);
     },
   };
 }
 
+/** An upstream refusal (a 4xx the client must see) relayed as it comes; never charged. */
+async function relayRefusal(res: ServerResponse, upstream: UpstreamResponse, privateHeaders: readonly string[]): Promise<Served> {
+  const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
+  const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: false }, transform: (c) => c });
+  const parts = { status: upstream.status, ending: endingOf(r.end), charge: "none", firstByteNs: r.firstByteNs } as const;
+  // A body cut short cannot be ended as if it were whole: the connection is cut instead.
+  return r.end === "ended" ? served(res, parts) : cutOff(res, parts);
+}
+
+/** A JSON answer, read whole before any byte goes out: one that is not JSON, or is cut
+ * short, is a broken answer (502, or the next channel), never a charge. */
+async function holdJson(
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
+): Promise<Served | BrokenAnswer> {
+  const whole = await readWhole(input.res, upstream.body);
+  const status = upstream.status;
+  if (whole.end === "client-gone") {
+    // The upstream served it; the client left while it was read: charged by estimate.
+    return served(input.res, { status, ending: "client-gone", charge: "estimate", outputChars: spec.bodyChars(whole.bytes) });
+  }
+  if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to check" : `cut short (${whole.end})`);
+  const body = whole.bytes;
+  try {
+    JSON.parse(body.toString("utf8"));
+  } catch {
+    return new BrokenAnswer("not JSON");
+  }
+  const usage = spec.bodyUsage(body);
+  const units = spec.bodyUnits?.(body);
+  const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
+  headers["content-length"] = body.length;
+  return served(input.res, {
+    status, ending: "complete", charge: "reported", usage,
+    units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
+    outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(body),
+  }, body, { status, headers });
+}
+
+/** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
+ * chunk is the withheld tail, and the head goes with the first chunk released. One cut
+ * short before any byte went out is a broken answer; after, it is cut off for the client.
+ * Neither is charged. */
+async function relayBytes(
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
+): Promise<Served | BrokenAnswer> {
+  const res = input.res;
+  const status = upstream.status;
+  const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
+  const keep = spec.keepsBody !== false;
+  const kept: Buffer[] = [];
+  let keptSize = 0;
+  let held: Buffer | undefined;
+  const r = await relay({ res, body: upstream.body,
+    transform: (chunk) => {
+      if (keep && keptSize + chunk.length <= maxTappedBody) { kept.push(chunk); keptSize += chunk.length; }
+      const out = held;
+      held = chunk;
+      if (out === undefined) return EMPTY;
+      if (!res.headersSent) res.writeHead(status, headers);
+      return out;
+    } });
+  if (r.end === "client-gone") return served(res, { status, ending: "client-gone", charge: "estimate", firstByteNs: r.firstByteNs });
+  if (r.end !== "ended") {
+    if (!res.headersSent) return new BrokenAnswer(`cut short (${r.end})`);
+    return cutOff(res, { status, ending: endingOf(r.end), charge: "none", firstByteNs: r.firstByteNs });
+  }
+  const body = kept.length === 1 ? kept[0] : Buffer.concat(kept, keptSize);
+  const usage = keep ? spec.bodyUsage(body) : spec.bodyUsage(EMPTY);
+  const units = keep ? spec.bodyUnits?.(body) : undefined;
+  return served(res, {
+    status, ending: "complete", charge: "reported", usage, units,
+    unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
+    outputChars: usage || !keep ? 0 : spec.bodyChars(body), firstByteNs: r.firstByteNs ?? process.hrtime.bigint(),
+  }, held, res.headersSent ? undefined : { status, headers });
+}
+
+/** A stream relayed event by event; its terminal event is the withheld tail. A stream that
+ * breaks, stalls or ends early ends with an error event in the protocol's shape instead,
+ * and what was delivered is charged by estimate. */
 async function relayStream(
-  ctx: RequestContext, upstream: UpstreamResponse, spec: PassthroughSpec, strip: boolean, privateHeaders: readonly string[],
-): Promise<void> {
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, strip: boolean, privateHeaders: readonly string[],
+): Promise<Served> {
+  const res = input.res;
   const tap = spec.streamTap!(strip);
   // A stream we may edit is re-framed, so its length goes.
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
-  await relay({ ctx, body: upstream.body, status: upstream.status, headers, flushHeaders: true,
-    transform: (chunk) => tap.push(chunk), finish: () => tap.end() });
-  ctx.usage = tap.usage;
-  ctx.outputChars = tap.outputChars;
+  const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
+    transform: (chunk) => tap.push(chunk), state: () => tapState(tap) });
+  if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: stackOf(r.error) });
+  const tail = r.end === "ended" || r.end === "finished" ? tap.end() : "";
+  const ending: Ending = r.end === "client-gone" ? "client-gone"
+    : tap.ending === "terminal" ? "complete"
+    : tap.ending === "failure" ? "upstream-error"
+    : tap.ending === "undecodable" ? "undecodable"
+    : r.end === "ended" || r.end === "finished" ? "unterminated" : endingOf(r.end);
+  const complete = ending === "complete";
+  // The upstream's own error event, or the gateway's in the protocol's shape, ends a
+  // stream that did not complete; a client that left gets nothing more.
+  const last = complete || ending === "upstream-error" ? tail
+    : ending === "client-gone" ? undefined : spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
+  return served(res, {
+    status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
+    outputChars: tap.outputChars, firstByteNs: r.firstByteNs,
+  }, last);
 }
 
-/** Relays a whole answer as it arrives, keeping a copy to read usage at the end. */
-async function relayBody(
-  ctx: RequestContext, upstream: UpstreamResponse, spec: PassthroughSpec, ok: boolean, privateHeaders: readonly string[],
-): Promise<void> {
-  const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
-  const keep = ok && spec.keepsBody !== false;
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  await relay({ ctx, body: upstream.body, status: upstream.status, headers, flushHeaders: false,
-    transform: (chunk) => {
-      if (keep && kept + chunk.length <= maxTappedBody) { chunks.push(chunk); kept += chunk.length; }
-      return chunk;
-    } });
-  if (!ok) return;
-  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, kept);
-  ctx.usage = spec.bodyUsage(body);
-  if (spec.bodyJobId) ctx.jobId = spec.bodyJobId(body);
-  if (spec.bodyUnits) {
-    const units = spec.bodyUnits(body);
-    if (units) ctx.units = units;
-    else ctx.unitsEstimated = true; // billed by the pre-deduction's estimate, and marked so
+function tapState(tap: SseUsageTap): RelayState {
+  const ending = tap.ending;
+  return ending === undefined ? "open" : ending === "undecodable" ? "broken" : "finished";
+}
+
+/** The Ending of a relay that did not end normally. */
+export function endingOf(end: "broken" | "client-gone" | "upstream-cut" | "upstream-idle" | "internal-error" | "finished" | "ended"): Ending {
+  switch (end) {
+    case "client-gone": return "client-gone";
+    case "upstream-idle": return "upstream-idle";
+    case "broken": return "undecodable";
+    case "internal-error": return "internal-error";
+    case "upstream-cut": return "upstream-cut";
+    default: return "complete";
   }
-  if (!ctx.usage) ctx.outputChars = spec.bodyChars(body);
+}
+
+export function stackOf(err: unknown): string {
+  return err instanceof Error ? err.stack ?? err.message : String(err);
 }
 
 /** A multipart upload keeps its own Content-Type (the boundary) on the way upstream. */

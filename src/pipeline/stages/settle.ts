@@ -1,0 +1,95 @@
+// Settlement: the stage around everything that can cost money (reserve → upstream). Once
+// the rest of the chain is done it prices what the upstream served (its usage, or a marked
+// estimate), settles the reservation, appends the usage-log entry, waits until both are
+// durable when they charge anything, and only then releases the answer's last bytes. A
+// charge that cannot be committed withholds them: nothing is served unbilled.
+
+import { costOf } from "../../billing/cost.js";
+import { fallbackUsage } from "../../billing/estimate.js";
+import type { Ledger } from "../../billing/ledger.js";
+import type { UsageSink } from "../../billing/usage-sink.js";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { log } from "../../observability/log.js";
+import { costTally } from "../../observability/metrics.js";
+import { emptyUsage, type Usage } from "../../protocols/usage.js";
+import type { UsageEntry } from "../../state/store.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+import { answeredStatus, upstreamServed } from "../outcome.js";
+
+export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestContext> {
+  return async (ctx, next) => {
+    let failure: unknown;
+    try {
+      await next();
+    } catch (err) {
+      failure = err;
+    }
+    const entry = usageEntry(ctx, failure);
+    const committed = ledger.settle(ctx.reservation, entry);
+    observer.record({ entry, attempts: ctx.attempts });
+    const served = ctx.served;
+    if (entry.costNano > 0n) {
+      costTally.add(Number(entry.costNano), entry.model, entry.group);
+      try {
+        await committed;
+      } catch (err) {
+        log.error("charge not recorded; the answer is withheld", { requestId: ctx.id, costNano: entry.costNano, error: String(err) });
+        served?.abandon();
+        throw failure ?? new GatewayError(errors.internal, "The charge for this answer could not be recorded; it was not delivered.");
+      }
+    } else {
+      committed.catch((err) => log.error("usage entry not recorded", { requestId: ctx.id, error: String(err) }));
+    }
+    if (served) await served.release();
+    if (failure !== undefined) throw failure;
+  };
+}
+
+/** The request's usage-log entry: what it is charged, and how it ended. */
+function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
+  const token = ctx.token!;
+  const served = ctx.served;
+  const { usage, estimated } = billedUsage(ctx);
+  const group = ctx.group ?? ctx.runtime.groups.get(token.group);
+  const charged = ctx.model !== undefined && group !== undefined && served !== undefined && served.charge !== "none" && upstreamServed(ctx);
+  const costNano = charged ? costOf(usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units) : 0n;
+  const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
+  const firstByteNs = served?.firstByteNs;
+  return {
+    requestId: ctx.id,
+    time: Date.now() - Math.round(durationMs),
+    token: token.name,
+    user: token.user,
+    group: token.group,
+    model: ctx.modelName ?? "",
+    upstreamModel: ctx.upstreamModel,
+    channel: ctx.channel?.name,
+    inboundProtocol: ctx.route?.name ?? "unknown",
+    upstreamProtocol: ctx.channel?.protocol,
+    usage,
+    costNano,
+    status: failure === undefined ? answeredStatus(ctx) : failedStatus(ctx, failure),
+    error: failure === undefined ? undefined : failure instanceof GatewayError ? failure.code : errors.internal.code,
+    durationMs,
+    ttfbMs: firstByteNs ? Number(firstByteNs - ctx.startNs) / 1e6 : undefined,
+    estimated: charged && (estimated || served!.unitsEstimated),
+  };
+}
+
+/** What is priced: the reported usage; an estimate (input from the request's size, output
+ * from the text delivered) when the answer reported none or did not complete; nothing when
+ * no upstream served it. */
+function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } {
+  const served = ctx.served;
+  if (!served || served.charge === "none" || !upstreamServed(ctx)) return { usage: emptyUsage(), estimated: false };
+  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: false };
+  return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
+}
+
+/** The status a failed request's client sees: the error's, unless the answer had started. */
+function failedStatus(ctx: RequestContext, failure: unknown): number {
+  if (ctx.res.headersSent) return ctx.res.statusCode;
+  return failure instanceof GatewayError ? failure.status : errors.internal.status;
+}

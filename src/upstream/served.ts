@@ -1,0 +1,125 @@
+// What an upstream exchange learned, returned as one value: the stage that called it
+// writes the request context, and settlement prices it. The answer's last bytes are
+// withheld until its charge is committed; release() writes them.
+
+import type { ServerResponse } from "node:http";
+import type { Units } from "../billing/cost.js";
+import type { Usage } from "../protocols/usage.js";
+
+const resolved = Promise.resolve();
+
+/** How an answer ended. */
+export type Ending =
+  /** The whole answer, with its protocol's terminal event. */
+  | "complete"
+  /** The client left before the end. */
+  | "client-gone"
+  /** The upstream connection broke mid-answer. */
+  | "upstream-cut"
+  /** The upstream went silent longer than server.stream_idle_timeout. */
+  | "upstream-idle"
+  /** The upstream ended a stream without its protocol's terminal event. */
+  | "unterminated"
+  /** The upstream sent a stream event that does not decode. */
+  | "undecodable"
+  /** The upstream reported an error in the stream. */
+  | "upstream-error"
+  /** The gateway failed while relaying (a bug: logged with its stack). */
+  | "internal-error";
+
+/** What the answer is charged for: its reported usage (an estimate, marked, when it
+ * reported none), an estimate of what was delivered (marked), or nothing. */
+export type Charge = "reported" | "estimate" | "none";
+
+export interface Served {
+  /** The status the client got (the upstream's). */
+  readonly status: number;
+  readonly ending: Ending;
+  readonly charge: Charge;
+  /** Usage the answer reported, if any. */
+  readonly usage: Usage | undefined;
+  /** Units read from the answer; undefined keeps the request's own. */
+  readonly units: Units | undefined;
+  /** True when the units are the pre-deduction's guess (the answer did not report them). */
+  readonly unitsEstimated: boolean;
+  /** Characters of generated text delivered (for estimates). */
+  readonly outputChars: number;
+  /** process.hrtime.bigint() when the answer's first byte was ready for the client. */
+  readonly firstByteNs: bigint | undefined;
+  /** The asynchronous job the answer created (video). */
+  readonly jobId: string | undefined;
+  /** Writes the withheld last bytes and ends the answer; resolves once it is out or the
+   * client is gone. Call once the charge is committed. */
+  release(): Promise<void>;
+  /** Gives up the answer without its last bytes (its charge could not be committed): an
+   * answer under way is cut off; one not started is left for an error answer. */
+  abandon(): void;
+}
+
+/** The parts of a Served an exchange fills in; the rest have defaults. */
+export interface ServedParts {
+  readonly status: number;
+  readonly ending: Ending;
+  readonly charge: Charge;
+  readonly usage?: Usage;
+  readonly units?: Units;
+  readonly unitsEstimated?: boolean;
+  readonly outputChars?: number;
+  readonly firstByteNs?: bigint;
+  readonly jobId?: string;
+}
+
+/**
+ * A Served whose release() writes `tail` (and, when `head` is given, the status and headers
+ * first) and ends the response; abandon() destroys it.
+ */
+export function served(res: ServerResponse, parts: ServedParts, tail?: string | Buffer, head?: Head): Served {
+  return {
+    status: parts.status,
+    ending: parts.ending,
+    charge: parts.charge,
+    usage: parts.usage,
+    units: parts.units,
+    unitsEstimated: parts.unitsEstimated ?? false,
+    outputChars: parts.outputChars ?? 0,
+    firstByteNs: parts.firstByteNs,
+    jobId: parts.jobId,
+    release: () => {
+      if (head && !res.headersSent && !res.destroyed) res.writeHead(head.status, head.headers);
+      return endResponse(res, tail);
+    },
+    // Nothing sent yet: the caller answers with an error instead. Once under way, cut off.
+    abandon: () => { if (res.headersSent && !res.writableEnded) res.destroy(); },
+  };
+}
+
+/** A Served for an answer that broke after its head was written: release() cuts the
+ * connection, since the client must not take what it got for a whole answer. */
+export function cutOff(res: ServerResponse, parts: ServedParts): Served {
+  const answer = served(res, parts);
+  const cut = () => {
+    if (!res.writableEnded) res.destroy();
+    return resolved;
+  };
+  return Object.assign(answer, { release: cut, abandon: cut });
+}
+
+/** Status and headers written on release (answers held whole until then). */
+export interface Head {
+  readonly status: number;
+  readonly headers: import("node:http").OutgoingHttpHeaders;
+}
+
+/** Ends the response with `tail`; resolves when it has been handed to the socket or the
+ * connection closed (whichever first). */
+export function endResponse(res: ServerResponse, tail?: string | Buffer): Promise<void> {
+  if (res.writableEnded || res.destroyed) return resolved;
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("close", done);
+      resolve();
+    };
+    res.once("close", done);
+    res.end(tail === undefined || tail.length === 0 ? undefined : tail, done);
+  });
+}
