@@ -26,7 +26,8 @@ function filterOf(flags: Flags, io: CliIo): LogFilter {
   };
 }
 
-/** One entry as a JSON line: flat usage fields, `cost` an exact decimal in the currency. */
+/** One entry as a JSON line: flat usage fields, `cost` an exact decimal in the currency (what
+ * was charged; `refundedAt` says when it was given back, null if it was not). */
 function entryJson(e: UsageEntry): string {
   return jsonLine({
     requestId: e.requestId,
@@ -46,6 +47,7 @@ function entryJson(e: UsageEntry): string {
     durationMs: e.durationMs,
     ttfbMs: e.ttfbMs,
     estimated: e.estimated,
+    refundedAt: e.refundedAt === undefined ? undefined : new Date(e.refundedAt).toISOString(),
   });
 }
 
@@ -66,7 +68,8 @@ const columns: readonly Column[] = [
 
 /** One entry as table cells; IN counts every prompt token (cached ones included). */
 function entryCells(e: UsageEntry): string[] {
-  const note = [e.error, e.estimated ? "estimated" : undefined].filter(Boolean).join(", ");
+  const refunded = e.refundedAt === undefined ? undefined : `refunded ${new Date(e.refundedAt).toISOString()}`;
+  const note = [e.error, e.estimated ? "estimated" : undefined, refunded].filter(Boolean).join(", ");
   return [
     new Date(e.time).toISOString(),
     e.requestId,

@@ -1,6 +1,6 @@
-// Reads the fields of a buffered multipart/form-data body with busboy: routing needs the
-// `model` field, which clients may send after the file. Files are only measured; the body
-// itself is forwarded upstream as received.
+// Reads the fields of a multipart/form-data body with busboy as its bytes arrive: routing
+// needs the `model` field, which clients may send after the file. Files are only measured;
+// the body itself is forwarded upstream as received.
 
 import busboy from "busboy";
 import { errors } from "../errors/catalogue.js";
@@ -20,35 +20,85 @@ export interface MultipartParts {
 
 const limits = { fields: 64, fieldSize: 1024 * 1024, files: 16, parts: 100 };
 
-/** Parses the fields (and file sizes) of a multipart body; 400 when it is malformed. */
-export function parseMultipart(body: Buffer, contentType: string): Promise<MultipartParts> {
-  return new Promise((resolve, reject) => {
-    const bad = (why: string) => reject(new GatewayError(errors.invalidParameter, `The multipart body is malformed: ${why}.`));
-    let parser: busboy.Busboy;
+/**
+ * One body's parse: `write` each chunk as it arrives, then `end`; `parts` settles once the
+ * parser is done, rejecting with a 400 when the body is malformed (cut short, no closing
+ * boundary, a part without headers, too many parts). Every stream busboy emits has an error
+ * listener: an unheard 'error' would end the process, not the request.
+ */
+export class MultipartReader {
+  readonly parts: Promise<MultipartParts>;
+  #parser: busboy.Busboy | undefined;
+  #failed = false;
+  #settle!: { resolve: (p: MultipartParts) => void; reject: (e: GatewayError) => void };
+
+  constructor(contentType: string) {
+    this.parts = new Promise((resolve, reject) => { this.#settle = { resolve, reject }; });
+    // Marked handled now: a body can turn out malformed before the caller awaits `parts`
+    // (it reads the rest of the body first), and an unhandled rejection ends the process.
+    this.parts.catch(() => {});
     try {
-      parser = busboy({ headers: { "content-type": contentType }, limits });
+      this.#parser = busboy({ headers: { "content-type": contentType }, limits });
     } catch (err) {
-      bad((err as Error).message);
+      this.#fail((err as Error).message);
       return;
     }
+    this.#listen(this.#parser);
+  }
+
+  /** Feeds the next chunk of the body (ignored once the body is known to be malformed). */
+  write(chunk: Buffer): void {
+    if (this.#failed) return;
+    try {
+      this.#parser!.write(chunk);
+    } catch (err) {
+      this.#fail((err as Error).message);
+    }
+  }
+
+  /** The body is complete. */
+  end(): void {
+    if (this.#failed) return;
+    try {
+      this.#parser!.end();
+    } catch (err) {
+      this.#fail((err as Error).message);
+    }
+  }
+
+  #listen(parser: busboy.Busboy): void {
     const fields: Record<string, string> = {};
     const files: MultipartFile[] = [];
     parser.on("field", (name, value, info) => {
-      if (info.valueTruncated) return bad(`field '${name}' is too long`);
+      if (info.valueTruncated) return this.#fail(`field '${name}' is too long`);
       fields[name] = value;
     });
     parser.on("file", (field, stream, info) => {
       let size = 0;
       stream.on("data", (chunk: Buffer) => { size += chunk.length; });
       stream.on("end", () => files.push({ field, filename: info.filename ?? "", mimeType: info.mimeType, size }));
+      stream.on("error", (err: Error) => this.#fail(err.message));
     });
-    parser.on("partsLimit", () => bad("too many parts"));
-    parser.on("filesLimit", () => bad("too many files"));
-    parser.on("fieldsLimit", () => bad("too many fields"));
-    parser.on("error", (err: Error) => bad(err.message));
-    parser.on("close", () => resolve({ fields, files }));
-    parser.end(body);
-  });
+    parser.on("partsLimit", () => this.#fail("too many parts"));
+    parser.on("filesLimit", () => this.#fail("too many files"));
+    parser.on("fieldsLimit", () => this.#fail("too many fields"));
+    parser.on("error", (err: Error) => this.#fail(err.message));
+    parser.on("close", () => { if (!this.#failed) this.#settle.resolve({ fields, files }); });
+  }
+
+  #fail(why: string): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#settle.reject(new GatewayError(errors.invalidParameter, `The multipart body is malformed: ${why}.`));
+  }
+}
+
+/** Parses the fields (and file sizes) of a whole multipart body; 400 when it is malformed. */
+export function parseMultipart(body: Buffer, contentType: string): Promise<MultipartParts> {
+  const reader = new MultipartReader(contentType);
+  reader.write(body);
+  reader.end();
+  return reader.parts;
 }
 
 /**

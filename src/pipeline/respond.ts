@@ -4,6 +4,7 @@
 import type { RequestContext } from "./context.js";
 import type { GatewayError } from "../errors/gateway-error.js";
 import { renderError } from "../protocols/render-error.js";
+import { boundUnreadBody } from "./read-body.js";
 
 /** Sends the error, or, when the response has already started, cuts it off. */
 export function sendError(ctx: RequestContext, err: GatewayError): void {
@@ -13,6 +14,7 @@ export function sendError(ctx: RequestContext, err: GatewayError): void {
     return;
   }
   const body = renderError(ctx.family, err);
+  if (!ctx.req.complete) boundUnreadBody(ctx); // refused before its body was all received
   res.writeHead(err.status, {
     ...err.headers,
     "content-type": "application/json",

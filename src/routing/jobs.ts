@@ -10,21 +10,40 @@ export interface JobOwner {
   readonly user: string;
   /** The model as the client named it. */
   readonly model: string;
+  /** The submission's request id (X-Gateway-Request-Id): its usage entry holds the charge
+   * a failed job refunds. */
+  readonly requestId: string;
 }
 
-/** How long a created job can be fetched through the gateway. */
-const JOB_TTL_MS = 48 * 3600_000;
+/** A remembered job: its owner, and when the gateway learned of it. */
+export interface RememberedJob extends JobOwner {
+  readonly id: string;
+  /** Epoch ms when the upstream's answer created it. */
+  readonly rememberedAt: number;
+}
 
-const jobs = new LRUCache<string, JobOwner>({ max: 100_000, ttl: JOB_TTL_MS });
+/** How a job stands, as far as billing cares: its charge holds once completed, is refunded
+ * once failed, and waits while pending. */
+export type { JobStatus } from "../protocols/openai/video-status.js";
+
+/** How long a created job can be fetched through the gateway (and is watched). */
+export const JOB_TTL_MS = 48 * 3600_000;
+
+const jobs = new LRUCache<string, RememberedJob>({ max: 100_000, ttl: JOB_TTL_MS });
 
 /** Remembers a job the upstream created. */
 export function rememberJob(id: string, owner: JobOwner): void {
-  jobs.set(id, owner);
+  jobs.set(id, { id, channel: owner.channel, user: owner.user, model: owner.model, requestId: owner.requestId, rememberedAt: Date.now() });
 }
 
 /** The job's channel and owner, or undefined when unknown (or expired). */
-export function jobOwner(id: string): JobOwner | undefined {
+export function jobOwner(id: string): RememberedJob | undefined {
   return jobs.get(id);
+}
+
+/** Every job still remembered (not past its TTL), most recent first. */
+export function rememberedJobs(): IterableIterator<RememberedJob> {
+  return jobs.values();
 }
 
 /** Forgets every job (tests). */

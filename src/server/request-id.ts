@@ -3,6 +3,9 @@
 
 import { randomBytes } from "node:crypto";
 
+/** The response header every answer carries its request id in. */
+export const requestIdHeader = "X-Gateway-Request-Id";
+
 /** Per process: tells apart ids minted in the same millisecond by different gateways. */
 const node = randomBytes(6).toString("hex");
 let lastMs = 0;

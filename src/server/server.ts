@@ -4,26 +4,29 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { billingSink } from "../billing/billing-sink.js";
 import { Ledger } from "../billing/ledger.js";
 import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
 import { SlidingLogLimiter } from "../limits/sliding-log.js";
+import { JobOutcomes } from "../routing/job-outcomes.js";
+import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
 import { createMemoryStore } from "../state/memory.js";
 import type { Store } from "../state/store.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { log } from "../observability/log.js";
-import { registry } from "../observability/metrics.js";
+import { countReservations, registry } from "../observability/metrics.js";
 import { buildChain } from "../pipeline/chain.js";
 import type { RequestContext, Upgrade } from "../pipeline/context.js";
 import { sendError } from "../pipeline/respond.js";
+import { renderError } from "../protocols/render-error.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
-import { newRequestId } from "./request-id.js";
+import { BodyBudget } from "./body-budget.js";
+import { newRequestId, requestIdHeader } from "./request-id.js";
 import { familyOfPath } from "./routes.js";
 import { tuneHeapForServing } from "./gc-tuning.js";
 
-export const requestIdHeader = "X-Gateway-Request-Id";
+export { requestIdHeader };
 
 export interface GatewayServerOptions {
   /** The live config holder; the server reads `box.current` once per request. */
@@ -32,6 +35,9 @@ export interface GatewayServerOptions {
   readonly store?: Store;
   /** Also told about every finished request, after billing (default: a log line each). */
   readonly usage?: UsageSink;
+  /** When the background check looks at pending jobs (default: 30 s after creation, then
+   * doubling up to 10 min); tests shorten it. */
+  readonly jobWatch?: JobWatchTiming;
 }
 
 export interface GatewayServer {
@@ -39,6 +45,8 @@ export interface GatewayServer {
   readonly box: RuntimeBox;
   readonly store: Store;
   readonly ledger: Ledger;
+  /** Memory held by request bodies in flight, against server.max_body_memory. */
+  readonly bodyBudget: BodyBudget;
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   readonly port: number;
@@ -52,15 +60,14 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   tuneHeapForServing();
   const store = opts.store ?? createMemoryStore();
   const ledger = new Ledger(store);
-  const billing = billingSink(ledger);
-  const observer = opts.usage ?? logUsageSink;
-  const usage: UsageSink = {
-    record(ctx, status, durationMs) {
-      billing.record(ctx, status, durationMs);
-      observer.record(ctx, status, durationMs);
-    },
-  };
-  const chain = buildChain({ usage, ledger, limiter: new SlidingLogLimiter() });
+  const uncountReservations = countReservations(() => ledger.reservationsHeld);
+  const usage: UsageSink = opts.usage ?? logUsageSink;
+  // server.* applies at start only, so the budget's limit is fixed for the server's life.
+  const bodyBudget = new BodyBudget(box.current.server.maxBodyMemoryBytes);
+  // Failed jobs are refunded when a client poll or the background check sees them.
+  const jobs = new JobOutcomes(ledger);
+  const jobWatch = new JobWatch({ box, outcomes: jobs, timing: opts.jobWatch });
+  const chain = buildChain({ usage, ledger, limiter: new SlidingLogLimiter(), bodyBudget, jobs });
   // Requests in flight are counted, not kept in a Set: a long-lived Set whose table has
   // reached V8's old generation allocates every later table there too, and each table it
   // replaces keeps pointers to the requests it held, which minor GCs cannot see are dead.
@@ -92,9 +99,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
       user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
-      channel: undefined, upstreamModel: undefined, upstreamStatus: undefined, outputChars: undefined,
-      reservation: undefined, units: undefined, unitsEstimated: undefined, jobId: undefined, error: undefined, usage: undefined,
-      firstByteNs: undefined, upgrade,
+      channel: undefined, upstreamModel: undefined, reservation: undefined, units: undefined, jobId: undefined,
+      served: undefined, error: undefined, upgrade,
     };
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));
@@ -110,14 +116,17 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       done,
       (err) => {
         done();
-        log.error("request failed outside the chain", { requestId: id, error: String(err) });
+        log.error("request failed outside the chain", { requestId: id, error: err instanceof Error ? err.stack : String(err) });
         if (upgrade) upgrade.socket.destroy();
         else if (!res.writableEnded) res.destroy();
       },
     );
   };
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => handle(req, res));
+  const server = http.createServer(connectionTimeouts(box.current.server.headerTimeoutMs), (req, res) => handle(req, res));
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // node:http leaves an upgraded socket with no 'error' listener: a client that resets it
+    // while the upstream is being reached would otherwise end the process.
+    socket.on("error", destroySocket);
     const res = new http.ServerResponse(req);
     res.assignSocket(socket as Socket);
     // A refusal ends the connection: after an upgrade request there is no keep-alive, and
@@ -126,8 +135,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     res.once("finish", () => socket.end());
     handle(req, res, { socket, head });
   });
-  server.headersTimeout = 30_000;
   server.on("clientError", answerMalformed);
+  server.on("checkExpectation", refuseExpectation);
 
   const { host, port } = box.current.server;
   await new Promise<void>((resolve, reject) => {
@@ -137,13 +146,15 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       resolve();
     });
   });
+  jobWatch.start();
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   return {
-    server, box, store, ledger, port: address.port, url: `http://${shownHost}:${address.port}`,
+    server, box, store, ledger, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`,
     async drain(timeoutMs = box.current.server.drainTimeoutMs) {
       draining = true;
+      const watchStopped = jobWatch.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = Date.now() + timeoutMs;
@@ -155,28 +166,66 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
       for (const socket of sessions) socket.destroy(); // WebSocket sessions are not server connections
       server.closeAllConnections();
-      await closed;
+      await Promise.all([closed, watchStopped]);
+      uncountReservations();
       return { forced };
     },
   };
 }
 
-/** Requests node cannot parse (bad framing, oversized headers) still get a JSON error
- * with a request id, not a bare socket close. */
+/**
+ * Slow clients: request headers must be whole within server.header_timeout (node checks
+ * every connectionsCheckingInterval, 30 s by default, so it is set to a fraction of the
+ * bound). No total request time: a large upload on a slow link may take as long as it keeps
+ * sending; a stalled body is ended by server.body_timeout (read-body.ts).
+ */
+function connectionTimeouts(headerTimeoutMs: number): http.ServerOptions {
+  return {
+    keepAliveTimeout: 65_000,
+    headersTimeout: headerTimeoutMs,
+    requestTimeout: 0,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headerTimeoutMs / 4))),
+  };
+}
+
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
+/** Requests node cannot parse (bad framing, oversized headers) or whose headers came too
+ * slowly still get a JSON error with a request id, not a bare socket close; never written
+ * into a response already under way. */
 function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
-  if (!socket.writable || (err as { code?: string }).code === "ECONNRESET") {
+  const inFlight = (socket as { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  if (!socket.writable || err.code === "ECONNRESET" || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
-  const status = tooLarge ? 431 : 400;
-  const body = JSON.stringify({ error: {
-    message: tooLarge ? "The request headers are too large." : "The request could not be parsed as HTTP.",
-    type: "invalid_request_error", code: tooLarge ? "headers_too_large" : "malformed_request", param: null,
-  } });
-  socket.end(`HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
+  const { status, reason, code, message } = malformedAnswer(err.code);
+  const body = JSON.stringify({ error: { message, type: "invalid_request_error", code, param: null } });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\n` +
     `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
     `${requestIdHeader}: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+/** node answers an Expect it does not know with a bare 417; this one has a request id and
+ * the caller's error shape. */
+function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const body = renderError(familyOfPath(req.url ?? "/"), new GatewayError(errors.expectationFailed));
+  res.writeHead(417, {
+    [requestIdHeader]: newRequestId(), "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close",
+  });
+  res.end(body);
+}
+
+function malformedAnswer(code: string | undefined): { status: number; reason: string; code: string; message: string } {
+  if (code === "HPE_HEADER_OVERFLOW") {
+    return { status: 431, reason: "Request Header Fields Too Large", code: "headers_too_large", message: "The request headers are too large." };
+  }
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return { status: 408, reason: "Request Timeout", code: "request_timeout", message: "The request headers were not received in time." };
+  }
+  return { status: 400, reason: "Bad Request", code: "malformed_request", message: "The request could not be parsed as HTTP." };
 }
 
 /** /healthz (503 while draining, so load balancers stop sending) and /metrics. */

@@ -27,7 +27,16 @@ export interface FakeOpenAIOptions {
   readonly port?: number;
   /** Chooses the answer per request; default `{kind:"ok"}`. */
   readonly script?: (req: Received) => Script;
+  /** What `GET /v1/videos/{id}` says of a job; default completed. */
+  readonly videoJob?: (id: string) => VideoJobScript;
 }
+
+/** A video job's state as the fake reports it: a status (with OpenAI's `error` when
+ * failed), an OpenAI error answer, or a dropped connection. */
+export type VideoJobScript =
+  | { readonly status: "queued" | "in_progress" | "completed" | "failed"; readonly error?: { code: string; message: string } }
+  | { readonly httpError: number }
+  | { readonly destroy: true };
 
 export type FakeOpenAI = FakeServer<Received>;
 
@@ -44,7 +53,7 @@ export const fakeEmbeddingUsage = { prompt_tokens: 8, total_tokens: 8 };
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   if (r.method === "POST" && otherPaths.has(r.path)) return answerOther(r, res, opts);
-  if (r.path.startsWith("/v1/videos")) return answerVideo(r, res);
+  if (r.path.startsWith("/v1/videos")) return answerVideo(r, res, opts);
   if (r.path !== "/v1/chat/completions" || r.method !== "POST") {
     return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
@@ -188,7 +197,7 @@ export const fakeVideo = Buffer.concat([Buffer.from("\x00\x00\x00\x18ftypmp42"),
 let videoSeq = 0;
 
 /** Video jobs as OpenAI's /v1/videos speaks them: create (JSON or multipart), status, content. */
-function answerVideo(r: Received, res: http.ServerResponse): void {
+function answerVideo(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   if (r.method === "POST" && r.path === "/v1/videos") {
     const raw = r.raw.toString("latin1");
     const field = (name: string) => r.body[name] ?? new RegExp(`name="${name}"\\r\\n\\r\\n([^\\r]*)`).exec(raw)?.[1];
@@ -204,7 +213,18 @@ function answerVideo(r: Received, res: http.ServerResponse): void {
       res.end(fakeVideo);
       return;
     }
-    return sendJson(res, 200, { id: m[1], object: "video", status: "completed", progress: 100, seconds: "8" });
+    const job = opts.videoJob?.(m[1]) ?? { status: "completed" };
+    if ("destroy" in job) return void res.socket?.destroy();
+    if ("httpError" in job) {
+      return sendOpenAIError(res, job.httpError, `fake video error ${job.httpError}`, job.httpError >= 500 ? "server_error" : "invalid_request_error", null);
+    }
+    const done = job.status === "completed" || job.status === "failed";
+    return sendJson(res, 200, {
+      id: m[1], object: "video", model: "sora-2", status: job.status, progress: job.status === "completed" ? 100 : done ? 0 : 40,
+      seconds: "8", size: "1280x720", prompt: null, remixed_from_video_id: null, created_at: 1_700_000_000,
+      completed_at: done ? 1_700_000_100 : null, expires_at: job.status === "completed" ? 1_700_086_500 : null,
+      error: job.status === "failed" ? job.error ?? { code: "generation_failed", message: "The video could not be generated." } : null,
+    });
   }
   sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
 }

@@ -3,6 +3,7 @@
 import { compileSource } from "../../src/config/index.js";
 import type { UsageSink } from "../../src/billing/usage-sink.js";
 import type { Store } from "../../src/state/store.js";
+import type { JobWatchTiming } from "../../src/routing/job-watch.js";
 import { clearAffinity } from "../../src/routing/affinity.js";
 import { resetHealth } from "../../src/routing/health.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
@@ -16,14 +17,16 @@ export interface TestGateway extends GatewayServer {
 
 /** Compiles `yaml` (listen forced to port 0) and starts a gateway on it; `store` defaults
  * to a fresh in-memory one. */
-export async function startTestGateway(yaml: string, opts: { usage?: UsageSink; store?: Store } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  yaml: string, opts: { usage?: UsageSink; store?: Store; jobWatch?: JobWatchTiming } = {},
+): Promise<TestGateway> {
   // Routing state outlives reloads by design; a test gateway starts from none.
   resetHealth();
   clearAffinity();
   let generation = 1;
   const compile = (text: string) => compileSource(text, { path: "test.yaml", env: {}, generation: generation++ }).runtime;
   const box = new RuntimeBox(compile(yaml));
-  const gw = await startGateway({ box, usage: opts.usage, store: opts.store });
+  const gw = await startGateway({ box, usage: opts.usage, store: opts.store, jobWatch: opts.jobWatch });
   return Object.assign(gw, {
     swapConfig: (text: string) => void box.swap(compile(text)),
     close: async () => void (await gw.drain(1000)),

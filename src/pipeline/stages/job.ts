@@ -1,20 +1,26 @@
 // Fetches an asynchronous job (a video's status, or the video itself) from the channel that
-// created it, for the user whose token created it. Polls are not billed.
+// created it, for the user whose token created it. Polls are not billed, but a status answer
+// saying the job failed refunds its submission's charge (the answer is relayed unchanged).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
+import type { JobOutcomes } from "../../routing/job-outcomes.js";
 import { nextKey } from "../../routing/keys.js";
 import { jobOwner } from "../../routing/jobs.js";
 import { downstreamResponseHeaders } from "../../upstream/headers.js";
 import { relay } from "../../upstream/relay.js";
+import { served } from "../../upstream/served.js";
 import { Cancellation, send, UpstreamFailure } from "../../upstream/send.js";
 import { exhaustedError } from "../../upstream/failover.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-export function jobStage(): Stage<RequestContext> {
+/** A status answer is a small JSON object; past this the copy read for billing is dropped. */
+const STATUS_BODY_LIMIT = 64 * 1024;
+
+export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
   return async (ctx) => {
     const id = ctx.jobId!;
     const owner = jobOwner(id);
@@ -29,7 +35,8 @@ export function jobStage(): Stage<RequestContext> {
     ctx.channel = channel;
     ctx.modelName = owner.model;
     const provider = providers[channel.protocol];
-    const path = `/v1/videos/${encodeURIComponent(id)}${ctx.pathAction === "content" ? "/content" : ""}${ctx.query ? "?" + ctx.query : ""}`;
+    const content = ctx.pathAction === "content";
+    const path = `/v1/videos/${encodeURIComponent(id)}${content ? "/content" : ""}${ctx.query ? "?" + ctx.query : ""}`;
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
@@ -39,11 +46,25 @@ export function jobStage(): Stage<RequestContext> {
         headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(nextKey(channel)) },
       });
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
-        upstream.body.resume();
+        upstream.body.on("error", ignore).resume(); // an unheard body error would end the process
         throw exhaustedError({ kind: "status", status: upstream.status });
       }
-      await relay({ ctx, body: upstream.body, status: upstream.status, flushHeaders: false,
-        headers: downstreamResponseHeaders(upstream.headers, provider.privateResponseHeaders, true) });
+      // Only a JSON status answer is read; the video's bytes pass untouched.
+      const copy = !content && upstream.status === 200 && isJson(upstream.headers["content-type"]) ? new BoundedCopy(STATUS_BODY_LIMIT) : undefined;
+      const relayed = await relay({
+        res: ctx.res, body: upstream.body, transform: copy ? (chunk) => copy.add(chunk) : (chunk) => chunk,
+        head: { status: upstream.status, headers: downstreamResponseHeaders(upstream.headers, provider.privateResponseHeaders, true), flush: false },
+      });
+      if (relayed.end !== "ended") {
+        ctx.served = served(ctx.res, { status: upstream.status, ending: "upstream-cut", charge: "none", firstByteNs: relayed.firstByteNs });
+        if (!ctx.res.writableEnded) ctx.res.destroy();
+        return;
+      }
+      ctx.served = served(ctx.res, { status: upstream.status, ending: "complete", charge: "none", firstByteNs: relayed.firstByteNs ?? process.hrtime.bigint() });
+      // Acted on before the answer ends, so a client that reads its balance next sees it.
+      const body = copy?.bytes();
+      if (body) outcomes.observeAnswer(owner, body, "client");
+      ctx.res.end();
     } catch (err) {
       if (err instanceof UpstreamFailure) {
         if (err.kind === "aborted") return;
@@ -54,4 +75,36 @@ export function jobStage(): Stage<RequestContext> {
       ctx.res.off("close", onClose);
     }
   };
+}
+
+function ignore(): void {}
+
+function isJson(contentType: string | string[] | undefined): boolean {
+  return typeof contentType === "string" && /^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType);
+}
+
+/** Keeps a copy of the chunks passing through, up to a limit (then none at all). */
+class BoundedCopy {
+  readonly #limit: number;
+  #chunks: Buffer[] | undefined = [];
+  #size = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** Copies a chunk and hands it back unchanged. */
+  add(chunk: Buffer): Buffer {
+    if (this.#chunks) {
+      this.#size += chunk.length;
+      if (this.#size > this.#limit) this.#chunks = undefined;
+      else this.#chunks.push(chunk);
+    }
+    return chunk;
+  }
+
+  /** The whole body, or undefined when it passed the limit. */
+  bytes(): Buffer | undefined {
+    return this.#chunks && Buffer.concat(this.#chunks, this.#size);
+  }
 }

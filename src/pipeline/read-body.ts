@@ -1,0 +1,158 @@
+// Reads a request body within its bounds: max_body for the request (413), the server's body
+// memory budget shared by every request (503 + Retry-After), and body_timeout between bytes
+// (408). What a body takes from the budget is given back when its response closes.
+
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { BodyBudget } from "../server/body-budget.js";
+import type { RequestContext } from "./context.js";
+
+/** What a client refused for lack of body memory is told to wait, in seconds. */
+const BUDGET_RETRY_AFTER = "1";
+
+/**
+ * Collects the body. The declared Content-Length is taken from the budget before a byte is
+ * read (a chunked body takes its bytes as they arrive); `onChunk` sees each chunk as it
+ * arrives (multipart parsing streams along), and a throw from it fails the request.
+ */
+export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
+  const { req, res } = ctx;
+  const limit = ctx.runtime.server.maxBodyBytes;
+  const header = req.headers["content-length"];
+  const declared = header === undefined ? -1 : Number(header);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  // After an Upgrade request node leaves the body on the raw socket: there is none to read here.
+  if (ctx.upgrade) return Promise.reject(new GatewayError(errors.invalidParameter, "This endpoint does not take an Upgrade request."));
+  if (req.destroyed || res.closed) return Promise.reject(new GatewayError(errors.clientClosed));
+  let held = 0;
+  const take = (bytes: number): boolean => {
+    if (!budget.take(bytes)) return false;
+    if (held === 0) res.once("close", () => budget.give(held));
+    held += bytes;
+    return true;
+  };
+  if (declared > 0 && !take(declared)) return Promise.reject(memoryExhausted());
+  return new Promise((resolve, reject) => {
+    const parts = new BodyParts(declared);
+    const fail = (err: unknown) => {
+      cleanup();
+      req.resume(); // discard the rest, so the answer can be written
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      idle?.refresh();
+      if (parts.size + chunk.length > limit) return fail(tooLarge(limit));
+      if (declared < 0 && !take(chunk.length)) return fail(memoryExhausted());
+      try {
+        onChunk?.(chunk);
+      } catch (err) {
+        return fail(err);
+      }
+      parts.add(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(parts.body());
+    };
+    const onError = () => {
+      cleanup();
+      reject(new GatewayError(errors.clientClosed));
+    };
+    const cleanup = () => {
+      if (idle) clearTimeout(idle);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+    };
+    // A body already received whole (most JSON requests) needs no idle timer.
+    const idleMs = ctx.runtime.server.bodyTimeoutMs;
+    const idle = req.complete ? undefined : setTimeout(() => fail(stalled(idleMs)), idleMs);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+  });
+}
+
+/** The chunks of one body: kept as is when it comes in one chunk; copied into one buffer of
+ * the declared length as they arrive otherwise (no second whole copy at the end, so a large
+ * upload holds about its own size); listed and joined at the end when no length was declared. */
+class BodyParts {
+  readonly #declared: number;
+  #first: Buffer | undefined;
+  #whole: Buffer | undefined;
+  #list: Buffer[] | undefined;
+  size = 0;
+
+  constructor(declared: number) {
+    this.#declared = declared;
+  }
+
+  add(chunk: Buffer): void {
+    const at = this.size;
+    this.size += chunk.length;
+    if (this.#first === undefined) {
+      this.#first = chunk;
+    } else if (this.#declared >= 0) {
+      if (this.#whole === undefined) {
+        this.#whole = Buffer.allocUnsafe(this.#declared);
+        this.#first.copy(this.#whole, 0);
+      }
+      chunk.copy(this.#whole, at); // node's parser never delivers more than Content-Length
+    } else {
+      (this.#list ??= [this.#first]).push(chunk);
+    }
+  }
+
+  body(): Buffer {
+    if (this.#whole) return this.#whole.subarray(0, this.size);
+    if (this.#list) return Buffer.concat(this.#list, this.size);
+    return this.#first ?? Buffer.alloc(0);
+  }
+}
+
+/**
+ * A body answered before it was all received (a refusal): node reads and discards the rest
+ * to keep the connection, so the client still sees the answer once it has sent its body.
+ * This bounds that like a body being read: the connection is closed when the rest stalls
+ * for body_timeout or runs past max_body.
+ */
+export function boundUnreadBody(ctx: RequestContext): void {
+  const { req } = ctx;
+  if (req.complete || req.destroyed || ctx.upgrade) return;
+  let left = ctx.runtime.server.maxBodyBytes;
+  const drop = () => {
+    stop();
+    req.socket.destroy();
+  };
+  const onData = (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) drop();
+    else idle.refresh();
+  };
+  const stop = () => {
+    clearTimeout(idle);
+    req.off("data", onData);
+    req.off("end", stop);
+    req.off("close", stop);
+  };
+  const idle = setTimeout(drop, ctx.runtime.server.bodyTimeoutMs);
+  req.on("data", onData);
+  req.on("end", stop);
+  req.on("close", stop);
+}
+
+function tooLarge(limit: number): GatewayError {
+  // connection: close — the rest of an oversized body is not worth reading.
+  return new GatewayError(errors.bodyTooLarge, `The request body exceeds the limit of ${limit} bytes.`,
+    { headers: { connection: "close" } });
+}
+
+function memoryExhausted(): GatewayError {
+  return new GatewayError(errors.bodyMemoryExhausted, undefined,
+    { headers: { "retry-after": BUDGET_RETRY_AFTER, connection: "close" } });
+}
+
+function stalled(idleMs: number): GatewayError {
+  return new GatewayError(errors.requestTimeout, `The request body stalled: no bytes arrived for ${idleMs / 1000} s.`,
+    { headers: { connection: "close" } });
+}

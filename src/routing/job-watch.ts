@@ -1,0 +1,166 @@
+// The gateway's own look at asynchronous jobs, for those nobody polls: each pending job is
+// asked about upstream (with its channel's key, as a client's poll would be) on a backing-off
+// schedule until it completes, fails or passes its TTL. Owned by the server: started in
+// startGateway, stopped on drain; its timer never keeps the process alive.
+
+import { log } from "../observability/log.js";
+import { videoJobPath } from "../protocols/openai/video-status.js";
+import { providers } from "../providers/index.js";
+import { upstreamUrl } from "../providers/provider.js";
+import type { RuntimeBox } from "../runtime/box.js";
+import type { Channel } from "../runtime/types.js";
+import { readAll } from "../upstream/exchanges/exchange.js";
+import { Cancellation, send } from "../upstream/send.js";
+import type { JobOutcomes } from "./job-outcomes.js";
+import { rememberedJobs, type RememberedJob } from "./jobs.js";
+import { nextKey } from "./keys.js";
+
+/** When the background check looks at a job. */
+export interface JobWatchTiming {
+  /** From a job's creation to its first check, and the first gap between checks; the gap
+   * then doubles. Default 30 s. */
+  readonly firstCheckMs?: number;
+  /** The longest gap between two checks of one job. Default 10 min. */
+  readonly maxIntervalMs?: number;
+}
+
+export const DEFAULT_FIRST_CHECK_MS = 30_000;
+export const DEFAULT_MAX_INTERVAL_MS = 10 * 60_000;
+/** Checks in flight at once: a burst of due jobs must not become a burst upstream. */
+const CONCURRENT_CHECKS = 4;
+/** A status answer is a small JSON object; more than this is not one. */
+const STATUS_BODY_LIMIT = 64 * 1024;
+/** The longest delay a timer takes (a longer one would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface JobWatchOptions {
+  /** The live config: channels (and their keys) are looked up at each check. */
+  readonly box: RuntimeBox;
+  readonly outcomes: JobOutcomes;
+  readonly timing?: JobWatchTiming;
+}
+
+/** When a job is next checked, and the gap after that. */
+interface Schedule {
+  due: number;
+  gapMs: number;
+}
+
+export class JobWatch {
+  readonly #box: RuntimeBox;
+  readonly #outcomes: JobOutcomes;
+  readonly #firstMs: number;
+  readonly #maxMs: number;
+  readonly #schedules = new Map<string, Schedule>();
+  #timer: NodeJS.Timeout | undefined;
+  #sweep: Promise<void> | undefined;
+  /** One per check in flight, so stopping cancels only those (never a finished call). */
+  readonly #inFlight = new Set<Cancellation>();
+  #stopped = false;
+
+  constructor(opts: JobWatchOptions) {
+    this.#box = opts.box;
+    this.#outcomes = opts.outcomes;
+    this.#firstMs = Math.max(1, opts.timing?.firstCheckMs ?? DEFAULT_FIRST_CHECK_MS);
+    this.#maxMs = Math.max(this.#firstMs, opts.timing?.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
+  }
+
+  /** Starts looking; a sweep runs every first-check interval. */
+  start(): void {
+    if (this.#stopped || this.#timer) return;
+    this.#arm();
+  }
+
+  /** Stops looking: no further sweep, checks in flight cancelled and waited for. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const cancel of this.#inFlight) cancel.cancel();
+    await this.#sweep;
+  }
+
+  #arm(): void {
+    this.#timer = setTimeout(() => {
+      this.#sweep = this.#sweepOnce().finally(() => {
+        this.#sweep = undefined;
+        if (!this.#stopped) this.#arm();
+      });
+    }, Math.min(this.#firstMs, MAX_TIMER_MS));
+    this.#timer.unref();
+  }
+
+  /** Checks every job that is due. Never rejects. */
+  async #sweepOnce(): Promise<void> {
+    try {
+      const due = this.#dueJobs(Date.now());
+      let next = 0;
+      const worker = async () => {
+        while (next < due.length && !this.#stopped) await this.#check(due[next++]);
+      };
+      await Promise.all(Array.from({ length: Math.min(CONCURRENT_CHECKS, due.length) }, worker));
+    } catch (err) {
+      log.error("background job check failed", { error: String(err) });
+    }
+  }
+
+  /** The pending jobs whose check is due; forgets the schedules of jobs gone or settled. */
+  #dueJobs(now: number): RememberedJob[] {
+    const due: RememberedJob[] = [];
+    const pending = new Set<string>();
+    for (const job of rememberedJobs()) {
+      if (this.#outcomes.isSettled(job.id)) continue;
+      pending.add(job.id);
+      let schedule = this.#schedules.get(job.id);
+      if (!schedule) {
+        schedule = { due: job.rememberedAt + this.#firstMs, gapMs: this.#firstMs };
+        this.#schedules.set(job.id, schedule);
+      }
+      if (schedule.due <= now) due.push(job);
+    }
+    for (const id of this.#schedules.keys()) if (!pending.has(id)) this.#schedules.delete(id);
+    return due;
+  }
+
+  /** Asks the upstream about one job and acts on the answer; failures wait for the next look. */
+  async #check(job: RememberedJob): Promise<void> {
+    const schedule = this.#schedules.get(job.id);
+    if (schedule) {
+      schedule.gapMs = Math.min(schedule.gapMs * 2, this.#maxMs);
+      schedule.due = Date.now() + schedule.gapMs;
+    }
+    const runtime = this.#box.current;
+    const channel = runtime.channels.get(job.channel);
+    if (!channel || !channel.enabled) return; // maybe back after a reload: keep the schedule
+    const cancel = new Cancellation();
+    this.#inFlight.add(cancel);
+    try {
+      const answer = await askUpstream(channel, job.id, runtime.server.upstreamTimeoutMs, cancel);
+      if (answer) this.#outcomes.observeAnswer(job, answer, "background");
+    } catch (err) {
+      if (!cancel.aborted) log.warn("background job check failed", { job: job.id, channel: channel.name, error: String(err) });
+    } finally {
+      this.#inFlight.delete(cancel);
+    }
+  }
+}
+
+/** The job's status answer from its channel (up to a size that fits one); undefined for an
+ * error status or a 404, which say nothing of the job's fate. Rejects on transport failures. */
+async function askUpstream(channel: Channel, id: string, timeoutMs: number, cancel: Cancellation): Promise<Buffer | undefined> {
+  if (channel.protocol !== "openai") return undefined; // video jobs live on OpenAI-protocol channels
+  const upstream = await send({
+    method: "GET", url: upstreamUrl(channel.baseUrl, videoJobPath(id)), timeoutMs, cancel,
+    headers: { accept: "application/json", "accept-encoding": "identity", ...providers[channel.protocol].authHeaders(nextKey(channel)) },
+  });
+  // An undici body that is destroyed, or fails while drained, emits 'error': unheard, that
+  // would end the process.
+  upstream.body.on("error", ignore);
+  if (upstream.status !== 200) {
+    upstream.body.destroy();
+    return undefined;
+  }
+  return readAll(upstream.body, STATUS_BODY_LIMIT);
+}
+
+function ignore(): void {}
