@@ -51,20 +51,75 @@ export function textChars(json: string, field: RegExp): number {
   return n;
 }
 
-/** What an event carries: no data (a comment, a keep-alive), the [DONE] marker, its data
- * parsed, or data that does not decode (UNDECODABLE). */
+/** What an event carries: no data (a comment, a keep-alive, the [DONE] marker), data that
+ * does not decode (UNDECODABLE), or its data: parsed when `parse`, else the raw text. */
 const NO_DATA = Symbol("no data");
 const UNDECODABLE = Symbol("undecodable");
 
-function dataOf(raw: string): unknown {
+function dataOf(raw: string, parse: boolean): unknown {
   const event = parseEvent(raw);
   if (event === undefined) return NO_DATA;
-  if (event.data === "[DONE]" || event.data.trim() === "[DONE]") return NO_DATA;
+  const data = event.data;
+  if (data === "[DONE]" || data.trim() === "[DONE]") return NO_DATA;
+  if (!parse) return wellFormed(data) ? data : UNDECODABLE;
   try {
-    return JSON.parse(event.data);
+    return JSON.parse(data);
   } catch {
     return UNDECODABLE;
   }
+}
+
+/** A bare JSON value: a literal or a number. */
+const bareValue = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)$/;
+
+/**
+ * Whether `text` is a JSON object or array in structure: its brackets and braces pair up
+ * outside strings, every bare value is a literal or a number, and nothing follows the last
+ * bracket. A cut, garbled or interleaved event fails it; a misplaced comma or colon does
+ * not. A scan, not a parse: most events of a stream passing through are never parsed.
+ */
+export function wellFormed(text: string): boolean {
+  const closers: number[] = [];
+  let i = 0;
+  const n = text.length;
+  while (i < n && isSpace(text.charCodeAt(i))) i++;
+  const first = text.charCodeAt(i);
+  if (first !== 0x7b && first !== 0x5b) return false;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (isBare(c)) {
+      const start = i;
+      while (i + 1 < n && isBare(text.charCodeAt(i + 1))) i++;
+      if (!bareValue.test(text.slice(start, i + 1))) return false;
+    } else if (c === 0x22) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+      if (i >= n) return false; // an unterminated string
+    } else if (c === 0x7b) closers.push(0x7d);
+    else if (c === 0x5b) closers.push(0x5d);
+    else if (c === 0x7d || c === 0x5d) {
+      if (closers.pop() !== c) return false;
+      if (closers.length === 0) {
+        for (i++; i < n; i++) if (!isSpace(text.charCodeAt(i))) return false;
+        return true;
+      }
+    } else if (c !== 0x3a && c !== 0x2c && !isSpace(c)) {
+      return false; // anything else outside a string is no JSON
+    }
+  }
+  return false;
+}
+
+/** Characters of a literal or a number: letters, digits, '.', '+', '-'. */
+function isBare(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2b || c === 0x2d || c === 0x45;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 export class SseUsageTap {
@@ -126,14 +181,15 @@ export class SseUsageTap {
 
   /** One event: what to relay of it now ("" when held, stripped or undecodable). */
   #take(event: string): string {
-    // Every event is parsed once: one that does not decode ends the stream (the client is
-    // told, not handed it), and usage is read from the same parse.
-    const data = dataOf(event);
+    // An event that does not decode ends the stream (the client is told, not handed it).
+    // Events carrying usage are parsed (and read); the others only checked for shape.
+    const usage = this.#reader.mark.test(event);
+    const data = dataOf(event, usage);
     if (data === UNDECODABLE) {
       this.#ending = "undecodable";
       return "";
     }
-    const strip = this.#inspect(event, data) && this.#strip;
+    const strip = this.#inspect(event, usage ? data : NO_DATA) && this.#strip;
     if (this.#ends.terminal.test(event)) {
       this.#ending = "terminal";
       this.#held = strip ? "" : event;
@@ -154,7 +210,7 @@ export class SseUsageTap {
     // Text is counted in usage-bearing events too: every generate-content chunk carries its
     // running usageMetadata beside the text, and a stream cut short is billed by this count.
     this.outputChars += textChars(event, this.#reader.textField);
-    if (data === NO_DATA || data === null || typeof data !== "object" || !this.#reader.mark.test(event)) return false;
+    if (data === NO_DATA || data === null || typeof data !== "object") return false;
     return this.#reader.take(data);
   }
 }

@@ -7,11 +7,12 @@
 
 import { closeSync, openSync, readdirSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { log } from "../observability/log.js";
 import { COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
 import type { UsageEntry } from "./store.js";
 
 /** A segment this large is closed and the next one started, so settled ones can go. */
-const SEGMENT_BYTES = 8 * 1024 * 1024;
+export const SEGMENT_BYTES = 8 * 1024 * 1024;
 
 /** The file of segment `n` of the store at `dbPath`. */
 export function segmentPath(dbPath: string, n: number): string {
@@ -70,11 +71,13 @@ export class Journal {
   readonly #writeGroup = () => this.write();
   /** Told where the journal ends after each group's write (and at each segment's close). */
   readonly #onWritten: (mark: JournalMark) => void;
+  readonly #segmentBytes: number;
 
   /** Opens a new segment, numbered after any an earlier run left (replay those first). */
-  constructor(dbPath: string, onWritten: (mark: JournalMark) => void) {
+  constructor(dbPath: string, onWritten: (mark: JournalMark) => void, segmentBytes = SEGMENT_BYTES) {
     this.#dbPath = dbPath;
     this.#onWritten = onWritten;
+    this.#segmentBytes = segmentBytes;
     this.#segment = (segmentNumbers(dbPath).at(-1) ?? 0) + 1;
     this.#fd = openSync(segmentPath(dbPath, this.#segment), "a");
   }
@@ -106,16 +109,30 @@ export class Journal {
       return;
     }
     group.settle();
-    if (this.#bytes >= SEGMENT_BYTES) this.#rotate();
+    if (this.#bytes >= this.#segmentBytes) this.#rotate();
     else this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: false });
   }
 
-  /** Closes the open segment and opens the next. */
+  /** Opens the next segment and closes the open one; if the next cannot be opened, the
+   * open one goes on growing (logged), so no write is lost to a failed rotation. */
   #rotate(): void {
-    closeSync(this.#fd);
+    let next: number;
+    try {
+      next = openSync(segmentPath(this.#dbPath, this.#segment + 1), "a");
+    } catch (err) {
+      log.error("journal: could not start a new segment; the current one keeps growing", { error: String(err) });
+      this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: false });
+      return;
+    }
+    const closed = this.#fd;
+    this.#fd = next;
+    try {
+      closeSync(closed);
+    } catch (err) {
+      log.warn("journal: could not close a segment", { error: String(err) });
+    }
     this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: true });
     this.#segment++;
-    this.#fd = openSync(segmentPath(this.#dbPath, this.#segment), "a");
     this.#bytes = 0;
   }
 

@@ -21,6 +21,8 @@ export interface SqliteStoreOptions {
   readonly mustExist?: boolean;
   /** How long a statement waits for another process's write lock; default 5000 ms. */
   readonly busyTimeoutMs?: number;
+  /** Size at which a journal segment is closed and the next started (tests make it small). */
+  readonly journalSegmentBytes?: number;
 }
 
 /**
@@ -47,7 +49,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     if (opts.mustExist) return new SqliteStore(db, readOnly);
     const replayed = replayJournal(path, db);
     if (replayed > 0) log.info("usage log: committed what an earlier run left in its journal", { bytes: replayed });
-    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs));
+    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs, opts.journalSegmentBytes));
   } catch (error) {
     db.close();
     throw error;
@@ -118,11 +120,11 @@ class JournalCommits implements Commits {
 
   readonly #path: string;
 
-  constructor(path: string, db: Database.Database, busyTimeoutMs: number) {
+  constructor(path: string, db: Database.Database, busyTimeoutMs: number, segmentBytes?: number) {
     this.#path = path;
     // Started on the first entry: a store that records nothing never starts a thread.
     this.#makeWriter = () => new ThreadWriter(path, busyTimeoutMs, new Ingester(path, db));
-    this.#journal = new Journal(path, (mark) => this.#written(mark));
+    this.#journal = new Journal(path, (mark) => this.#written(mark), segmentBytes);
   }
 
   record(entry: UsageEntry): Promise<void> {

@@ -12,7 +12,7 @@ import { resetHealth } from "../../src/routing/health.js";
 import type { UsageEntry } from "../../src/state/store.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { startFaultyUpstream, type Fault, type FaultExchange, type FaultyUpstream } from "./fake-faulty.js";
-import { eventually, startTestGateway, type TestGateway } from "./gateway.js";
+import { entryOf, eventually, startTestGateway, type TestGateway } from "./gateway.js";
 import { CHANNEL_KEY, TOKEN, config, token, type Obj } from "../integration/support.js";
 
 /** The client protocols, by route. */
@@ -140,11 +140,7 @@ export async function startFaultWorld(): Promise<FaultWorld> {
   return {
     gw, faulty, healthy,
     call: (o) => call(gw.url, o),
-    async entry(requestId) {
-      let found: UsageEntry | undefined;
-      await eventually(() => (found = gw.store.logs({ requestId })[0]) !== undefined, 3000, `usage entry ${requestId}`);
-      return found!;
-    },
+    entry: (requestId) => entryOf(gw.store, requestId),
     async close() {
       await gw.close();
       await Promise.all([faulty.close(), healthy.close()]);

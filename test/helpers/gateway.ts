@@ -2,7 +2,7 @@
 
 import { compileSource } from "../../src/config/index.js";
 import type { UsageSink } from "../../src/billing/usage-sink.js";
-import type { Store } from "../../src/state/store.js";
+import type { Store, UsageEntry } from "../../src/state/store.js";
 import type { JobWatchTiming } from "../../src/routing/job-watch.js";
 import { clearAffinity } from "../../src/routing/affinity.js";
 import { resetHealth } from "../../src/routing/health.js";
@@ -41,4 +41,11 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** The usage-log entry of a request, once the store has it. */
+export async function entryOf(store: Store, requestId: string): Promise<UsageEntry> {
+  let found: UsageEntry | undefined;
+  await eventually(() => (found = store.logs({ requestId })[0]) !== undefined, 3000, `usage entry ${requestId}`);
+  return found!;
 }

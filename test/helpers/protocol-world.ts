@@ -9,7 +9,7 @@ import {
 } from "./fake-anthropic.js";
 import { startFakeGemini, type FakeGemini, type Received as GReceived, type Script as GScript } from "./fake-gemini.js";
 import { startFakeOpenAI, type FakeOpenAI, type Received as OReceived, type Script as OScript } from "./fake-openai.js";
-import { eventually, startTestGateway, type TestGateway } from "./gateway.js";
+import { entryOf, eventually, startTestGateway, type TestGateway } from "./gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import type { UsageEntry } from "../../src/state/store.js";
 import { CHANNEL_KEY, TOKEN, capturingSink, channel, config, token, type Obj, type Recorded } from "../integration/support.js";
@@ -142,11 +142,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       await eventually(() => sink.records.length > mark, 3000, "a usage record");
       return sink.records[mark];
     },
-    async entry(requestId) {
-      let found: UsageEntry | undefined;
-      await eventually(() => (found = gw.store.logs({ requestId })[0]) !== undefined, 3000, `usage entry ${requestId}`);
-      return found!;
-    },
+    entry: (requestId) => entryOf(gw.store, requestId),
     async close() {
       await gw.close();
       await Promise.all([openai.close(), anthropic.close(), gemini.close()]);

@@ -120,29 +120,40 @@ describe("crash recovery (kill -9 under load)", () => {
     const committedAfterMs = Date.now() - pausedAt;
     assert.ok(committedAfterMs < 50 * GROUP_COMMIT_MS, `SQLite caught up after ${committedAfterMs} ms`);
 
-    // Phase B: more load with a slower upstream; SIGKILL while requests are in flight.
+    // Phase B, three times: more load with a slower upstream, a third of it streamed;
+    // SIGKILL while requests are in flight, restart on the same store, again.
     delayMs = () => 20 + Math.floor(Math.random() * 120);
     const phaseB = { ok: [] as string[], failed: 0 };
-    let killed = false;
-    const loadB = load(60, 20, async () => {
-      if (killed) return;
-      try {
-        const r = await chat(first.base);
-        if (r.status === 200) phaseB.ok.push(idOf(r));
-      } catch {
-        phaseB.failed++; // cut off by the kill
-      }
-    });
-    await eventually(() => phaseB.ok.length >= 5 && answered.inflight >= 5, 5000, "phase B under way");
-    first.child.proc.kill("SIGKILL");
-    killed = true;
-    const { signal } = await exited(first.child, 5000);
-    assert.equal(signal, "SIGKILL");
-    await loadB;
-    assert.ok(phaseB.failed >= 1, "some requests were in flight at the kill");
+    let current = first;
+    for (let round = 0; round < 3; round++) {
+      const answeredNow: string[] = [];
+      let killed = false;
+      const target = current;
+      const loadB = load(60, 20, async (i) => {
+        if (killed) return;
+        const stream = i % 3 === 0;
+        try {
+          const r = await chat(target.base, stream ? { stream: true } : {});
+          // A whole answer: the client has it, so its charge must survive the kill.
+          if (r.status === 200 && (!stream || r.text.endsWith("data: [DONE]\n\n"))) answeredNow.push(idOf(r));
+          else phaseB.failed++;
+        } catch {
+          phaseB.failed++; // cut off by the kill
+        }
+      });
+      await eventually(() => answeredNow.length >= 5 && answered.inflight >= 5, 5000, `phase B round ${round + 1} under way`);
+      target.child.proc.kill("SIGKILL");
+      killed = true;
+      const { signal } = await exited(target.child, 5000);
+      assert.equal(signal, "SIGKILL");
+      await loadB;
+      phaseB.ok.push(...answeredNow);
+      current = await startServer();
+    }
+    assert.ok(phaseB.failed >= 3, "some requests were in flight at each kill");
 
-    // Restart on the same store.
-    const second = await startServer();
+    // The last restart, on the same store.
+    const second = current;
     const entries = store.logs({ limit: 1_000_000 });
     const byId = new Map(entries.map((e) => [e.requestId, e]));
     assert.equal(byId.size, entries.length, "one entry per request id");
@@ -170,7 +181,7 @@ describe("crash recovery (kill -9 under load)", () => {
       assert.equal(e.costNano, COST, `cost of ${id}`);
     }
 
-    t.diagnostic(`phase A in SQLite ${committedAfterMs} ms after the pause; phase B: ${phaseB.ok.length} answered, ` +
+    t.diagnostic(`phase A in SQLite ${committedAfterMs} ms after the pause; phase B (3 kills): ${phaseB.ok.length} answered, ` +
       `${phaseB.failed} cut off by the kill; ${entries.length} entries survived, ${charged.length} charged`);
 
     // the CLI reads the store while the restarted server runs

@@ -61,3 +61,19 @@ test("parseEvent reads the event name and data under every line-ending style", a
   assert.equal(parseEvent(": ping\n\n"), undefined);
   assert.deepEqual(parseEvent("data:x\n\n"), { event: undefined, data: "x" });
 });
+
+test("wellFormed: every JSON object or array passes, none of its cuts does, and unbalanced data fails", async () => {
+  const { wellFormed } = await import("../../src/protocols/usage-tap.js");
+  const fc = (await import("fast-check")).default;
+  const container = fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()));
+  fc.assert(fc.property(container, fc.nat(), (value, cut) => {
+    const text = JSON.stringify(value);
+    assert.ok(wellFormed(text), text);
+    assert.ok(wellFormed(JSON.stringify(value, null, 2)), "pretty-printed too");
+    const prefix = text.slice(0, cut % text.length);
+    assert.ok(!wellFormed(prefix), `a cut passed: ${prefix}`);
+  }), { seed: 4242, numRuns: 500 });
+  for (const bad of ['{"choices": [tru}', '{"delta": tru}', '{"a": 01x}', '{"a":1}}', '{"a":"b}', '"text"', "[1,2", '{"a":1} x', "", "not json", "{a: 1}", '{"x": XYZ}', '{"x": NaN}']) {
+    assert.equal(wellFormed(bad), false, bad);
+  }
+});

@@ -14,6 +14,7 @@ import { migrate, migrations, schemaVersion } from "../../src/state/migrations.j
 import { openStore, parseStoreSpec } from "../../src/state/open.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { entry } from "../helpers/usage-entry.js";
+import { eventually } from "../helpers/gateway.js";
 
 const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const dir = mkdtempSync(join(tmpdir(), "gateway-store-sqlite-"));
@@ -174,4 +175,24 @@ test("commits move to a writer thread once it has started; reads still see every
   store.close();
   await new Promise((r) => setTimeout(r, 200));
   assert.ok(threads() <= before, "close() ends the writer thread");
+});
+
+test("journal segments rotate as they fill, SQLite takes them all in, and each is deleted once held", async () => {
+  const path = join(dir, "rotate/gateway.db");
+  const segments = () => readdirSync(join(dir, "rotate")).filter((f) => f.includes("-charges-")).length;
+  const store = openSqliteStore(path, { journalSegmentBytes: 2048 }); // ~6 entries a segment
+  const recorded: Promise<void>[] = [];
+  for (let i = 0; i < 200; i++) {
+    recorded.push(store.record(entry({ requestId: `rot${i}`, costNano: 5n })));
+    if (i % 10 === 9) await Promise.all(recorded.splice(0)); // durable: its group was written
+  }
+  await Promise.all(recorded);
+  assert.equal(store.spentByToken("t1"), 1000n); // flushes: SQLite holds every entry
+  assert.equal(store.logs({ limit: 1000 }).length, 200);
+  await eventually(() => segments() <= 1, 3000, "the closed segments to be deleted");
+  store.close();
+  assert.equal(segments(), 0, "a clean close leaves no journal");
+  const reopened = openSqliteStore(path);
+  assert.equal(reopened.spentByUser("alice"), 1000n, "nothing replayed twice");
+  reopened.close();
 });
