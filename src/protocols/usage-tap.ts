@@ -57,9 +57,8 @@ const NO_DATA = Symbol("no data");
 const UNDECODABLE = Symbol("undecodable");
 
 function dataOf(raw: string, parse: boolean): unknown {
-  const event = parseEvent(raw);
-  if (event === undefined) return NO_DATA;
-  const data = event.data;
+  const data = singleDataLine(raw) ?? parseEvent(raw)?.data;
+  if (data === undefined) return NO_DATA;
   if (data === "[DONE]" || data.trim() === "[DONE]") return NO_DATA;
   if (!parse) return wellFormed(data) ? data : UNDECODABLE;
   try {
@@ -67,6 +66,19 @@ function dataOf(raw: string, parse: boolean): unknown {
   } catch {
     return UNDECODABLE;
   }
+}
+
+/** The data of an event with exactly one `data:` line, its last line (the common shape
+ * of every protocol here), read without splitting the event; undefined otherwise. */
+function singleDataLine(raw: string): string | undefined {
+  const at = raw.startsWith("data:") ? 0 : raw.indexOf("\ndata:") + 1;
+  if (at === 0 && !raw.startsWith("data:")) return undefined;
+  let start = at + 5;
+  if (raw.charCodeAt(start) === 0x20) start++;
+  const end = raw.indexOf("\n", start);
+  // Only a line ending the event: "\n\n" (or "\r\n\r\n" / "\r\r": left to parseEvent).
+  if (end === -1 || end + 2 !== raw.length || raw.charCodeAt(end + 1) !== 0x0a || raw.charCodeAt(end - 1) === 0x0d) return undefined;
+  return raw.slice(start, end);
 }
 
 /** A bare JSON value: a literal or a number. */

@@ -77,3 +77,17 @@ test("wellFormed: every JSON object or array passes, none of its cuts does, and 
     assert.equal(wellFormed(bad), false, bad);
   }
 });
+
+test("the tap reads an event's data the same whatever its line endings and fields", async () => {
+  const { ChatStreamTap } = await import("../../src/protocols/openai/chat-stream-tap.js");
+  const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+  for (const nl of ["\n", "\r\n", "\r"]) {
+    for (const extra of ["", `event: x${nl}`, `: comment${nl}`, `id: 1${nl}`]) {
+      const tap = new ChatStreamTap(false);
+      const text = `${extra}data: ${JSON.stringify({ choices: [], usage })}${nl}${nl}${extra}data: {"choices": [tru}${nl}${nl}`;
+      tap.push(Buffer.from(text));
+      assert.equal(tap.usage?.output, 2, JSON.stringify(text));
+      assert.equal(tap.ending, "undecodable", JSON.stringify(text));
+    }
+  }
+});
