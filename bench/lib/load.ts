@@ -11,6 +11,8 @@ export interface LoadSettings {
   readonly connections: number;
   readonly durationS: number;
   readonly warmupS: number;
+  /** The request body (default: the non-stream chat request, requestBody). */
+  readonly body?: string;
 }
 
 export interface LoadRun {
@@ -45,9 +47,12 @@ export const requestHeaders = {
   "user-agent": "gateway-bench/1.0",
 };
 
-function cannon(url: string, connections: number, durationS: number, onLatency?: (ms: number) => void) {
+/** The streamed chat request: the same question, answered as an SSE stream. */
+export const streamRequestBody = JSON.stringify({ ...JSON.parse(requestBody), stream: true });
+
+function cannon(url: string, connections: number, durationS: number, onLatency?: (ms: number) => void, body = requestBody) {
   const instance = autocannon({
-    url: `${url}/v1/chat/completions`, method: "POST", headers: requestHeaders, body: requestBody, connections, duration: durationS, timeout: 10,
+    url: `${url}/v1/chat/completions`, method: "POST", headers: requestHeaders, body, connections, duration: durationS, timeout: 10,
   });
   if (onLatency) {
     instance.on("response", (_client, status, _bytes, responseTime) => {
@@ -59,10 +64,10 @@ function cannon(url: string, connections: number, durationS: number, onLatency?:
 
 /** Warms `target` up, then measures it; `upstream` is sampled for CPU too. */
 export async function measureLoad(target: Child, upstream: Child, s: LoadSettings): Promise<LoadRun> {
-  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS);
+  if (s.warmupS > 0) await cannon(target.url, s.connections, s.warmupS, undefined, s.body);
   return measured(target, upstream, async () => {
     const latencies: number[] = [];
-    const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v));
+    const result = await cannon(target.url, s.connections, s.durationS, (v) => latencies.push(v), s.body);
     return { latencies, errors: result.errors, non2xx: result.non2xx };
   });
 }
