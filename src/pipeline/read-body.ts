@@ -2,6 +2,7 @@
 // memory budget shared by every request (503 + Retry-After), and body_timeout between bytes
 // (408). What a body takes from the budget is given back when its response closes.
 
+import type { IncomingMessage } from "node:http";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { BodyBudget } from "../server/body-budget.js";
@@ -116,10 +117,9 @@ class BodyParts {
  * This bounds that like a body being read: the connection is closed when the rest stalls
  * for body_timeout or runs past max_body.
  */
-export function boundUnreadBody(ctx: RequestContext): void {
-  const { req } = ctx;
-  if (req.complete || req.destroyed || ctx.upgrade) return;
-  let left = ctx.runtime.server.maxBodyBytes;
+export function boundUnreadBody(req: IncomingMessage, limits: { readonly maxBodyBytes: number; readonly bodyTimeoutMs: number }): void {
+  if (req.complete || req.destroyed) return;
+  let left = limits.maxBodyBytes;
   const drop = () => {
     stop();
     req.socket.destroy();
@@ -135,7 +135,7 @@ export function boundUnreadBody(ctx: RequestContext): void {
     req.off("end", stop);
     req.off("close", stop);
   };
-  const idle = setTimeout(drop, ctx.runtime.server.bodyTimeoutMs);
+  const idle = setTimeout(drop, limits.bodyTimeoutMs);
   req.on("data", onData);
   req.on("end", stop);
   req.on("close", stop);

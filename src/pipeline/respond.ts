@@ -14,7 +14,8 @@ export function sendError(ctx: RequestContext, err: GatewayError): void {
     return;
   }
   const body = renderError(ctx.family, err);
-  if (!ctx.req.complete) boundUnreadBody(ctx); // refused before its body was all received
+  // Refused before its body was all received: read and discard the rest, within bounds.
+  if (!ctx.req.complete && !ctx.upgrade) boundUnreadBody(ctx.req, ctx.runtime.server);
   res.writeHead(err.status, {
     ...err.headers,
     "content-type": "application/json",

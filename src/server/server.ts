@@ -17,6 +17,7 @@ import { log } from "../observability/log.js";
 import { countReservations, registry } from "../observability/metrics.js";
 import { buildChain } from "../pipeline/chain.js";
 import type { RequestContext, Upgrade } from "../pipeline/context.js";
+import { boundUnreadBody } from "../pipeline/read-body.js";
 import { sendError } from "../pipeline/respond.js";
 import { renderError } from "../protocols/render-error.js";
 import { RuntimeBox } from "../runtime/box.js";
@@ -136,7 +137,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     handle(req, res, { socket, head });
   });
   server.on("clientError", answerMalformed);
-  server.on("checkExpectation", refuseExpectation);
+  server.on("checkExpectation", refuseExpectation(box));
 
   const { host, port } = box.current.server;
   await new Promise<void>((resolve, reject) => {
@@ -209,13 +210,18 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream
 }
 
 /** node answers an Expect it does not know with a bare 417; this one has a request id and
- * the caller's error shape. */
-function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
-  const body = renderError(familyOfPath(req.url ?? "/"), new GatewayError(errors.expectationFailed));
-  res.writeHead(417, {
-    [requestIdHeader]: newRequestId(), "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close",
-  });
-  res.end(body);
+ * the caller's error shape. A body the client sends anyway is read and discarded (within
+ * max_body and body_timeout): closing at once would reset a connection the client is still
+ * writing to, and the client could lose the answer. */
+function refuseExpectation(box: RuntimeBox): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    const body = renderError(familyOfPath(req.url ?? "/"), new GatewayError(errors.expectationFailed));
+    res.writeHead(417, {
+      [requestIdHeader]: newRequestId(), "content-type": "application/json", "content-length": Buffer.byteLength(body),
+    });
+    res.end(body);
+    boundUnreadBody(req, box.current.server);
+  };
 }
 
 function malformedAnswer(code: string | undefined): { status: number; reason: string; code: string; message: string } {

@@ -182,6 +182,29 @@ describe("server", () => {
     ids.push(huge.id!);
   });
 
+  test("an unknown Expect gets a JSON 417, and a body sent anyway is read, not met with a reset", async () => {
+    // Closing at once would reset a connection the client is still writing its body to, and
+    // a reset can throw away the answer before the client reads it: the body is read and
+    // discarded instead, so the connection stays usable for the next request.
+    const body = JSON.stringify({ ...hello, pad: "x".repeat(600) });
+    const socket = net.connect(gw.port, "127.0.0.1");
+    let got = "";
+    socket.on("data", (c: Buffer) => { got += c.toString("latin1"); });
+    socket.on("error", () => {});
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\n` +
+      `content-type: application/json\r\nexpect: something-else\r\ncontent-length: ${body.length}\r\n\r\n`);
+    await eventually(() => got.includes("\r\n\r\n") && got.includes("}"), 3000, "the 417");
+    assert.match(got, /^HTTP\/1\.1 417 /, got);
+    assert.match(got, /x-gateway-request-id: \S+/i);
+    assert.equal(JSON.parse(got.split("\r\n\r\n")[1]).error.code, "expectation_failed");
+    for (let at = 0; at < body.length; at += 100) socket.write(body.slice(at, at + 100));
+    got = "";
+    socket.write(`GET /v1/models HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\n\r\n`);
+    await eventually(() => /^HTTP\/1\.1 \d+/.test(got) || socket.destroyed, 3000, "the next answer on the same connection");
+    assert.match(got, /^HTTP\/1\.1 200 /, `the connection did not survive: ${JSON.stringify(got)}`);
+    socket.destroy();
+  });
+
   test("/healthz and /metrics carry a request id; ids are unique", async () => {
     const h = await rawRequest(`${gw.url}/healthz`);
     assert.equal(h.status, 200);
