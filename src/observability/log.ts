@@ -42,3 +42,8 @@ export const log = {
   warn: (msg: string, fields?: Record<string, unknown>) => write("warn", msg, fields),
   error: (msg: string, fields?: Record<string, unknown>) => write("error", msg, fields),
 };
+
+/** An error as a log field: its stack when it has one (a bug's whereabouts), else its text. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.stack ?? err.message : String(err);
+}

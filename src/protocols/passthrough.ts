@@ -6,7 +6,6 @@ import type { Units } from "../billing/cost.js";
 import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
-import { lastObjectField } from "./json-tail.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
@@ -43,16 +42,20 @@ export interface PassthroughSpec {
   /** Whether a 2xx answer must be JSON (checked before it is relayed); default true.
    * Audio and plain-text answers are relayed as bytes. */
   answersJson?(req: PassRequest): boolean;
-  /** Usage of a complete answer body. */
-  bodyUsage(body: Buffer): Usage | undefined;
+  /** Usage of a complete answer, from its parsed JSON (undefined for an answer that is not
+   * JSON: audio, plain text). */
+  bodyUsage(json: unknown): Usage | undefined;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */
   bodyChars(body: Buffer): number;
-  /** False when the answer body need not be kept to read usage (binary media); default true. */
-  readonly keepsBody?: boolean;
   /** Non-token units read from a complete answer (e.g. seconds of audio transcribed). */
-  bodyUnits?(body: Buffer): Units | undefined;
+  bodyUnits?(json: unknown): Units | undefined;
   /** The id of an asynchronous job the answer created (video), for fetching it later. */
-  bodyJobId?(body: Buffer): string | undefined;
+  bodyJobId?(json: unknown): string | undefined;
+}
+
+/** A top-level field of a parsed JSON answer; undefined when the answer is no object. */
+export function answerField(json: unknown, key: string): unknown {
+  return json !== null && typeof json === "object" ? (json as Record<string, unknown>)[key] : undefined;
 }
 
 /** The body with `model` renamed: a JSON body re-serialised, a multipart upload edited in
@@ -74,7 +77,7 @@ export function wholeBody(path: string, overrides: Partial<PassthroughSpec> = {}
     isStream: () => false,
     path: () => path,
     body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
-    bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
+    bodyUsage: (json) => normalizeOpenAIUsage(answerField(json, "usage")),
     bodyChars: () => 0,
     ...overrides,
   });

@@ -10,7 +10,7 @@ import { upstreamUrl } from "../providers/provider.js";
 import type { RuntimeBox } from "../runtime/box.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
-import { Cancellation, send } from "../upstream/send.js";
+import { Cancellation, discard, send } from "../upstream/send.js";
 import type { JobOutcomes } from "./job-outcomes.js";
 import { rememberedJobs, type RememberedJob } from "./jobs.js";
 import { nextKey } from "./keys.js";
@@ -153,14 +153,9 @@ async function askUpstream(channel: Channel, id: string, timeoutMs: number, canc
     method: "GET", url: upstreamUrl(channel.baseUrl, videoJobPath(id)), timeoutMs, cancel,
     headers: { accept: "application/json", "accept-encoding": "identity", ...providers[channel.protocol].authHeaders(nextKey(channel)) },
   });
-  // An undici body that is destroyed, or fails while drained, emits 'error': unheard, that
-  // would end the process.
-  upstream.body.on("error", ignore);
   if (upstream.status !== 200) {
-    upstream.body.destroy();
+    discard(upstream.body, true);
     return undefined;
   }
   return readAll(upstream.body, STATUS_BODY_LIMIT);
 }
-
-function ignore(): void {}

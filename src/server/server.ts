@@ -13,7 +13,7 @@ import { createMemoryStore } from "../state/memory.js";
 import type { Store } from "../state/store.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import { log } from "../observability/log.js";
+import { errorText, log } from "../observability/log.js";
 import { countReservations, registry } from "../observability/metrics.js";
 import { buildChain } from "../pipeline/chain.js";
 import type { RequestContext, Upgrade } from "../pipeline/context.js";
@@ -117,7 +117,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       done,
       (err) => {
         done();
-        log.error("request failed outside the chain", { requestId: id, error: err instanceof Error ? err.stack : String(err) });
+        log.error("request failed outside the chain", { requestId: id, error: errorText(err) });
         if (upgrade) upgrade.socket.destroy();
         else if (!res.writableEnded) res.destroy();
       },

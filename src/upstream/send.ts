@@ -103,3 +103,18 @@ function classify(err: NodeJS.ErrnoException, cancel: Cancellation): UpstreamFai
   if (connectCodes.has(code)) return new UpstreamFailure("connect", code);
   return new UpstreamFailure("reset", code || err.message);
 }
+
+/** Whether an upstream answer is a Server-Sent Events stream. */
+export function isEventStream(upstream: UpstreamResponse): boolean {
+  return /^text\/event-stream/i.test(upstream.headers["content-type"] ?? "");
+}
+
+/** Reads an unwanted body to its end (its connection goes back to the pool) or, `close`,
+ * closes it; either way with its errors listened to: an unheard one would end the process. */
+export function discard(body: Readable, close = false): void {
+  body.on("error", ignore);
+  if (close) body.destroy();
+  else body.resume();
+}
+
+function ignore(): void {}

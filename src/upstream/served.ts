@@ -5,6 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { Units } from "../billing/cost.js";
 import type { Usage } from "../protocols/usage.js";
+import type { RelayEnd } from "./relay.js";
 
 const resolved = Promise.resolve();
 
@@ -26,6 +27,18 @@ export type Ending =
   | "upstream-error"
   /** The gateway failed while relaying (a bug: logged with its stack). */
   | "internal-error";
+
+/** The Ending of a relay that stopped at `end` (anything but a stream's own terminal). */
+export function endingOf(end: RelayEnd): Ending {
+  switch (end) {
+    case "client-gone": return "client-gone";
+    case "upstream-idle": return "upstream-idle";
+    case "broken": return "undecodable";
+    case "internal-error": return "internal-error";
+    case "upstream-cut": return "upstream-cut";
+    default: return "complete";
+  }
+}
 
 /** What the answer is charged for: its reported usage (an estimate, marked, when it
  * reported none), an estimate of what was delivered (marked), or nothing. */

@@ -4,6 +4,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
+import { videoJobPath } from "../../protocols/openai/video-status.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import type { JobOutcomes } from "../../routing/job-outcomes.js";
@@ -11,8 +12,8 @@ import { nextKey } from "../../routing/keys.js";
 import { jobOwner } from "../../routing/jobs.js";
 import { downstreamResponseHeaders } from "../../upstream/headers.js";
 import { relay } from "../../upstream/relay.js";
-import { served } from "../../upstream/served.js";
-import { Cancellation, send, UpstreamFailure } from "../../upstream/send.js";
+import { cutOff, endingOf, served } from "../../upstream/served.js";
+import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/send.js";
 import { exhaustedError } from "../../upstream/failover.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -36,7 +37,7 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
     ctx.modelName = owner.model;
     const provider = providers[channel.protocol];
     const content = ctx.pathAction === "content";
-    const path = `/v1/videos/${encodeURIComponent(id)}${content ? "/content" : ""}${ctx.query ? "?" + ctx.query : ""}`;
+    const path = videoJobPath(id, content) + (ctx.query ? "?" + ctx.query : "");
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
@@ -46,7 +47,7 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
         headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(nextKey(channel)) },
       });
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
-        upstream.body.on("error", ignore).resume(); // an unheard body error would end the process
+        discard(upstream.body);
         throw exhaustedError({ kind: "status", status: upstream.status });
       }
       // Only a JSON status answer is read; the video's bytes pass untouched.
@@ -55,16 +56,12 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
         res: ctx.res, body: upstream.body, transform: copy ? (chunk) => copy.add(chunk) : (chunk) => chunk,
         head: { status: upstream.status, headers: downstreamResponseHeaders(upstream.headers, provider.privateResponseHeaders, true), flush: false },
       });
-      if (relayed.end !== "ended") {
-        ctx.served = served(ctx.res, { status: upstream.status, ending: "upstream-cut", charge: "none", firstByteNs: relayed.firstByteNs });
-        if (!ctx.res.writableEnded) ctx.res.destroy();
-        return;
-      }
-      ctx.served = served(ctx.res, { status: upstream.status, ending: "complete", charge: "none", firstByteNs: relayed.firstByteNs ?? process.hrtime.bigint() });
+      const parts = { status: upstream.status, ending: endingOf(relayed.end), charge: "none", firstByteNs: relayed.firstByteNs } as const;
+      // A cut answer is cut for the client too; a whole one ends when settlement releases it.
+      ctx.served = relayed.end === "ended" ? served(ctx.res, parts) : cutOff(ctx.res, parts);
       // Acted on before the answer ends, so a client that reads its balance next sees it.
-      const body = copy?.bytes();
+      const body = relayed.end === "ended" ? copy?.bytes() : undefined;
       if (body) outcomes.observeAnswer(owner, body, "client");
-      ctx.res.end();
     } catch (err) {
       if (err instanceof UpstreamFailure) {
         if (err.kind === "aborted") return;
@@ -76,8 +73,6 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
     }
   };
 }
-
-function ignore(): void {}
 
 function isJson(contentType: string | string[] | undefined): boolean {
   return typeof contentType === "string" && /^application\/(?:[\w.+-]*\+)?json\b/i.test(contentType);

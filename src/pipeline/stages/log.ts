@@ -4,7 +4,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { log } from "../../observability/log.js";
+import { errorText, log } from "../../observability/log.js";
 import { inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -28,7 +28,7 @@ export function logStage(): Stage<RequestContext> {
 
 /** An exception that is not a catalogued error is a bug: logged once, with its stack. */
 function internal(ctx: RequestContext, err: unknown): GatewayError {
-  log.error("unhandled error", { requestId: ctx.id, error: err instanceof Error ? err.stack : String(err) });
+  log.error("unhandled error", { requestId: ctx.id, error: errorText(err) });
   return new GatewayError(errors.internal);
 }
 

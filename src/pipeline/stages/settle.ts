@@ -51,10 +51,9 @@ export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestC
 function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
   const token = ctx.token!;
   const served = ctx.served;
-  const { usage, estimated } = billedUsage(ctx);
   const group = ctx.group ?? ctx.runtime.groups.get(token.group);
-  const charged = ctx.model !== undefined && group !== undefined && served !== undefined && served.charge !== "none" && upstreamServed(ctx);
-  const costNano = charged ? costOf(usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units) : 0n;
+  const billed = ctx.model && group ? billedUsage(ctx) : undefined;
+  const costNano = billed ? costOf(billed.usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units) : 0n;
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const firstByteNs = served?.firstByteNs;
   return {
@@ -68,22 +67,22 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
     channel: ctx.channel?.name,
     inboundProtocol: ctx.route?.name ?? "unknown",
     upstreamProtocol: ctx.channel?.protocol,
-    usage,
+    usage: billed?.usage ?? emptyUsage(),
     costNano,
     status: failure === undefined ? answeredStatus(ctx) : failedStatus(ctx, failure),
     error: failure === undefined ? undefined : failure instanceof GatewayError ? failure.code : errors.internal.code,
     durationMs,
     ttfbMs: firstByteNs ? Number(firstByteNs - ctx.startNs) / 1e6 : undefined,
-    estimated: charged && (estimated || served!.unitsEstimated),
+    estimated: billed !== undefined && (billed.estimated || served!.unitsEstimated),
   };
 }
 
 /** What is priced: the reported usage; an estimate (input from the request's size, output
- * from the text delivered) when the answer reported none or did not complete; nothing when
- * no upstream served it. */
-function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } {
+ * from the text delivered) when the answer reported none or did not complete; undefined
+ * (nothing is charged) when no upstream served it. */
+function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } | undefined {
   const served = ctx.served;
-  if (!served || served.charge === "none" || !upstreamServed(ctx)) return { usage: emptyUsage(), estimated: false };
+  if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
   if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: false };
   return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
 }

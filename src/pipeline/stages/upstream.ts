@@ -21,7 +21,7 @@ import { BrokenAnswer, type Exchange, type ExchangeInput } from "../../upstream/
 import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
 import { readAll } from "../../upstream/exchanges/exchange.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "../../upstream/failover.js";
-import { Cancellation, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
+import { Cancellation, discard, send, UpstreamFailure, type UpstreamResponse } from "../../upstream/send.js";
 import type { Served } from "../../upstream/served.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -95,11 +95,10 @@ function preferBound(
 function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelProtocol) => Exchange {
   let passthrough: Exchange | undefined;
   let converting: Exchange | undefined;
-  let input: ExchangeInput | undefined;
-  const inputOf = () => (input ??= exchangeInput(ctx));
+  const input = exchangeInput(ctx);
   return (channelProtocol) => channelProtocol === protocol.passthrough.channelProtocol
-    ? (passthrough ??= passthroughExchange(inputOf(), protocol.passthrough))
-    : (converting ??= convertExchange(inputOf(), protocol.inbound!));
+    ? (passthrough ??= passthroughExchange(input, protocol.passthrough))
+    : (converting ??= convertExchange(input, protocol.inbound!));
 }
 
 /** What the exchanges need of the request, as values. */
@@ -149,7 +148,7 @@ async function attemptAll(
     const status = upstream.status;
     observeAttempt(channel, ctx, started, String(status));
     if (shouldFailOver(status)) {
-      upstream.body.resume(); // drain so the connection returns to the pool
+      discard(upstream.body); // drained, so the connection returns to the pool
       last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
       recordFailure(channel.name);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });

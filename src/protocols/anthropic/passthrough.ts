@@ -1,8 +1,7 @@
 // Pass-through spec of the messages route: body and headers (anthropic-version,
 // anthropic-beta, cache_control, thinking) reach the upstream as sent, but for model_map.
 
-import { lastObjectField } from "../json-tail.js";
-import { renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { answerField, renamedBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderAnthropicStreamError } from "./errors.js";
 import { anthropicGeneratedChars, anthropicStreamEnds, anthropicUsageReader } from "./stream-tap.js";
@@ -15,6 +14,6 @@ export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new SseUsageTap(anthropicUsageReader(), anthropicStreamEnds),
   streamError: (err) => renderAnthropicStreamError(err),
-  bodyUsage: (body) => normalizeAnthropicUsage(lastObjectField(body, "usage")),
+  bodyUsage: (json) => normalizeAnthropicUsage(answerField(json, "usage")),
   bodyChars: (body) => anthropicGeneratedChars(body.toString("utf8")),
 });

@@ -2,8 +2,7 @@
 // body (safetySettings included) is never touched; the client's query (e.g. alt=sse)
 // is kept.
 
-import { lastObjectField } from "../json-tail.js";
-import type { PassthroughSpec } from "../passthrough.js";
+import { answerField, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
@@ -17,6 +16,6 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   body: (req) => ({ body: req.raw, stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
-  bodyUsage: (body) => normalizeGeminiUsage(lastObjectField(body, "usageMetadata")),
+  bodyUsage: (json) => normalizeGeminiUsage(answerField(json, "usageMetadata")),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });

@@ -6,8 +6,7 @@ import type { Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { MultipartFile } from "../../media/multipart.js";
-import { lastObjectField } from "../json-tail.js";
-import { wholeBody } from "../passthrough.js";
+import { answerField, wholeBody } from "../passthrough.js";
 import { emptyUsage } from "../usage.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
 
@@ -48,7 +47,7 @@ export function speechRules(json: Record<string, unknown>): Units {
 
 /** Token-priced models (gpt-image-1, -ref video) report responses-style usage; the rest
  * none, and are billed by their units alone. */
-const responsesStyleUsage = (body: Buffer) => normalizeResponsesUsage(lastObjectField(body, "usage")) ?? emptyUsage();
+const responsesStyleUsage = (json: unknown) => normalizeResponsesUsage(answerField(json, "usage")) ?? emptyUsage();
 
 export const imagesPassthrough = wholeBody("/v1/images/generations", { bodyUsage: responsesStyleUsage });
 export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: responsesStyleUsage });
@@ -75,12 +74,12 @@ const plainTranscript = new Set(["text", "srt", "vtt"]);
 export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
   answersJson: (req) => !plainTranscript.has(String(req.json.response_format)),
   // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
-  bodyUsage: (body) => {
-    const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
+  bodyUsage: (json) => {
+    const u = answerField(json, "usage") as TranscriptionUsage | undefined;
     return u?.type === "tokens" ? normalizeResponsesUsage(u) ?? emptyUsage() : emptyUsage();
   },
-  bodyUnits: (body) => {
-    const u = lastObjectField(body, "usage") as TranscriptionUsage | undefined;
+  bodyUnits: (json) => {
+    const u = answerField(json, "usage") as TranscriptionUsage | undefined;
     const seconds = u?.type === "duration" ? u.seconds : undefined;
     // No duration reported: undefined keeps the pre-deduction's estimate, marked as such.
     return typeof seconds === "number" && seconds >= 0 ? { milliseconds: Math.round(seconds * 1000) } : undefined;
@@ -89,7 +88,6 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
 
 export const speechPassthrough = wholeBody("/v1/audio/speech", {
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
-  keepsBody: false,
   answersJson: () => false,
 });
 
@@ -115,9 +113,15 @@ export function videoRules(json: Record<string, unknown>): Units {
 
 export const videosPassthrough = wholeBody("/v1/videos", {
   bodyUsage: responsesStyleUsage,
-  bodyUnits: (body) => {
-    const seconds = /"seconds"\s*:\s*"?(\d+(?:\.\d+)?)"?/.exec(body.toString("utf8"))?.[1];
-    return seconds === undefined ? undefined : { milliseconds: Math.round(Number(seconds) * 1000) };
+  bodyUnits: (json) => {
+    // The Video object's `seconds` is a string ("8"); a number is taken too.
+    const raw = answerField(json, "seconds");
+    const seconds = typeof raw === "string" ? Number(raw) : raw;
+    return typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
+      ? { milliseconds: Math.round(seconds * 1000) } : undefined;
   },
-  bodyJobId: (body) => /"id"\s*:\s*"([^"]{1,200})"/.exec(body.toString("utf8"))?.[1],
+  bodyJobId: (json) => {
+    const id = answerField(json, "id");
+    return typeof id === "string" && id !== "" && id.length <= 200 ? id : undefined;
+  },
 });

@@ -2,8 +2,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { lastObjectField } from "../json-tail.js";
-import { renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
+import { answerField, renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
@@ -18,7 +17,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
-  bodyUsage: (body) => normalizeOpenAIUsage(lastObjectField(body, "usage")),
+  bodyUsage: (json) => normalizeOpenAIUsage(answerField(json, "usage")),
   bodyChars: (body) => generatedChars(body.toString("utf8")),
 });
 
@@ -29,7 +28,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,
-  bodyUsage: (body) => normalizeResponsesUsage(lastObjectField(body, "usage")),
+  bodyUsage: (json) => normalizeResponsesUsage(answerField(json, "usage")),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });
 
@@ -46,8 +45,8 @@ interface RerankUsage {
 /** /v1/rerank in the common (Jina, Cohere-compatible) shape: usage, when reported, is a
  * token count billed as input; models priced per_request are billed per call. */
 export const rerankPassthrough = wholeBody("/v1/rerank", {
-  bodyUsage: (body) => {
-    const u = lastObjectField(body, "usage") as RerankUsage | undefined;
+  bodyUsage: (json) => {
+    const u = answerField(json, "usage") as RerankUsage | undefined;
     const tokens = u?.prompt_tokens ?? u?.total_tokens;
     const input = typeof tokens === "number" && tokens > 0 ? Math.floor(tokens) : 0;
     return { input, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };

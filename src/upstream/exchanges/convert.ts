@@ -5,7 +5,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { log } from "../../observability/log.js";
+import { errorText, log } from "../../observability/log.js";
 import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
 import { outboundAdapters } from "../../protocols/registry.js";
@@ -16,11 +16,10 @@ import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
 import { relay } from "../relay.js";
-import type { UpstreamResponse } from "../send.js";
-import { served, type Ending, type Served } from "../served.js";
+import { discard, isEventStream, type UpstreamResponse } from "../send.js";
+import { endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
 import { BrokenAnswer, readAll, type Exchange, type ExchangeInput } from "./exchange.js";
-import { endingOf, stackOf } from "./passthrough.js";
 import { readWhole } from "./whole.js";
 
 /** Client headers worth carrying into a request of another protocol. */
@@ -59,8 +58,7 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       if (upstream.status < 200 || upstream.status >= 300) throw await upstreamRejection(upstream, outbound);
       if (canonical.stream && !isEventStream(upstream)) {
         // An HTML page (or anything but SSE) for a stream: no answer, and nothing sent yet.
-        // Destroying the body emits an abort error: listened to, or it would crash the process.
-        upstream.body.on("error", () => {}).destroy();
+        discard(upstream.body, true);
         return new BrokenAnswer("not an event stream");
       }
       return canonical.stream
@@ -178,7 +176,7 @@ async function relayStream(
     ending = failed ? "upstream-error" : "complete";
   } else {
     ending = endingOf(r.end);
-    if (ending === "internal-error") log.error("stream conversion failed", { requestId: input.requestId, error: stackOf(r.error) });
+    if (ending === "internal-error") log.error("stream conversion failed", { requestId: input.requestId, error: errorText(r.error) });
     const err = streamFailure(ending, input.idleTimeoutMs);
     tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
   }
@@ -187,11 +185,6 @@ async function relayStream(
     status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
     outputChars: chars, firstByteNs: r.firstByteNs,
   }, ending === "client-gone" ? undefined : tail);
-}
-
-/** Whether a 2xx answer is a Server-Sent Events stream. */
-function isEventStream(upstream: UpstreamResponse): boolean {
-  return /^text\/event-stream/i.test(upstream.headers["content-type"] ?? "");
 }
 
 export type { Channel };

@@ -4,21 +4,19 @@
 // Each withholds its last bytes until the charge is committed (Served.release).
 
 import type { ServerResponse } from "node:http";
-import { log } from "../../observability/log.js";
+import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
 import { relay, type RelayState } from "../relay.js";
-import type { UpstreamResponse } from "../send.js";
-import { cutOff, served, type Ending, type Served } from "../served.js";
+import { isEventStream, type UpstreamResponse } from "../send.js";
+import { cutOff, endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
 import { BrokenAnswer, type Exchange, type ExchangeInput } from "./exchange.js";
 import { readWhole } from "./whole.js";
 
-/** Largest non-JSON answer body kept in memory to read its usage or units. */
-const maxTappedBody = 16 * 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 /** The client's query without the gateway's own `key` parameter (a generate-content token). */
@@ -80,39 +78,38 @@ async function holdJson(
   }
   if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to check" : `cut short (${whole.end})`);
   const body = whole.bytes;
+  // Parsed once: the check that it is JSON at all, and what usage, units and job are read from.
+  let json: unknown;
   try {
-    JSON.parse(body.toString("utf8"));
+    json = JSON.parse(body.toString("utf8"));
   } catch {
     return new BrokenAnswer("not JSON");
   }
-  const usage = spec.bodyUsage(body);
-  const units = spec.bodyUnits?.(body);
+  const usage = spec.bodyUsage(json);
+  const units = spec.bodyUnits?.(json);
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
   headers["content-length"] = body.length;
   return served(input.res, {
     status, ending: "complete", charge: "reported", usage,
     units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
-    outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(body),
+    outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
   }, body, { status, headers });
 }
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
- * chunk is the withheld tail, and the head goes with the first chunk released. One cut
- * short before any byte went out is a broken answer; after, it is cut off for the client.
- * Neither is charged. */
+ * chunk is the withheld tail, and the head goes with the first chunk released. Not being
+ * JSON, they carry no usage or units to read: they are billed by the request's units. One
+ * cut short before any byte went out is a broken answer; after, it is cut off for the
+ * client. Neither is charged. */
 async function relayBytes(
   input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
 ): Promise<Served | BrokenAnswer> {
   const res = input.res;
   const status = upstream.status;
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
-  const keep = spec.keepsBody !== false;
-  const kept: Buffer[] = [];
-  let keptSize = 0;
   let held: Buffer | undefined;
   const r = await relay({ res, body: upstream.body,
     transform: (chunk) => {
-      if (keep && keptSize + chunk.length <= maxTappedBody) { kept.push(chunk); keptSize += chunk.length; }
       const out = held;
       held = chunk;
       if (out === undefined) return EMPTY;
@@ -124,13 +121,9 @@ async function relayBytes(
     if (!res.headersSent) return new BrokenAnswer(`cut short (${r.end})`);
     return cutOff(res, { status, ending: endingOf(r.end), charge: "none", firstByteNs: r.firstByteNs });
   }
-  const body = kept.length === 1 ? kept[0] : Buffer.concat(kept, keptSize);
-  const usage = keep ? spec.bodyUsage(body) : spec.bodyUsage(EMPTY);
-  const units = keep ? spec.bodyUnits?.(body) : undefined;
   return served(res, {
-    status, ending: "complete", charge: "reported", usage, units,
-    unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
-    outputChars: usage || !keep ? 0 : spec.bodyChars(body), firstByteNs: r.firstByteNs ?? process.hrtime.bigint(),
+    status, ending: "complete", charge: "reported", usage: spec.bodyUsage(undefined),
+    unitsEstimated: spec.bodyUnits !== undefined, firstByteNs: r.firstByteNs ?? process.hrtime.bigint(),
   }, held, res.headersSent ? undefined : { status, headers });
 }
 
@@ -146,7 +139,7 @@ async function relayStream(
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
   const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
     transform: (chunk) => tap.push(chunk), state: () => tapState(tap) });
-  if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: stackOf(r.error) });
+  if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: errorText(r.error) });
   const tail = r.end === "ended" || r.end === "finished" ? tap.end() : "";
   const ending: Ending = r.end === "client-gone" ? "client-gone"
     : tap.ending === "terminal" ? "complete"
@@ -169,27 +162,7 @@ function tapState(tap: SseUsageTap): RelayState {
   return ending === undefined ? "open" : ending === "undecodable" ? "broken" : "finished";
 }
 
-/** The Ending of a relay that did not end normally. */
-export function endingOf(end: "broken" | "client-gone" | "upstream-cut" | "upstream-idle" | "internal-error" | "finished" | "ended"): Ending {
-  switch (end) {
-    case "client-gone": return "client-gone";
-    case "upstream-idle": return "upstream-idle";
-    case "broken": return "undecodable";
-    case "internal-error": return "internal-error";
-    case "upstream-cut": return "upstream-cut";
-    default: return "complete";
-  }
-}
-
-export function stackOf(err: unknown): string {
-  return err instanceof Error ? err.stack ?? err.message : String(err);
-}
-
 /** A multipart upload keeps its own Content-Type (the boundary) on the way upstream. */
 function isMultipart(contentType: string | undefined): contentType is string {
   return contentType !== undefined && /^multipart\//i.test(contentType);
-}
-
-function isEventStream(res: UpstreamResponse): boolean {
-  return (res.headers["content-type"] ?? "").startsWith("text/event-stream");
 }
