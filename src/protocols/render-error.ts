@@ -1,6 +1,7 @@
 // Picks the error shape of the caller's wire family; one entry point for every stage.
 
-import type { GatewayError } from "../errors/gateway-error.js";
+import { errorByCode, errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { renderAnthropicError } from "./anthropic/errors.js";
 import { renderGeminiError } from "./gemini/errors.js";
 import { renderOpenAIError } from "./openai/errors.js";
@@ -17,4 +18,10 @@ const renderers: Record<WireFamily, (err: GatewayError) => string> = {
 /** Serialises a gateway error for the given wire family. */
 export function renderError(family: WireFamily, err: GatewayError): string {
   return renderers[family](err);
+}
+
+/** The gateway error a canonical stream's error event stands for: its catalogued code when
+ * the gateway ended the stream, else the upstream's failure, with the event's status. */
+export function streamEventError(event: { readonly status: number; readonly message: string; readonly code?: string }): GatewayError {
+  return new GatewayError(errorByCode(event.code) ?? errors.upstreamError, event.message, { status: event.status });
 }

@@ -2,12 +2,11 @@
 // order the official SDK's MessageStream accumulates: message_start, content blocks,
 // message_delta (stop reason and final usage), message_stop.
 
-import { errorByCode, errors } from "../../errors/catalogue.js";
-import { GatewayError } from "../../errors/gateway-error.js";
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent, StreamBlockStart } from "../canonical.js";
 import { emptyUsage } from "../usage.js";
-import { renderAnthropicError } from "./errors.js";
+import { streamEventError } from "../render-error.js";
+import { renderAnthropicStreamError } from "./errors.js";
 import type { Json } from "./fields.js";
 import { newMessageId, stopReasonOut, wireUsage } from "./response.js";
 
@@ -60,10 +59,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
           delta: { stop_reason: stopReasonOut(e.stopReason), stop_sequence: e.stopSequence ?? null },
           usage: wireUsage(e.usage),
         }) + sse("message_stop", {});
-      case "error": {
-        const body = renderAnthropicError(new GatewayError(errorByCode(e.code) ?? errors.upstreamError, e.message, { status: e.status }));
-        return `event: error\ndata: ${body}\n\n`;
-      }
+      case "error":
+        return renderAnthropicStreamError(streamEventError(e));
     }
   }
 }

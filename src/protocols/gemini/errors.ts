@@ -51,7 +51,8 @@ export function renderGeminiError(err: GatewayError): string {
   });
 }
 
-/** The error as a generate-content stream chunk: an `error` object, as the API sends one. */
+/** The error as a generate-content stream chunk: an `error` object, as the API sends one
+ * (CRLF-framed, like its other chunks). */
 export function renderGeminiStreamError(err: GatewayError): string {
-  return `data: ${renderGeminiError(err)}\n\n`;
+  return `data: ${renderGeminiError(err)}\r\n\r\n`;
 }

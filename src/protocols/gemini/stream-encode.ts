@@ -3,11 +3,12 @@
 // are whole parts, so tool input is buffered until its block stops; the last chunk carries
 // finishReason and usageMetadata.
 
-import { errorByCode, errors } from "../../errors/catalogue.js";
+import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent } from "../canonical.js";
-import { renderGeminiError } from "./errors.js";
+import { streamEventError } from "../render-error.js";
+import { renderGeminiStreamError } from "./errors.js";
 import { finishReasonOf, usageMetadataOf } from "./mapping.js";
 import { isObject, newResponseId, type GeminiPart, type JsonObject } from "./wire.js";
 
@@ -64,7 +65,7 @@ class GeminiStreamEncoder implements StreamEncoder {
           usageMetadata: usageMetadataOf(event.usage),
         });
       case "error":
-        return sse(renderGeminiError(new GatewayError(errorByCode(event.code) ?? errors.upstreamError, event.message, { status: event.status })));
+        return renderGeminiStreamError(streamEventError(event));
     }
   }
 
@@ -80,7 +81,7 @@ class GeminiStreamEncoder implements StreamEncoder {
     }
     if (!isObject(args)) {
       const err = new GatewayError(errors.upstreamError, `The upstream sent arguments for ${block.name} that are not a JSON object.`);
-      return sse(renderGeminiError(err));
+      return renderGeminiStreamError(err);
     }
     return this.#chunk([{ functionCall: { id: block.id, name: block.name ?? "", args } }]);
   }

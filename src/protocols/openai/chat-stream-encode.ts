@@ -4,7 +4,8 @@
 
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent, CanonicalRequest } from "../canonical.js";
-import { errorByCode, errors } from "../../errors/catalogue.js";
+import { streamEventError } from "../render-error.js";
+import { renderOpenAIStreamError } from "./errors.js";
 import { chatId, finishReasonOf, wireUsage } from "./chat-common.js";
 
 /** The SSE text the chat-completions protocol ends every stream with. */
@@ -66,10 +67,7 @@ class ChatStreamEncoder implements StreamEncoder {
         return out;
       }
       case "error":
-      {
-        const spec = errorByCode(event.code) ?? errors.upstreamError;
-        return this.#data({ error: { message: event.message, type: spec.type, code: spec.code, param: null } });
-      }
+        return renderOpenAIStreamError(streamEventError(event));
     }
   }
 
