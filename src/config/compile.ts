@@ -3,7 +3,7 @@
 // same output, no I/O.
 
 import type { Channel, Group, Model, Price, RateWindow, Runtime, ServerSettings, Token, User } from "../runtime/types.js";
-import type { RawChannel, RawConfig, RawPrice, RawToken, RawWindow } from "./raw.js";
+import type { Endpoint, RawChannel, RawConfig, RawModel, RawPrice, RawToken, RawWindow } from "./raw.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
 import { compileRequestSchema } from "./request-schema.js";
@@ -140,7 +140,7 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
   const models = new Map<string, Model>();
   for (const [name, m] of Object.entries(raw)) {
     const model: Model = {
-      name, endpoint: m.endpoint ?? "chat", price: compilePrice(m.price),
+      name, ...endpointsOf(m.endpoint), price: compilePrice(m.price),
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
     };
     if (m.request_schema === undefined) {
@@ -204,4 +204,10 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     candidates: buildCandidates(groups.keys(), models.keys(), channelList),
   };
   return { runtime: deepFreeze(runtime), warnings };
+}
+
+/** A model's endpoint kinds: the first one listed names it in errors. */
+function endpointsOf(raw: RawModel["endpoint"]): { endpoint: Endpoint; endpoints: ReadonlySet<Endpoint> } {
+  const list = raw === undefined ? ["chat" as const] : Array.isArray(raw) ? raw : [raw];
+  return { endpoint: list[0], endpoints: new Set(list) };
 }

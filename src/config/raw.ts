@@ -89,7 +89,8 @@ export interface RawPrice {
 }
 
 export interface RawModel {
-  endpoint?: Endpoint;
+  /** One kind, or several ([chat, responses]). */
+  endpoint?: Endpoint | Endpoint[];
   request_schema?: string;
   max_output_tokens?: number;
   price?: RawPrice;

@@ -95,6 +95,10 @@ export interface CanonicalRequest {
   readonly user?: string;
   /** JSON-mode/structured output: a JSON Schema, or `{}` for "any JSON object". */
   readonly responseFormat?: { readonly schema?: Record<string, unknown>; readonly name?: string };
+  /** Client fields a decoder left out because they only steer the client's own provider
+   * (Anthropic context_management, Gemini safetySettings…), named as the client sent them:
+   * reported in x-gateway-dropped-fields and the usage log, refused under conversion: strict. */
+  readonly dropped?: readonly string[];
 }
 
 export type StopReason =

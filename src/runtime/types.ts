@@ -81,7 +81,10 @@ export interface Price {
 
 export interface Model {
   readonly name: string;
+  /** The first endpoint kind the model lists (what errors call it). */
   readonly endpoint: Endpoint;
+  /** Every endpoint kind it is priced for (`endpoint: [chat, responses]`). */
+  readonly endpoints: ReadonlySet<Endpoint>;
   readonly requestSchema?: string;
   /** The compiled `request_schema`, run on each request body before routing. */
   readonly checkRequest?: RequestCheck;

@@ -98,7 +98,7 @@ test("missing required key: reported at the entry that lacks it", () => {
 
 test("bad enum value lists the allowed ones", () => {
   expectOne(config([12, "    protocol: opnai"]), "channels[0].protocol", 12, /one of openai, anthropic, gemini, not "opnai"/);
-  expectOne(config([19, "    endpoint: chatt"], [0, "    price: { input: 1 }"]), "models.gpt-4o-mini.endpoint", 19, /one of chat, responses/);
+  expectOne(config([19, "    endpoint: chatt"], [0, "    price: { input: 1 }"]), "models.gpt-4o-mini.endpoint", 19, /endpoint kind \(chat, responses/);
 });
 
 test("unknown token user", () => {

@@ -4,6 +4,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Endpoint } from "../../config/raw.js";
+import type { Model } from "../../runtime/types.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
@@ -15,9 +16,10 @@ const pathOf: Record<Endpoint, string> = {
   realtime: "/v1/realtime",
 };
 
-/** Endpoint kinds each route endpoint accepts (chat-completions also reaches responses models). */
-function accepts(routeEndpoint: Endpoint, modelEndpoint: Endpoint): boolean {
-  return routeEndpoint === modelEndpoint || (routeEndpoint === "chat" && modelEndpoint === "responses");
+/** Whether a route serves the model: it is priced for the route's kind, or it is a
+ * responses model and the route is a chat one (converted to the responses protocol). */
+function accepts(routeEndpoint: Endpoint, model: Model): boolean {
+  return model.endpoints.has(routeEndpoint) || (routeEndpoint === "chat" && model.endpoints.has("responses"));
 }
 
 export function modelStage(): Stage<RequestContext> {
@@ -39,7 +41,7 @@ export function modelStage(): Stage<RequestContext> {
       throw new GatewayError(errors.modelNotAllowed, `This access token has no access to the model '${name}'.`);
     }
     const endpoint = ctx.route!.endpoint;
-    if (endpoint && !accepts(endpoint, model.endpoint)) {
+    if (endpoint && !accepts(endpoint, model)) {
       throw new GatewayError(errors.wrongEndpoint,
         `The model '${name}' is a ${model.endpoint} model; call ${pathOf[model.endpoint]} instead.`);
     }
