@@ -45,7 +45,8 @@
 // Streamed chat completions for gpt-4o-mini are a pass-through; for claude-sonnet-4-5 the
 // gateway converts request and stream. The gateway's CPU per stream and per chunk on each
 // path, and their ratio (the median of the paired batches), are checked against the 1.2×
-// target (issue 4, Performance).
+// target (issue 4, Performance). A third lane sends responses-protocol streams for the same
+// anthropic model (issue 11's target: also ≤ 1.2× the pass-through per chunk).
 
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -380,22 +381,29 @@ function report(r: Report): void {
 
   // Converted stream CPU (section 4).
   const cv = r.convert && (() => {
-    const { pass, conv } = r.convert;
+    const { pass, conv, resp } = r.convert;
     const per = (p: typeof pass) => ({
       stream: p.gatewayCpuUs / p.streams, chunk: p.gatewayCpuUs / p.streams / streamChunks,
       upstream: p.upstreamCpuUs / p.streams, rate: p.streams / p.wallS,
       lo: Math.min(...p.perBatchUs), hi: Math.max(...p.perBatchUs),
     });
-    const pb = per(pass), cb = per(conv);
-    // Batch i of each path ran next to the other, so their ratio is the paired figure; the
+    const pb = per(pass), cb = per(conv), rb = per(resp);
+    // Batch i of each path ran next to the others, so their ratio is the paired figure; the
     // verdict takes the median pair, as the throughput verdict does with its rounds.
-    const pairRatios = conv.perBatchUs.map((c, i) => c / pass.perBatchUs[i]);
-    return { pass, conv, pb, cb, pooled: cb.chunk / pb.chunk, ratio: median(pairRatios), rLo: Math.min(...pairRatios), rHi: Math.max(...pairRatios) };
+    const pairs = (p: typeof pass) => p.perBatchUs.map((c, i) => c / pass.perBatchUs[i]);
+    const pairRatios = pairs(conv), respRatios = pairs(resp);
+    return {
+      pass, conv, resp, pb, cb, rb, pooled: cb.chunk / pb.chunk, ratio: median(pairRatios), rLo: Math.min(...pairRatios), rHi: Math.max(...pairRatios),
+      respPooled: rb.chunk / pb.chunk, respRatio: median(respRatios), respLo: Math.min(...respRatios), respHi: Math.max(...respRatios),
+    };
   })();
   if (cv) {
     targets.push(`${verdict(cv.ratio <= convertMaxRatio)}  converted stream (chat-completions in, anthropic channel) CPU per chunk ≤ ${convertMaxRatio} × pass-through: ` +
       `median of ${cv.conv.perBatchUs.length} paired batches ${cv.ratio.toFixed(2)}× (per-batch ratios ${cv.rLo.toFixed(2)}–${cv.rHi.toFixed(2)}; ` +
       `pooled ${cv.pooled.toFixed(2)}×, ${ms(cv.cb.chunk, 1)} vs ${ms(cv.pb.chunk, 1)} µs/chunk)`);
+    targets.push(`${verdict(cv.respRatio <= convertMaxRatio)}  converted stream (responses in, anthropic channel) CPU per chunk ≤ ${convertMaxRatio} × pass-through: ` +
+      `median of ${cv.resp.perBatchUs.length} paired batches ${cv.respRatio.toFixed(2)}× (per-batch ratios ${cv.respLo.toFixed(2)}–${cv.respHi.toFixed(2)}; ` +
+      `pooled ${cv.respPooled.toFixed(2)}×, ${ms(cv.rb.chunk, 1)} vs ${ms(cv.pb.chunk, 1)} µs/chunk)`);
   }
 
   const setup = `Node ${process.version}, ${cpuCount} CPUs (${os.cpus()[0]?.model.trim() ?? "?"}), ` +
@@ -449,9 +457,11 @@ function report(r: Report): void {
       [
         [`pass-through (${model} → openai channel)`, String(cv.pass.streams), int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00", `${int(cv.pb.lo)}–${int(cv.pb.hi)}`, int(cv.pb.upstream), int(cv.pb.rate)],
         [`converted (${convertModel} → anthropic channel)`, String(cv.conv.streams), int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.pooled.toFixed(2)} (median batch ${cv.ratio.toFixed(2)})`, `${int(cv.cb.lo)}–${int(cv.cb.hi)}`, int(cv.cb.upstream), int(cv.cb.rate)],
+        [`responses in, converted (${convertModel} → anthropic channel)`, String(cv.resp.streams), int(cv.rb.stream), ms(cv.rb.chunk, 1), `${cv.respPooled.toFixed(2)} (median batch ${cv.respRatio.toFixed(2)})`, `${int(cv.rb.lo)}–${int(cv.rb.hi)}`, int(cv.rb.upstream), int(cv.rb.rate)],
       ]));
     say("");
-    say(`Each stream checked: 200, ${streamChunks} content deltas carrying the upstream's text, finish_reason "stop", [DONE]. ` +
+    say(`Each stream checked: 200, ${streamChunks} content deltas carrying the upstream's text, finish_reason "stop", [DONE] ` +
+      `(responses streams: ${streamChunks} output_text deltas, sequence numbers in order, response.completed last). ` +
       `Per chunk = per stream ÷ ${streamChunks} (the Anthropic upstream sends ${streamChunks + 6} SSE events for the same text, the OpenAI one ${streamChunks + 3}).`);
     say("");
   }
@@ -493,6 +503,7 @@ function report(r: Report): void {
     say(table(["chat-completions stream", "gateway CPU per stream (µs)", "per chunk (µs)", "× pass-through"], [
       ["pass-through (openai channel)", int(cv.pb.stream), ms(cv.pb.chunk, 1), "1.00×"],
       ["converted (anthropic channel)", int(cv.cb.stream), ms(cv.cb.chunk, 1), `${cv.pooled.toFixed(2)}×, median batch ${cv.ratio.toFixed(2)}× (target ≤ ${convertMaxRatio}×: ${verdict(cv.ratio <= convertMaxRatio)})`],
+      ["responses in, converted (anthropic channel)", int(cv.rb.stream), ms(cv.rb.chunk, 1), `${cv.respPooled.toFixed(2)}×, median batch ${cv.respRatio.toFixed(2)}× (target ≤ ${convertMaxRatio}×: ${verdict(cv.respRatio <= convertMaxRatio)})`],
     ]));
   }
   say("```");

@@ -55,7 +55,7 @@ ${anthropicUpstream ? `  - name: fake-anthropic
     endpoint: chat
     price: { input: 0.15, output: 0.6, cache_read_ratio: 0.5 }
 ${anthropicUpstream ? `  ${convertModel}:
-    endpoint: chat
+    endpoint: [chat, responses]
     price: { input: 3, output: 15, cache_read_ratio: 0.1, cache_write_ratio: 1.25 }
 ` : ""}`;
 

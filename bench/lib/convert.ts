@@ -2,7 +2,9 @@
 // one through an `openai` channel (pass-through: the upstream's SSE bytes are relayed while
 // a tap reads usage) and one through an `anthropic` channel (converted: the request is
 // encoded as Messages, and each Anthropic SSE event is decoded to canonical events and
-// re-encoded as chat-completions chunks). Both upstreams stream the same 20 text pieces.
+// re-encoded as chat-completions chunks); a third lane sends responses-protocol streams
+// (`/v1/responses`) for the anthropic model, re-encoded as responses events. All upstreams
+// stream the same 20 text pieces.
 // The gateway child's CPU time is read (IPC) before and after each batch, so the figure is
 // the gateway's own CPU per stream; batches alternate A B B A … so drift hits both alike.
 // Every stream is checked: status 200, 20 content deltas whose text is the fake's text, a
@@ -12,7 +14,7 @@ import http from "node:http";
 import type { Child } from "./ipc.js";
 import { benchToken, streamChunks, streamText } from "./shared.js";
 
-export type Path = "pass-through" | "converted";
+export type Path = "pass-through" | "converted" | "responses-converted";
 
 export interface ConvertSettings {
   /** Measured streams per path. */
@@ -38,7 +40,11 @@ export interface PathRun {
 export interface ConvertRun {
   readonly pass: PathRun;
   readonly conv: PathRun;
+  /** Responses-protocol clients on the anthropic channel. */
+  readonly resp: PathRun;
 }
+
+type LaneKey = "pass" | "conv" | "resp";
 
 interface Lane {
   readonly path: Path;
@@ -46,15 +52,43 @@ interface Lane {
   readonly agent: http.Agent;
   readonly body: string;
   readonly upstream: Child;
+  readonly check: (text: string) => string | undefined;
 }
 
 function lane(path: Path, base: string, model: string, concurrency: number, upstream: Child): Lane {
+  const responses = path === "responses-converted";
   return {
     path, upstream,
-    url: new URL("/v1/chat/completions", base),
+    url: new URL(responses ? "/v1/responses" : "/v1/chat/completions", base),
     agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency }),
-    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "Tell me about foxes." }] }),
+    body: JSON.stringify(responses
+      ? { model, stream: true, input: "Tell me about foxes." }
+      : { model, stream: true, messages: [{ role: "user", content: "Tell me about foxes." }] }),
+    check: responses ? checkResponsesStream : checkChatStream,
   };
+}
+
+/** Checks one responses-protocol SSE body: every output_text delta, in order, carrying the
+ * upstream's text, sequence numbers counting from 0, and response.completed last. */
+export function checkResponsesStream(text: string): string | undefined {
+  let content = "", deltas = 0, completed = false, seq = 0;
+  for (const event of text.split("\n\n")) {
+    if (event.trim() === "") continue;
+    if (completed) return "events after response.completed";
+    const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+    let e: { type?: unknown; delta?: unknown; sequence_number?: unknown };
+    try { e = JSON.parse(data); } catch { return `unparsable event: ${data.slice(0, 120)}`; }
+    if (e.sequence_number !== seq++) return `sequence_number ${String(e.sequence_number)}, expected ${seq - 1}`;
+    if (e.type === "response.output_text.delta" && typeof e.delta === "string") {
+      content += e.delta;
+      deltas++;
+    } else if (e.type === "response.completed") completed = true;
+    else if (e.type === "error" || e.type === "response.failed") return `error event: ${data.slice(0, 200)}`;
+  }
+  if (!completed) return "no response.completed";
+  if (deltas !== streamChunks) return `${deltas} text deltas, expected ${streamChunks}`;
+  if (content !== streamText) return `text ${JSON.stringify(content)} differs from the upstream's`;
+  return undefined;
 }
 
 /** Checks one chat-completions SSE body; returns a problem, or undefined when complete and correct. */
@@ -96,7 +130,7 @@ function once(l: Lane): Promise<void> {
       res.on("data", (chunk: string) => { text += chunk; });
       res.on("end", () => {
         if (res.statusCode !== 200) return reject(new Error(`${l.path} stream answered ${res.statusCode}: ${text.slice(0, 300)}`));
-        const problem = checkChatStream(text);
+        const problem = l.check(text);
         if (problem) return reject(new Error(`${l.path} stream incomplete or wrong: ${problem}\n${text.slice(0, 600)}`));
         resolve();
       });
@@ -126,25 +160,24 @@ export async function measureConvert(
   s: ConvertSettings,
   progress: (line: string) => void = () => {},
 ): Promise<ConvertRun> {
-  const lanes = {
+  const lanes: Record<LaneKey, Lane> = {
     pass: lane("pass-through", gateway.url, models.pass, s.concurrency, upstreams.openai),
     conv: lane("converted", gateway.url, models.conv, s.concurrency, upstreams.anthropic),
+    resp: lane("responses-converted", gateway.url, models.conv, s.concurrency, upstreams.anthropic),
   };
-  const acc = {
-    pass: { streams: 0, gatewayCpuUs: 0, upstreamCpuUs: 0, wallS: 0, perBatchUs: [] as number[] },
-    conv: { streams: 0, gatewayCpuUs: 0, upstreamCpuUs: 0, wallS: 0, perBatchUs: [] as number[] },
-  };
+  const fresh = () => ({ streams: 0, gatewayCpuUs: 0, upstreamCpuUs: 0, wallS: 0, perBatchUs: [] as number[] });
+  const acc = { pass: fresh(), conv: fresh(), resp: fresh() };
+  // Each batch runs the lanes in a rotated order, so drift falls on all three alike.
+  const orders: LaneKey[][] = [["pass", "conv", "resp"], ["resp", "pass", "conv"], ["conv", "resp", "pass"]];
   try {
     if (s.warmup > 0) {
-      await batch(lanes.pass, s.warmup, s.concurrency);
-      await batch(lanes.conv, s.warmup, s.concurrency);
+      for (const key of orders[0]) await batch(lanes[key], s.warmup, s.concurrency);
     }
     const batches = Math.max(1, Math.min(s.batches, s.streams));
     for (let i = 0, done = 0; i < batches; i++) {
       const n = Math.round(((i + 1) * s.streams) / batches) - done;
       done += n;
-      const order: ("pass" | "conv")[] = i % 2 === 0 ? ["pass", "conv"] : ["conv", "pass"];
-      for (const key of order) {
+      for (const key of orders[i % orders.length]) {
         const l = lanes[key];
         const [g0, u0] = await Promise.all([gateway.cpu(), l.upstream.cpu()]);
         const t0 = performance.now();
@@ -158,11 +191,11 @@ export async function measureConvert(
         a.wallS += wall;
         a.perBatchUs.push((g1.cpuUs - g0.cpuUs) / n);
       }
-      progress(`  batch ${i + 1}/${batches}: gateway CPU/stream pass-through ${Math.round(acc.pass.perBatchUs.at(-1)!)} µs, converted ${Math.round(acc.conv.perBatchUs.at(-1)!)} µs`);
+      progress(`  batch ${i + 1}/${batches}: gateway CPU/stream pass-through ${Math.round(acc.pass.perBatchUs.at(-1)!)} µs, ` +
+        `converted ${Math.round(acc.conv.perBatchUs.at(-1)!)} µs, responses converted ${Math.round(acc.resp.perBatchUs.at(-1)!)} µs`);
     }
   } finally {
-    lanes.pass.agent.destroy();
-    lanes.conv.agent.destroy();
+    for (const l of Object.values(lanes)) l.agent.destroy();
   }
-  return { pass: acc.pass, conv: acc.conv };
+  return acc;
 }

@@ -5,30 +5,58 @@ import { StringDecoder } from "node:string_decoder";
 
 const boundary = /\r\n\r\n|\n\n|\r\r/g;
 
-/** Splits an SSE byte stream into raw events; holds the partial tail between chunks. */
+/**
+ * Splits an SSE byte stream into raw events; holds the partial event between chunks. A
+ * partial event is kept as the pieces that arrived, and only each new piece is scanned (with
+ * the 3 characters before it, where a boundary may start), so an event of many megabytes
+ * (an image) costs one pass, not a rescan of all of it per chunk.
+ */
 export class SseSplitter {
   #decoder = new StringDecoder("utf8");
-  #tail = "";
+  /** The partial event's pieces, in order. */
+  #pending: string[] = [];
+  /** The last (up to) 3 characters of the partial event. */
+  #seam = "";
 
   /** Feeds a chunk; returns the events it completed, each with its blank-line terminator. */
   push(chunk: Buffer): string[] {
-    const text = this.#tail + this.#decoder.write(chunk);
+    const piece = this.#decoder.write(chunk);
     const events: string[] = [];
     let start = 0;
-    boundary.lastIndex = 0;
-    for (let m = boundary.exec(text); m; m = boundary.exec(text)) {
+    if (this.#pending.length > 0) {
+      // Find the end of the pending event: a boundary in the new piece, or across the seam.
+      const scan = this.#seam + piece;
+      boundary.lastIndex = 0;
+      const m = boundary.exec(scan);
+      if (!m) {
+        this.#hold(piece);
+        return events;
+      }
+      start = m.index + m[0].length - this.#seam.length;
+      events.push(this.#pending.join("") + piece.slice(0, start));
+      this.#pending = [];
+      this.#seam = "";
+    }
+    boundary.lastIndex = start;
+    for (let m = boundary.exec(piece); m; m = boundary.exec(piece)) {
       const end = m.index + m[0].length;
-      events.push(text.slice(start, end));
+      events.push(piece.slice(start, end));
       start = end;
     }
-    this.#tail = text.slice(start);
+    if (start < piece.length) this.#hold(start === 0 ? piece : piece.slice(start));
     return events;
+  }
+
+  #hold(piece: string): void {
+    this.#pending.push(piece);
+    this.#seam = (this.#seam + piece).slice(-3);
   }
 
   /** Whatever partial event is left at end of stream. */
   flush(): string {
-    const rest = this.#tail + this.#decoder.end();
-    this.#tail = "";
+    const rest = this.#pending.join("") + this.#decoder.end();
+    this.#pending = [];
+    this.#seam = "";
     return rest;
   }
 }

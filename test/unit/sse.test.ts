@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import fc from "fast-check";
 import { eventData, SseSplitter } from "../../src/protocols/sse.js";
 import { ChatStreamTap } from "../../src/protocols/openai/chat-stream-tap.js";
 
@@ -9,6 +10,28 @@ test("events split across chunks and line-ending styles come out whole", () => {
   assert.deepEqual(s.push(Buffer.from("\ndata: b\r\n\r\ndata: c\r")), ["data: a\n\n", "data: b\r\n\r\n"]);
   assert.deepEqual(s.push(Buffer.from("\r")), ["data: c\r\r"]);
   assert.equal(s.flush(), "");
+});
+
+test("any split into chunks gives the events the whole text gives, large events included", () => {
+  const whole = (text: string) => {
+    const s = new SseSplitter();
+    return { events: s.push(Buffer.from(text)), rest: s.flush() };
+  };
+  fc.assert(fc.property(
+    fc.array(fc.constantFrom("data: x", "é", "\n", "\r", "\r\n", "event: e", "y".repeat(70_000)), { maxLength: 40 }),
+    fc.array(fc.nat(), { maxLength: 12 }),
+    (parts, cuts) => {
+      const bytes = Buffer.from(parts.join(""));
+      const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+      const s = new SseSplitter();
+      const events: string[] = [];
+      let from = 0;
+      for (const to of [...at, bytes.length]) {
+        events.push(...s.push(bytes.subarray(from, to)));
+        from = to;
+      }
+      assert.deepEqual({ events, rest: s.flush() }, whole(bytes.toString("utf8")));
+    }), { numRuns: 300 });
 });
 
 test("a multi-byte character split between chunks is not corrupted", () => {
