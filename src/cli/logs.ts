@@ -48,6 +48,7 @@ function entryJson(e: UsageEntry): string {
     ttfbMs: e.ttfbMs,
     estimated: e.estimated,
     refundedAt: e.refundedAt === undefined ? undefined : new Date(e.refundedAt).toISOString(),
+    droppedFields: e.droppedFields,
   });
 }
 
@@ -69,7 +70,8 @@ const columns: readonly Column[] = [
 /** One entry as table cells; IN counts every prompt token (cached ones included). */
 function entryCells(e: UsageEntry): string[] {
   const refunded = e.refundedAt === undefined ? undefined : `refunded ${new Date(e.refundedAt).toISOString()}`;
-  const note = [e.error, e.estimated ? "estimated" : undefined, refunded].filter(Boolean).join(", ");
+  const dropped = e.droppedFields === undefined ? undefined : `dropped ${e.droppedFields.join(" ")}`;
+  const note = [e.error, e.estimated ? "estimated" : undefined, refunded, dropped].filter(Boolean).join(", ");
   return [
     new Date(e.time).toISOString(),
     e.requestId,

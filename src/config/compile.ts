@@ -142,6 +142,7 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
     const model: Model = {
       name, ...endpointsOf(m.endpoint), price: compilePrice(m.price),
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
+      conversion: m.conversion ?? "lenient",
     };
     if (m.request_schema === undefined) {
       models.set(name, model);

@@ -93,5 +93,7 @@ export interface RawModel {
   endpoint?: Endpoint | Endpoint[];
   request_schema?: string;
   max_output_tokens?: number;
+  /** lenient (default): drop provider-only hints a converted request cannot carry; strict: refuse them. */
+  conversion?: "lenient" | "strict";
   price?: RawPrice;
 }

@@ -223,6 +223,13 @@ export const configReloadsTotal = new client.Counter({
   registers: [registry],
 });
 
+export const tokenCountEstimates = new client.Counter({
+  name: "gateway_token_count_estimates_total",
+  help: "Token-count requests answered by the gateway's local estimate (no channel of the route's protocol could count), by route.",
+  labelNames: ["protocol"] as const,
+  registers: [registry],
+});
+
 export const upstreamRetriesTotal = new client.Counter({
   name: "gateway_upstream_retries_total",
   help: "Upstream attempts that failed over to another channel, by failed channel and reason.",

@@ -13,6 +13,7 @@ import { accessStage } from "./stages/access.js";
 import { authStage } from "./stages/auth.js";
 import { billingDashboardStage } from "./stages/billing-dashboard.js";
 import { bodyStage } from "./stages/body.js";
+import { countTokensStage } from "./stages/count-tokens.js";
 import { anthropicVersionStage } from "./stages/anthropic-version.js";
 import { limitsStage } from "./stages/limits.js";
 import { logStage } from "./stages/log.js";
@@ -53,6 +54,9 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     job: compose([jobStage(deps.jobs)]),
     realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.ledger), realtimeStage()]),
     messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
+    // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
+    "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage()]),
+    "count-tokens": compose([bodyStage(deps.bodyBudget), modelStage(), countTokensStage()]),
     models: compose([modelsStage()]),
     billing: compose([billingDashboardStage(deps.ledger)]),
   };

@@ -4,6 +4,7 @@
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
+import type { Wire } from "./field-policy.js";
 
 /**
  * An outbound encoder's refusal of a request field its protocol cannot express. It names
@@ -42,10 +43,13 @@ export interface StreamDecoder {
 }
 
 export interface InboundAdapter {
+  /** The protocol it speaks: its rows in the field policy's table (field-policy.ts). */
+  readonly wire: Wire;
   /**
    * Reads a client request. Throws GatewayError (400 invalid_request_error, naming the
-   * field) for anything malformed or that the hub cannot carry; never drops a field
-   * silently. `pathModel`/`pathStream` come from the URL for generate-content.
+   * field) for anything malformed or that the table refuses; never drops a field silently:
+   * what the table drops is named in `dropped`. `pathModel`/`pathStream` come from the URL
+   * for generate-content.
    */
   decodeRequest(json: Record<string, unknown>, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest;
   /** The client's response body (a JSON value) for a complete answer. */

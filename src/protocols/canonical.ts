@@ -42,7 +42,10 @@ export interface RedactedThinkingBlock { readonly type: "redacted_thinking"; rea
 export type Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
 
 export interface Message {
-  readonly role: "user" | "assistant";
+  /** "system": an instruction the client put partway through the conversation (leading ones
+   * are CanonicalRequest.system), text blocks only. Encoders of protocols without such a
+   * role carry it as a marked note in a user turn (system-note.ts). */
+  readonly role: "user" | "assistant" | "system";
   readonly content: readonly Block[];
 }
 
@@ -52,6 +55,9 @@ export interface Tool {
   /** JSON Schema of the arguments (an object schema). */
   readonly parameters: Record<string, unknown>;
   readonly cache?: CacheHint;
+  /** The group a responses client declared the tool in (a `namespace` tool): offered by
+   * its own name, and given back on its calls. Other protocols ignore it. */
+  readonly namespace?: string;
 }
 
 export type ToolChoice =
@@ -122,12 +128,15 @@ export interface CanonicalResponse {
   readonly usage: Usage;
 }
 
-/** Kinds of block a stream opens. Tool input arrives as JSON text deltas. */
+/** Kinds of block a stream opens. Tool input arrives as JSON text deltas. An image (what an
+ * image model such as Gemini's returns) arrives whole in its block_start: no protocol streams
+ * an image in pieces, so the block takes no deltas and closes right after it opens. */
 export type StreamBlockStart =
   | { readonly type: "text" }
   | { readonly type: "thinking" }
   | { readonly type: "redacted_thinking"; readonly data: string }
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string };
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string }
+  | { readonly type: "image"; readonly source: ImageSource };
 
 /**
  * The canonical stream. Contract (checked in tests): exactly one message_start first;

@@ -91,6 +91,9 @@ export interface Model {
   readonly price: Price;
   /** Output cap used to estimate pre-deduction when a request sets no max tokens. */
   readonly maxOutputTokens: number;
+  /** What a converted request does with fields the channel's protocol has no use for:
+   * lenient drops them (and reports them), strict refuses the request naming them. */
+  readonly conversion: "lenient" | "strict";
 }
 
 export interface Channel {

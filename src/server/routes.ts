@@ -5,7 +5,10 @@ import type { Endpoint } from "../config/raw.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */
-export type HandlerName = "proxy" | "multipart" | "upload" | "messages" | "job" | "realtime" | "models" | "billing";
+export type HandlerName =
+  | "proxy" | "multipart" | "upload" | "messages" | "job" | "realtime" | "models" | "billing"
+  /** Token counting (free): messages-protocol, and generate-content's. */
+  | "messages-count-tokens" | "count-tokens";
 
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
@@ -39,6 +42,9 @@ const exact = new Map<string, Route>([
     .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false, poll: true })] as const),
   ["/v1/responses", openaiPost("responses", "proxy", "responses")],
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
+  ["/v1/messages/count_tokens", route({
+    name: "messages-count-tokens", method: "POST", family: "anthropic", handler: "messages-count-tokens", endpoint: "chat", modelInBody: true,
+  })],
   ["/v1/embeddings", openaiPost("embeddings", "proxy", "embeddings")],
   ["/v1/images/generations", openaiPost("images", "proxy", "image")],
   ["/v1/images/edits", openaiPost("image-edits", "multipart", "image")],
@@ -52,6 +58,9 @@ const exact = new Map<string, Route>([
 
 const generateContent = route({
   name: "generate-content", method: "POST", family: "gemini", handler: "proxy", endpoint: "chat", modelInBody: false,
+});
+const geminiCountTokens = route({
+  name: "generate-content-count-tokens", method: "POST", family: "gemini", handler: "count-tokens", endpoint: "chat", modelInBody: false,
 });
 const geminiModels = route({ name: "models", method: "GET", family: "gemini", handler: "models", modelInBody: false });
 
@@ -82,7 +91,7 @@ function matchVideoJob(path: string): { route: Route; pathModel?: string; pathAc
   return m ? { route: videoJob, pathId: m[1], pathAction: m[2] ? "content" : "status" } : undefined;
 }
 
-/** `/v1beta/models/{model}:generateContent` and `:streamGenerateContent`, plus the model list. */
+/** `/v1beta/models/{model}:generateContent`, `:streamGenerateContent` and `:countTokens`, plus the model list. */
 function matchGemini(path: string): { route: Route; pathModel?: string; pathAction?: string; pathId?: string } | undefined {
   if (!path.startsWith("/v1beta/models")) return undefined;
   if (path === "/v1beta/models") return { route: geminiModels };
@@ -90,9 +99,11 @@ function matchGemini(path: string): { route: Route; pathModel?: string; pathActi
   const colon = rest.lastIndexOf(":");
   if (colon <= 0) return undefined;
   const action = rest.slice(colon + 1);
-  if (action !== "generateContent" && action !== "streamGenerateContent") return undefined;
+  const r = action === "countTokens" ? geminiCountTokens
+    : action === "generateContent" || action === "streamGenerateContent" ? generateContent : undefined;
+  if (!r) return undefined;
   try {
-    return { route: generateContent, pathModel: decodeURIComponent(rest.slice(0, colon)), pathAction: action };
+    return { route: r, pathModel: decodeURIComponent(rest.slice(0, colon)), pathAction: action };
   } catch {
     return undefined; // malformed percent-encoding: no such path
   }

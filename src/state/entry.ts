@@ -20,6 +20,7 @@ interface OptionalFields {
   error?: string | null;
   ttfbMs?: number | null;
   refundedAt?: number | null;
+  droppedFields?: readonly string[] | null;
 }
 
 type Required = Omit<UsageEntry, keyof OptionalFields>;
@@ -53,6 +54,7 @@ export function normalizeEntry(entry: Required & OptionalFields): UsageEntry {
   if (entry.error != null) out.error = entry.error;
   if (entry.ttfbMs != null) out.ttfbMs = entry.ttfbMs;
   if (entry.refundedAt != null) out.refundedAt = entry.refundedAt;
+  if (entry.droppedFields != null && entry.droppedFields.length > 0) out.droppedFields = Object.freeze([...entry.droppedFields]);
   return Object.freeze(out);
 }
 

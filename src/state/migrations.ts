@@ -61,6 +61,12 @@ export const migrations: readonly Migration[] = [
     // refunds look entries up by request id (the primary key).
     sql: `ALTER TABLE usage_log ADD COLUMN refunded_at INTEGER;`,
   },
+  {
+    version: 3,
+    description: "fields a converted request left out",
+    // NULL when none were; else their names as the client sent them, comma-separated.
+    sql: `ALTER TABLE usage_log ADD COLUMN dropped_fields TEXT;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -170,6 +170,8 @@ function pushLine(rows: unknown[], line: string, onSkipped: () => void): void {
     onSkipped();
     return;
   }
+  // A line written before dropped_fields existed is one value short: it dropped nothing.
+  if (Array.isArray(row) && row.length === ROW_WIDTH - 1) row.push(null);
   if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string") {
     onSkipped();
     return;

@@ -29,6 +29,7 @@ interface LogRow {
   ttfb_ms: number | null;
   estimated: bigint;
   refunded_at: bigint | null;
+  dropped_fields: string | null;
 }
 
 /** An aggregated spend row. */
@@ -80,19 +81,19 @@ function toEntry(row: LogRow): UsageEntry {
     ttfbMs: row.ttfb_ms,
     estimated: row.estimated !== 0n,
     refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
+    droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
   });
 }
 
 /** Prepared statements over one open database. */
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated`;
-const ROW_PLACEHOLDERS = `(${Array.from({ length: 21 }, () => "?").join(", ")})`;
-/** Statement sizes a batch is cut into, largest first (21 parameters a row). */
-const ROWS_PER_INSERT = [32, 8, 1] as const;
-
+  ttfb_ms, estimated, dropped_fields`;
 /** Values a usage_log row has, in COLUMNS order. */
-export const ROW_WIDTH = 21;
+export const ROW_WIDTH = 22;
+const ROW_PLACEHOLDERS = `(${Array.from({ length: ROW_WIDTH }, () => "?").join(", ")})`;
+/** Statement sizes a batch is cut into, largest first (22 parameters a row). */
+const ROWS_PER_INSERT = [32, 8, 1] as const;
 /** Positions in a row of the values spend counters (and failure reports) need. */
 export const ID_AT = 0;
 export const TOKEN_AT = 2;
@@ -106,6 +107,7 @@ export function rowOf(e: UsageEntry): unknown[] {
     e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
+    e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
   ];
 }
 

@@ -34,6 +34,9 @@ export interface UsageEntry {
   /** Epoch ms when the charge was refunded (an asynchronous job that failed); set only by
    * `Store.refund`, ignored by `record`. `costNano` keeps what was charged. */
   readonly refundedAt?: number;
+  /** Client fields a converted request left out, as the client named them
+   * (x-gateway-dropped-fields); absent when none were. */
+  readonly droppedFields?: readonly string[];
 }
 
 /** What `Store.refund` did: refunded now (and whose spend it lowered), found it refunded

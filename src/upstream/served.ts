@@ -61,6 +61,8 @@ export interface Served {
   readonly firstByteNs: bigint | undefined;
   /** The asynchronous job the answer created (video). */
   readonly jobId: string | undefined;
+  /** Client fields a converted request left out (x-gateway-dropped-fields), for the usage log. */
+  readonly droppedFields?: readonly string[];
   /** Writes the withheld last bytes and ends the answer; resolves once it is out or the
    * client is gone. Call once the charge is committed. */
   release(): Promise<void>;
@@ -80,6 +82,7 @@ export interface ServedParts {
   readonly outputChars?: number;
   readonly firstByteNs?: bigint;
   readonly jobId?: string;
+  readonly droppedFields?: readonly string[];
 }
 
 /**
@@ -97,6 +100,7 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     outputChars: parts.outputChars ?? 0,
     firstByteNs: parts.firstByteNs,
     jobId: parts.jobId,
+    droppedFields: parts.droppedFields,
     release: () => {
       if (head && !res.headersSent && !res.destroyed) res.writeHead(head.status, head.headers);
       return endResponse(res, tail);

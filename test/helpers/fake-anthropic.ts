@@ -1,5 +1,6 @@
 // A fake Anthropic Messages upstream speaking the real wire format (Message objects, named
-// SSE events, Anthropic error bodies). Sibling of fake-openai.ts: tests drive the gateway
+// SSE events, Anthropic error bodies; text blocks without `citations`, as the real API and the
+// AI SDK's parser have them). Sibling of fake-openai.ts: tests drive the gateway
 // against it; a script per request makes it fail, stall, think, call tools or stream on cue.
 
 import type http from "node:http";
@@ -52,6 +53,12 @@ export interface FakeAnthropicOptions {
    * `top_k` with a 400; the fake does too unless this is set. (2023-06-01 accepts them.)
    */
   readonly allowSamplingParams?: boolean;
+  /**
+   * Reject what the real API rejects while thinking is on (`thinking.type` enabled or
+   * adaptive): `temperature` other than 1, any `top_k`, `top_p` below 0.95. Off by default
+   * (older suites send them).
+   */
+  readonly thinkingSamplingRules?: boolean;
 }
 
 export type FakeAnthropic = FakeServer<Received>;
@@ -65,6 +72,9 @@ export const anthropicFakeUsage = {
 export const anthropicFakeCacheUsage = {
   input_tokens: 12, output_tokens: 5, cache_creation_input_tokens: 7, cache_read_input_tokens: 30,
 } as const;
+
+/** What the fake's `/v1/messages/count_tokens` answers (`input_tokens`), whatever it is sent. */
+export const ANTHROPIC_FAKE_COUNT = 2718;
 
 /** The long-context beta the fake can refuse, and the message it refuses with. */
 export const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
@@ -120,7 +130,8 @@ function anthropicError(res: http.ServerResponse, seq: number, status: number, t
 
 function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOptions, seq: number): void {
   const path = r.path.split("?")[0];
-  if (path !== "/v1/messages" || r.method !== "POST") {
+  const count = path === "/v1/messages/count_tokens";
+  if ((path !== "/v1/messages" && !count) || r.method !== "POST") {
     return anthropicError(res, seq, 404, "not_found_error", "Not found");
   }
   if (opts.keys && opts.keys.length > 0) {
@@ -138,6 +149,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
     return anthropicError(res, seq, 400, "invalid_request_error",
       `${sampling}: This parameter is not supported in API version ${API_VERSION_2026}.`);
   }
+  const thinkingConflict = opts.thinkingSamplingRules ? samplingWhileThinking(r.body) : undefined;
+  if (thinkingConflict !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", thinkingConflict);
   const refused = r.betas.find((b) => opts.refuseBetas?.includes(b));
   if (refused !== undefined) {
     return anthropicError(res, seq, 400, "invalid_request_error",
@@ -154,8 +167,20 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
       }
       return streamAnswer(r, res, script, opts, seq);
     default:
+      // Anthropic's MessageTokensCount; every other script answers the count too.
+      if (count) return sendJson(res, 200, { input_tokens: ANTHROPIC_FAKE_COUNT }, headersFor(seq, "application/json"));
       return r.body.stream === true ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
   }
+}
+
+/** Why the API refuses `body`'s sampling parameters alongside thinking; undefined when it does not. */
+function samplingWhileThinking(body: Record<string, unknown>): string | undefined {
+  const type = (body.thinking as { type?: unknown } | undefined)?.type;
+  if (type !== "enabled" && type !== "adaptive") return undefined;
+  if (body.temperature !== undefined && body.temperature !== 1) return "`temperature` may only be set to 1 when thinking is enabled.";
+  if (body.top_k !== undefined) return "`top_k` is not supported when thinking is enabled.";
+  if (typeof body.top_p === "number" && body.top_p < 0.95) return "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.";
+  return undefined;
 }
 
 function lastUserText(r: Received): string {
@@ -176,7 +201,7 @@ function replyText(r: Received, script: Script, opts: FakeAnthropicOptions): str
 }
 
 type Block =
-  | { type: "text"; text: string; citations: null }
+  | { type: "text"; text: string }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
 
@@ -184,15 +209,15 @@ function blocks(r: Received, script: Script, opts: FakeAnthropicOptions): Block[
   switch (script.kind) {
     case "tool_use": {
       const tool: Block = { type: "tool_use", id: script.id ?? "toolu_01FakeToolUse0001", name: script.name, input: script.input };
-      return script.text !== undefined ? [{ type: "text", text: script.text, citations: null }, tool] : [tool];
+      return script.text !== undefined ? [{ type: "text", text: script.text }, tool] : [tool];
     }
     case "thinking":
       return [
         { type: "thinking", thinking: script.thinking ?? "Let me think about this step by step.", signature: script.signature ?? "EqQBCkYIBRgCKkDfakeSignature==" },
-        { type: "text", text: replyText(r, script, opts), citations: null },
+        { type: "text", text: replyText(r, script, opts) },
       ];
     default:
-      return [{ type: "text", text: replyText(r, script, opts), citations: null }];
+      return [{ type: "text", text: replyText(r, script, opts) }];
   }
 }
 

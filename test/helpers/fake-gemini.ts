@@ -8,9 +8,9 @@ import { sendJson, sendLines, splitText, startFakeServer, type BaseReceived, typ
 
 /** What the fake received, for assertions (`path` e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`). */
 export interface Received extends BaseReceived {
-  /** Parsed from the path; "" when the path is not a generate call. */
+  /** Parsed from the path; "" when the path is not a generate or count call. */
   readonly model: string;
-  readonly action: "generateContent" | "streamGenerateContent" | "";
+  readonly action: "generateContent" | "streamGenerateContent" | "countTokens" | "";
   /** `v1beta`, `v1` or `v1alpha`; "" when unparsed. */
   readonly apiVersion: string;
   readonly query: Readonly<Record<string, string>>;
@@ -25,8 +25,9 @@ export type Script =
   | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number; readonly chunkDelayMs?: number }
   /** A functionCall part; finishReason STOP (Gemini has no "tool" finish reason). Streamed whole in one chunk. */
   | { readonly kind: "function_call"; readonly name: string; readonly args: Record<string, unknown> }
-  /** A `thought: true` part, then the text; usage includes thoughtsTokenCount (`geminiFakeThinkingUsage`). */
-  | { readonly kind: "thinking"; readonly thought?: string; readonly text?: string }
+  /** A `thought: true` part (with `thoughtSignature` when `signature` is given), then the text;
+   * usage includes thoughtsTokenCount (`geminiFakeThinkingUsage`). */
+  | { readonly kind: "thinking"; readonly thought?: string; readonly text?: string; readonly signature?: string }
   /**
    * Blocked by safety. Default: one candidate, finishReason SAFETY, safetyRatings, no content.
    * `prompt: true`: no candidates; promptFeedback.blockReason SAFETY.
@@ -57,6 +58,9 @@ export interface FakeGeminiOptions {
 
 export type FakeGemini = FakeServer<Received>;
 
+/** What the fake's `:countTokens` answers (`totalTokens`), whatever it is sent. */
+export const GEMINI_FAKE_COUNT = 3141;
+
 /** Usage (final totals) reported by ok, function_call, image replies. */
 export const geminiFakeUsage = { promptTokenCount: 12, candidatesTokenCount: 5, totalTokenCount: 17 } as const;
 /** Usage reported by `thinking` (totalTokenCount includes thoughts; candidatesTokenCount does not). */
@@ -80,12 +84,12 @@ export function startFakeGemini(opts: FakeGeminiOptions = {}): Promise<FakeGemin
 /** The generate call a request makes: model, action and API version from the path, the key presented. */
 function describe(base: BaseReceived): Received {
   const url = new URL(base.path || "/", "http://fake");
-  const m = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+  const m = /^\/(v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
   const header = base.headers["x-goog-api-key"];
   return {
     ...base,
     model: m ? decodeURIComponent(m[2]) : "",
-    action: m ? (m[3] as "generateContent" | "streamGenerateContent") : "",
+    action: m ? (m[3] as Received["action"]) : "",
     apiVersion: m ? m[1] : "",
     query: Object.fromEntries(url.searchParams),
     key: typeof header === "string" && header !== "" ? header : url.searchParams.get("key") ?? "",
@@ -155,6 +159,11 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, 
       }
       return streamAnswer(r, res, script, opts, seq);
     default:
+      // A CountTokensResponse; every other script answers the count too.
+      if (r.action === "countTokens") {
+        return sendJson(res, 200, { totalTokens: GEMINI_FAKE_COUNT, promptTokensDetails: [{ modality: "TEXT", tokenCount: GEMINI_FAKE_COUNT }] },
+          headersFor(r, "application/json; charset=UTF-8"), 2);
+      }
       return stream ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
   }
 }
@@ -201,7 +210,10 @@ const candidate = (parts: Part[], finishReason?: string) =>
 function fullParts(r: Received, script: Script, opts: FakeGeminiOptions): Part[] {
   switch (script.kind) {
     case "function_call": return [{ functionCall: { name: script.name, args: script.args } }];
-    case "thinking": return [{ text: script.thought ?? "Let me think about this step by step.", thought: true }, { text: replyText(r, script, opts) }];
+    case "thinking": return [
+      { text: script.thought ?? "Let me think about this step by step.", thought: true, ...(script.signature !== undefined && { thoughtSignature: script.signature }) },
+      { text: replyText(r, script, opts) },
+    ];
     case "image": return [...(script.text !== undefined ? [{ text: script.text }] : []), { inlineData: { mimeType: "image/png", data: script.data ?? fakePngBase64 } }];
     default: return [{ text: replyText(r, script, opts) }];
   }

@@ -15,6 +15,8 @@ export type Script =
   | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number; readonly chunkDelayMs?: number }
   | { readonly kind: "error"; readonly status: number; readonly message?: string; readonly headers?: Record<string, string> }
   | { readonly kind: "tool_call"; readonly name: string; readonly args: string }
+  /** `reasoning_content` (DeepSeek's field; `field: "reasoning"` for OpenRouter's), then the text. */
+  | { readonly kind: "reasoning"; readonly reasoning?: string; readonly text?: string; readonly field?: "reasoning_content" | "reasoning" }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" };
 
@@ -74,7 +76,7 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
 }
 
 function replyText(r: Received, script: Script, opts: FakeOpenAIOptions): string {
-  if (script.kind === "ok" && script.text !== undefined) return script.text;
+  if ((script.kind === "ok" || script.kind === "reasoning") && script.text !== undefined) return script.text;
   const messages = (r.body.messages as { content?: unknown }[] | undefined) ?? [];
   const last = messages[messages.length - 1]?.content;
   return `${opts.name ?? "fake"} says: ${typeof last === "string" ? last : "hello"}`;
@@ -86,7 +88,7 @@ function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts:
   const message = script.kind === "tool_call"
     ? { role: "assistant", content: null, refusal: null,
         tool_calls: [{ id: "call_fake1", type: "function", function: { name: script.name, arguments: script.args } }] }
-    : { role: "assistant", content: replyText(r, script, opts), refusal: null };
+    : { role: "assistant", content: replyText(r, script, opts), refusal: null, ...reasoningOf(script) };
   const body = {
     ...base(r), object: "chat.completion",
     choices: [{ index: 0, message, logprobs: null, finish_reason: script.kind === "tool_call" ? "tool_calls" : "stop" }],
@@ -109,6 +111,11 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
     events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: script.args.slice(half) } }] }, null));
     events.push(chunk({}, "tool_calls"));
   } else {
+    const reasoning = reasoningOf(script);
+    for (const [field, value] of Object.entries(reasoning)) {
+      const half = Math.ceil(value.length / 2);
+      events.push(chunk({ [field]: value.slice(0, half) }, null), chunk({ [field]: value.slice(half) }, null));
+    }
     const text = replyText(r, script, opts);
     const n = script.kind === "ok" && script.chunks ? script.chunks : Math.min(4, Math.max(1, text.length));
     const size = Math.ceil(text.length / n);
@@ -119,6 +126,12 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "openai-organization": "org-secret" });
   const lines = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).concat("data: [DONE]\n\n");
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
+}
+
+/** The reasoning field of a `reasoning` script's message, else none. */
+function reasoningOf(script: Script): Record<string, string> {
+  if (script.kind !== "reasoning") return {};
+  return { [script.field ?? "reasoning_content"]: script.reasoning ?? "Let me think about this step by step." };
 }
 
 const otherPaths = new Set([

@@ -95,6 +95,8 @@ export interface WorldOptions {
   readonly allowSamplingParams?: boolean;
   /** Extra access tokens (the default token TOKEN is always there). */
   readonly tokens?: readonly Obj[];
+  /** Extra priced models (e.g. for the extra channels). */
+  readonly extraModels?: Obj;
 }
 
 export async function startWorld(opts: WorldOptions = {}): Promise<World> {
@@ -119,7 +121,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       channel("gm", gemini.url, { protocol: "gemini", models: [M.gemini, M.geminiImage] }),
       ...(opts.extraChannels?.(urls) ?? []),
     ],
-    models,
+    models: { ...models, ...opts.extraModels },
   }), { usage: sink });
   return {
     gw, openai, anthropic, gemini, sink,

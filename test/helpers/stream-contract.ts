@@ -14,7 +14,8 @@ const deltaBlock: Record<string, StreamBlockStart["type"]> = {
 /**
  * Asserts the contract: exactly one message_start, first; block_start indexes count from
  * 0 in order; every delta and block_stop belongs to an open block of the matching kind;
- * a tool_use block's input deltas join into a JSON object; exactly one message_stop or
+ * a tool_use block's input deltas join into a JSON object; an image block carries its whole
+ * source in its block_start and takes no deltas; exactly one message_stop or
  * error, last; message_stop only with every block closed. A lone `error` (the upstream
  * failed before the message began) is a valid stream too.
  */
@@ -40,6 +41,10 @@ export function assertStreamContract(events: readonly CanonicalEvent[]): void {
     if (e.type === "block_start") {
       assert.equal(e.index, next, at(i, `block indexes must count 0,1,2… (expected ${next})`));
       next++;
+      if (e.block.type === "image") {
+        const s = e.block.source;
+        assert.ok(s.kind === "base64" ? s.mediaType !== "" && s.data !== "" : s.url !== "", at(i, "an image block needs its whole source"));
+      }
       open.set(e.index, { type: e.block.type, json: "" });
       return;
     }
@@ -56,6 +61,7 @@ export function assertStreamContract(events: readonly CanonicalEvent[]): void {
     if (e.type === "message_start") return;
     const block = open.get(e.index);
     assert.ok(block, at(i, `${e.type} for block ${e.index}, which is not open`));
+    assert.notEqual(block.type, "image", at(i, "an image block takes no deltas"));
     assert.equal(block.type, deltaBlock[e.type], at(i, `${e.type} inside a ${block.type} block`));
     if (e.type === "tool_input_delta") block.json += e.partialJson;
   });

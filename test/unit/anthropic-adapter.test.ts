@@ -49,7 +49,7 @@ function rejects400(fn: () => unknown, field: string, code = "invalid_parameter"
     assert.ok(e instanceof GatewayError, String(e));
     assert.equal(e.status, 400);
     assert.equal(e.code, code);
-    assert.match(e.message, new RegExp(`^${field.replace(/[[\].]/g, "\\$&")}`));
+    assert.match(e.message, new RegExp(`^\`?${field.replace(/[[\].]/g, "\\$&")}`));
     return true;
   });
 }
@@ -93,16 +93,28 @@ test("anthropic request: what the hub cannot carry is a 400 naming the field", (
   rejects400(() => decode({ ...base, mcp_servers: [{ type: "url", url: "https://x", name: "x" }] }), "mcp_servers");
   rejects400(() => decode({ ...base, frequency_penalty: 1 }), "frequency_penalty");
   rejects400(() => decode({ ...base, thinking: { type: "enabled" } }), "thinking.budget_tokens", "missing_required_parameter");
-  rejects400(() => decode({ ...base, messages: [{ role: "user", content: "a" }, { role: "system", content: "b" }] }), "messages[1].role");
 });
 
-test("anthropic outbound: inexpressible canonical fields are a 400 naming them", () => {
+test("anthropic request: a system message after the first turn stays in place; the encoder makes it a user-turn note", () => {
+  const r = decode({ ...base, messages: [{ role: "system", content: "lead" }, { role: "user", content: "a" }, { role: "system", content: "b" }, { role: "user", content: "c" }] });
+  assert.deepEqual(r.system, [{ type: "text", text: "lead" }]);
+  assert.deepEqual(r.messages.map((m) => m.role), ["user", "system", "user"]);
+  const wire = messagesOutbound.encodeRequest(r, "m").messages;
+  assert.deepEqual(wire, [{ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "<system>\nb\n</system>" }, { type: "text", text: "c" }] }]);
+});
+
+test("anthropic request: provider-side hints are dropped and named", () => {
+  const r = decode({ ...base, context_management: { edits: [] }, service_tier: "auto", thinking: { type: "enabled", budget_tokens: 2000, display: "omitted" },
+    tools: [{ name: "t", input_schema: { type: "object" }, defer_loading: true, input_examples: [{}] }] });
+  assert.deepEqual(r.dropped, ["context_management", "service_tier", "tools[].defer_loading", "tools[].input_examples", "thinking.display"]);
+  assert.deepEqual(r.reasoning, { budgetTokens: 2000 });
+  assert.equal(decode(base).dropped, undefined);
+});
+
+test("anthropic outbound: what the messages protocol drops is not written (the field policy settles drops and refusals)", () => {
   const r = decode(base);
-  for (const [patch, field] of [[{ candidates: 2 }, "candidates"], [{ seed: 1 }, "seed"], [{ temperature: 1.5 }, "temperature"],
-    [{ frequencyPenalty: 0.5 }, "frequencyPenalty"], [{ presencePenalty: 0.1 }, "presencePenalty"], [{ responseFormat: {} }, "responseFormat"]] as const) {
-    rejects400(() => messagesOutbound.encodeRequest({ ...r, ...patch }, "m"), field);
-  }
-  assert.doesNotThrow(() => messagesOutbound.encodeRequest({ ...r, frequencyPenalty: 0, presencePenalty: 0, candidates: 1 }, "m"));
+  const body = messagesOutbound.encodeRequest({ ...r, seed: 1, frequencyPenalty: 0.5, presencePenalty: 0.1 }, "m");
+  for (const key of ["seed", "frequency_penalty", "presence_penalty"]) assert.equal(body[key], undefined);
 });
 
 test("anthropic outbound: thinking budget, max_tokens above it, unsigned thinking, defaults", () => {

@@ -126,8 +126,8 @@ describe("gateway logs", () => {
     assert.equal(code, 0);
     assert.equal(
       out,
-      '{"requestId":"r3","time":"2026-01-10T23:00:00.000Z","token":"t3","user":"bob","group":"default","model":"m1","upstreamModel":null,"channel":null,"inboundProtocol":"chat-completions","upstreamProtocol":null,"status":429,"error":"rate_limited","input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0,"durationMs":12.5,"ttfbMs":null,"estimated":true,"refundedAt":null}\n' +
-        '{"requestId":"r2","time":"2026-01-10T01:00:00.000Z","token":"t2","user":"alice","group":"video","model":"m2","upstreamModel":"m2-2025","channel":"c1","inboundProtocol":"chat-completions","upstreamProtocol":"openai","status":200,"error":null,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"durationMs":12.5,"ttfbMs":4,"estimated":false,"refundedAt":null}\n',
+      '{"requestId":"r3","time":"2026-01-10T23:00:00.000Z","token":"t3","user":"bob","group":"default","model":"m1","upstreamModel":null,"channel":null,"inboundProtocol":"chat-completions","upstreamProtocol":null,"status":429,"error":"rate_limited","input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0,"durationMs":12.5,"ttfbMs":null,"estimated":true,"refundedAt":null,"droppedFields":null}\n' +
+        '{"requestId":"r2","time":"2026-01-10T01:00:00.000Z","token":"t2","user":"alice","group":"video","model":"m2","upstreamModel":"m2-2025","channel":"c1","inboundProtocol":"chat-completions","upstreamProtocol":"openai","status":200,"error":null,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"durationMs":12.5,"ttfbMs":4,"estimated":false,"refundedAt":null,"droppedFields":null}\n',
     );
   });
 

@@ -82,7 +82,7 @@ describe("fake Anthropic", () => {
     assert.equal(m.type, "message");
     assert.equal(m.role, "assistant");
     assert.equal(m.model, "claude-sonnet-5-5");
-    assert.deepEqual(m.content, [{ type: "text", text: "claude-fake says: hi", citations: null }]);
+    assert.deepEqual(m.content, [{ type: "text", text: "claude-fake says: hi" }]);
     assert.equal(m.stop_reason, "end_turn");
     assert.equal(m.stop_sequence, null);
     assert.deepEqual(m.usage, { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,

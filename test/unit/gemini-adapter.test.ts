@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { UnsupportedField } from "../../src/protocols/adapter.js";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import fc from "fast-check";
@@ -192,9 +191,12 @@ test("request: thinking budgets and levels map to canonical reasoning", () => {
   assert.deepEqual(encoded({ ...base, reasoning: { effort: "minimal", budgetTokens: 3000 } }), { thinkingBudget: 3000, includeThoughts: true });
 });
 
-test("request: safetySettings are ignored for conversion (the same-protocol path passes them through)", () => {
-  const r = decode({ contents: [userText("x")], safetySettings: [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_NONE" }] });
+test("request: safetySettings are dropped and named for conversion (the same-protocol path passes them through)", () => {
+  const r = decode({ contents: [userText("x")], safetySettings: [{ category: "HARM_CATEGORY_HATE_SPEECH", threshold: "BLOCK_NONE" }],
+    generationConfig: { topK: 40, routingConfig: {} } });
   assert.deepEqual(r.messages, [{ role: "user", content: [{ type: "text", text: "x" }] }]);
+  assert.deepEqual(r.dropped, ["safetySettings", "generationConfig.routingConfig"]);
+  assert.equal(r.topK, 40);
 });
 
 test("request: what the hub cannot carry is a 400 naming the field", () => {
@@ -209,7 +211,8 @@ test("request: what the hub cannot carry is a 400 naming the field", () => {
   assertRejects(() => decode({ contents: [{ role: "system", parts: [{ text: "x" }] }] }), "contents[0].role");
   assertRejects(() => decode({ contents: c, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "b"] } } }), "toolConfig.functionCallingConfig.allowedFunctionNames");
   assertRejects(() => decode({ contents: c, generationConfig: { responseMimeType: "text/x.enum" } }), "generationConfig.responseMimeType");
-  assertRejects(() => decode({ contents: c, generationConfig: { responseModalities: ["TEXT", "IMAGE"] } }), "generationConfig.responseModalities[1]");
+  assertRejects(() => decode({ contents: c, generationConfig: { responseModalities: ["TEXT", "IMAGE"] } }), "generationConfig.responseModalities");
+  assertRejects(() => decode({ contents: c, generationConfig: { candidateCount: 2 } }), "generationConfig.candidateCount");
   assertRejects(() => decode({ contents: c, generationConfig: { speechConfig: {} } }), "generationConfig.speechConfig");
   assertRejects(() => decode({ contents: c, generationConfig: { temperature: "hot" } }), "generationConfig.temperature");
   assertRejects(() => decode({ contents: c, somethingNew: 1 }), "somethingNew");
@@ -217,13 +220,11 @@ test("request: what the hub cannot carry is a 400 naming the field", () => {
   assertRejects(() => generateInbound.decodeRequest({ contents: c }, {}), "model");
 });
 
-test("request encode: what generate-content cannot express is a 400 naming the canonical field", () => {
+test("request encode: what generate-content cannot express is a 400 naming the field", () => {
   const base = decode({ contents: [userText("x")] });
-  // Field refusals name the canonical field; the hub re-words them with the client's name.
-  for (const [extra, field] of [[{ candidates: 2 }, "candidates"], [{ parallelToolCalls: false }, "parallelToolCalls"]] as const) {
-    assert.throws(() => generateOutbound.encodeRequest({ ...base, ...extra }, "g"),
-      (err: unknown) => err instanceof UnsupportedField && err.field === field && err.status === 400);
-  }
+  // parallelToolCalls false and user are dropped by the field policy: not written.
+  const body = generateOutbound.encodeRequest({ ...base, parallelToolCalls: false, user: "u" }, "g");
+  assert.deepEqual(Object.keys(body), ["contents"]);
   const orphan: CanonicalRequest = { ...base, messages: [{ role: "user", content: [{ type: "tool_result", toolUseId: "t1", content: [{ type: "text", text: "ok" }] }] }] };
   assertRejects(() => generateOutbound.encodeRequest(orphan, "g"), "messages[0].content[0].name");
 });

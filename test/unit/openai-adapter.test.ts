@@ -81,32 +81,36 @@ describe("chat-completions inbound request", () => {
     assert.equal(d({ safety_identifier: "u9" }).user, "u9");
   });
 
-  test("a system message after the first turn joins the system prompt in order", () => {
+  test("a system message after the first turn stays in place as a system turn", () => {
     const r = chatInbound.decodeRequest({ ...base, messages: [
       { role: "system", content: "A" }, { role: "user", content: "hi" },
       { role: "assistant", content: "hello" }, { role: "developer", content: "B" }, { role: "user", content: "go" },
     ] }, {});
-    assert.deepEqual(r.system.map((b) => b.text), ["A", "B"]);
-    assert.deepEqual(r.messages.map((m) => m.role), ["user", "assistant", "user"]);
+    assert.deepEqual(r.system.map((b) => b.text), ["A"]);
+    assert.deepEqual(r.messages.map((m) => m.role), ["user", "assistant", "system", "user"]);
+    assert.deepEqual(r.messages[2].content, [{ type: "text", text: "B" }]);
+    const wire = chatOutbound.encodeRequest(r, "m").messages as { role: string; content: unknown }[];
+    assert.deepEqual(wire.map((m) => m.role), ["system", "user", "assistant", "system", "user"]);
+    assert.equal(wire[3].content, "B");
   });
 
-  test("fields that change nothing in the answer are accepted", () => {
+  test("fields that change nothing in the answer are accepted, the dropped ones named", () => {
     const r = chatInbound.decodeRequest({ ...base, store: true, metadata: { a: "b" }, service_tier: "flex",
       prompt_cache_key: "k", prediction: { type: "content", content: "x" }, logprobs: false, modalities: ["text"],
-      logit_bias: {}, n: 1, stream_options: { include_obfuscation: false } }, {});
+      logit_bias: {}, n: 1, verbosity: "low", stream_options: { include_obfuscation: false } }, {});
     assert.equal(r.model, "gpt-5");
+    assert.deepEqual(r.dropped, ["store", "metadata", "service_tier", "prompt_cache_key", "prediction", "verbosity", "stream_options.include_obfuscation"]);
   });
 
   const cases: [string, object, string | RegExp][] = [
     ["an unknown field", { foo: 1 }, "foo"],
     ["legacy functions", { functions: [{ name: "f" }] }, "functions"],
     ["legacy function_call", { function_call: "auto" }, "function_call"],
-    ["n > 1", { n: 2 }, "n must be 1"],
+    ["n > 1", { n: 2 }, /`n` \(above 1\)/],
     ["logprobs", { logprobs: true }, "logprobs"],
     ["top_logprobs", { top_logprobs: 2 }, "top_logprobs"],
     ["audio output", { modalities: ["text", "audio"] }, "modalities"],
     ["logit_bias", { logit_bias: { "50256": -100 } }, "logit_bias"],
-    ["verbosity", { verbosity: "low" }, "verbosity"],
     ["web search", { web_search_options: {} }, "web_search_options"],
     ["a custom tool", { tools: [{ type: "custom", custom: { name: "x" } }] }, "tools[0].type"],
     ["allowed_tools tool_choice", { tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [] } } }, "tool_choice"],
@@ -145,7 +149,8 @@ describe("chat-completions outbound request", () => {
     const first = chatInbound.decodeRequest(golden("request.json"), {});
     const again = chatInbound.decodeRequest(chatOutbound.encodeRequest(first, "gpt-5") as Record<string, unknown>, {});
     // Not carried by design: cache hints (OpenAI caches by itself) and earlier turns' reasoning.
-    const strip = (r: CanonicalRequest) => JSON.parse(JSON.stringify({ ...r, model: "", system: r.system.map((b) => b.text),
+    // Dropped fields are named once, on the way in.
+    const strip = (r: CanonicalRequest) => JSON.parse(JSON.stringify({ ...r, model: "", dropped: undefined, system: r.system.map((b) => b.text),
       messages: r.messages.map((m) => ({ ...m, content: m.content.filter((b) => b.type !== "thinking") })) }));
     assert.deepEqual(strip(again), strip(first));
   });
@@ -167,8 +172,8 @@ describe("chat-completions outbound request", () => {
 
   test("400 naming the canonical field for what chat-completions cannot express", () => {
     const req: CanonicalRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], stream: false };
-    rejects400(() => chatOutbound.encodeRequest({ ...req, topK: 40 }, "m"), "topK");
-    rejects400(() => chatOutbound.encodeRequest({ ...req, candidates: 2 }, "m"), "candidates");
+    // top-k is dropped by the field policy (checked in field-policy.test.ts): not written.
+    assert.equal(chatOutbound.encodeRequest({ ...req, topK: 40 }, "m").top_k, undefined);
     const img: Block = { type: "image", source: { kind: "url", url: "https://x/y.png" } };
     rejects400(() => chatOutbound.encodeRequest({ ...req, messages: [{ role: "user", content: [
       { type: "tool_result", toolUseId: "t", content: [img] }] }] }, "m"), "messages[0].content[0].content[0]");

@@ -69,6 +69,7 @@ for (const [name, open] of Object.entries(implementations)) {
         ttfbMs: 3.25,
         estimated: true,
         status: 504,
+        droppedFields: ["context_management", "tools[].defer_loading"],
       });
       const bare = entry({ requestId: "bare", time: full.time - 1 });
       store.record(full);

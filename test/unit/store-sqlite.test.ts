@@ -5,7 +5,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -195,4 +195,23 @@ test("journal segments rotate as they fill, SQLite takes them all in, and each i
   const reopened = openSqliteStore(path);
   assert.equal(reopened.spentByUser("alice"), 1000n, "nothing replayed twice");
   reopened.close();
+});
+
+test("a journal line written before dropped_fields existed (one value short) is replayed as dropping nothing", () => {
+  mkdirSync(join(dir, "legacy"), { recursive: true });
+  const path = join(dir, "legacy/old.db");
+  const old = ["old-1", 1_700_000_000_000, "t1", "alice", "default", "gpt-4o-mini", null, null, "chat-completions", null,
+    10, 0, 0, 5, 0, "1000", 200, null, 12.5, null, 0];
+  writeFileSync(`${path}-charges-000001.jsonl`, JSON.stringify(old) + "\n");
+  const store = openSqliteStore(path);
+  try {
+    const [e] = store.logs({ requestId: "old-1" });
+    assert.equal(e?.costNano, 1000n);
+    assert.equal("droppedFields" in e, false);
+    store.record(entry({ requestId: "new-1", droppedFields: ["thinking.display"] }));
+    store.flush();
+    assert.deepEqual(store.logs({ requestId: "new-1" })[0].droppedFields, ["thinking.display"]);
+  } finally {
+    store.close();
+  }
 });

@@ -41,7 +41,7 @@ const shapes = {
     models: models.map((m) => ({
       name: `models/${m.id}`,
       displayName: m.id,
-      supportedGenerationMethods: ["generateContent", "streamGenerateContent"],
+      supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
     })),
   }),
 };

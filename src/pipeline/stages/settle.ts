@@ -74,6 +74,7 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
     durationMs,
     ttfbMs: firstByteNs ? Number(firstByteNs - ctx.startNs) / 1e6 : undefined,
     estimated: billed !== undefined && (billed.estimated || served!.unitsEstimated),
+    droppedFields: served?.droppedFields,
   };
 }
 

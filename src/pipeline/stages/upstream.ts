@@ -7,7 +7,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
-import { routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
+import { passesThrough, routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
 import type { CredentialRefusal } from "../../providers/provider.js";
 import { nextKey } from "../../routing/keys.js";
@@ -38,9 +38,8 @@ export function upstreamStage(): Stage<RequestContext> {
     const plan = coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
     if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
     if (plan.length === 0) {
-      const hint = ctx.route!.name === "responses" ? " Use /v1/chat/completions, which converts." : "";
       throw new GatewayError(errors.conversionUnsupported,
-        `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests cannot be converted for them.${hint}`);
+        `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests cannot be converted for them.`);
     }
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
@@ -96,23 +95,26 @@ function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelPro
   let passthrough: Exchange | undefined;
   let converting: Exchange | undefined;
   const input = exchangeInput(ctx);
-  return (channelProtocol) => channelProtocol === protocol.passthrough.channelProtocol
+  const route = ctx.route!.name;
+  const endpoints = ctx.model!.endpoints;
+  return (channelProtocol) => passesThrough(route, protocol, channelProtocol, endpoints)
     ? (passthrough ??= passthroughExchange(input, protocol.passthrough))
     : (converting ??= convertExchange(input, protocol.inbound!));
 }
 
 /** What the exchanges need of the request, as values. */
-function exchangeInput(ctx: RequestContext): ExchangeInput {
+export function exchangeInput(ctx: RequestContext): ExchangeInput {
   return {
     requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, query: ctx.query,
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
-    maxOutputTokens: ctx.model!.maxOutputTokens, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
+    maxOutputTokens: ctx.model!.maxOutputTokens, modelEndpoints: ctx.model!.endpoints,
+    conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
   };
 }
 
 /** Tries the plan's channels in order until one answers; the answer served, or undefined
  * when the client left first. Throws the client-facing error when every attempt failed. */
-async function attemptAll(
+export async function attemptAll(
   ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
 ): Promise<Served | undefined> {
   let last: LastFailure | undefined;

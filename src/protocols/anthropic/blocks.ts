@@ -42,7 +42,9 @@ function image(o: Json, field: string): ImageBlock {
   return { type: "image", source: imageSource(o.source, `${field}.source`), ...(cache && { cache }) };
 }
 
-/** Tool-result content: a string, or text and image blocks. */
+/** Tool-result content: a string, or text and image blocks. A tool search's
+ * `tool_reference` (which loads a deferred tool) becomes text naming the tool: converted,
+ * `defer_loading` is dropped, so every tool is in the request already. */
 function resultContent(v: unknown, field: string): (TextBlock | ImageBlock)[] {
   if (v === undefined || v === null) return [];
   if (typeof v === "string") return [{ type: "text", text: v }];
@@ -50,6 +52,10 @@ function resultContent(v: unknown, field: string): (TextBlock | ImageBlock)[] {
     const o = object(item, `${field}[${i}]`);
     if (o.type === "text") return text(o, `${field}[${i}]`);
     if (o.type === "image") return image(o, `${field}[${i}]`);
+    if (o.type === "tool_reference") {
+      onlyKeys(o, new Set(["type", "tool_name", "cache_control"]), `${field}[${i}]`);
+      return { type: "text", text: `Tool loaded: ${string(o.tool_name, `${field}[${i}].tool_name`)}` };
+    }
     return invalid(`${field}[${i}].type`, `block type ${JSON.stringify(o.type)} is not supported in a tool result`);
   });
 }
@@ -88,7 +94,8 @@ export function decodeBlock(v: unknown, field: string, names: Map<string, string
     }
     case "thinking": {
       onlyKeys(o, THINKING, field);
-      const signature = o.signature == null ? undefined : string(o.signature, `${field}.signature`);
+      // "" is the signature our answers give other vendors' reasoning: unsigned (response.ts).
+      const signature = o.signature == null || o.signature === "" ? undefined : string(o.signature, `${field}.signature`);
       return { type: "thinking", text: string(o.thinking, `${field}.thinking`), ...(signature !== undefined && { signature }) };
     }
     case "redacted_thinking":

@@ -11,6 +11,7 @@ import { MessagesStreamEncoder } from "./stream-encode.js";
 
 /** Serves clients of the messages protocol (`POST /v1/messages`). */
 export const messagesInbound: InboundAdapter = Object.freeze<InboundAdapter>({
+  wire: "messages",
   decodeRequest: (json) => decodeMessagesRequest(json),
   encodeResponse: (response) => encodeMessagesResponse(response),
   streamEncoder: () => new MessagesStreamEncoder(),

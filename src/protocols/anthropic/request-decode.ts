@@ -1,25 +1,15 @@
 // Reads a client's messages-protocol request into the canonical request. Every field is
-// carried, deliberately ignored (listed below, with why), or refused with a 400 naming it.
+// carried, dropped (named in `dropped`) or refused with a 400 naming it, as the field
+// policy's table says (field-policy.ts).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Block, CacheHint, CanonicalRequest, Message, Reasoning, ReasoningEffort, TextBlock, Tool, ToolChoice } from "../canonical.js";
+import { screenKeys, TOP } from "../field-policy.js";
 import { decodeContent } from "./blocks.js";
 import { array, invalid, object, onlyKeys, optBool, optInt, optNumber, readCache, string, type Json } from "./fields.js";
 
-/**
- * Fields with no effect on the answer's content, so they may be dropped in conversion:
- * `service_tier` and `speed` pick capacity and throughput, `inference_geo` the region,
- * `diagnostics` only asks for an explanation of prompt-cache misses.
- */
-const IGNORED = new Set(["service_tier", "speed", "inference_geo", "diagnostics"]);
-const CARRIED = new Set(["model", "max_tokens", "messages", "system", "metadata", "stop_sequences", "stream",
-  "temperature", "top_p", "top_k", "thinking", "tool_choice", "tools", "cache_control", "output_config"]);
-/** Fields that change the answer and have no canonical form; named in their 400. */
-const REFUSED: Readonly<Record<string, string>> = {
-  container: "code-execution containers are not supported for conversion",
-  mcp_servers: "remote MCP servers are not supported for conversion",
-};
+const WIRE = "messages";
 
 /** Anthropic's `output_config.effort` as a canonical effort; xhigh and max exceed the
  * canonical scale and become its top level, high. */
@@ -37,7 +27,8 @@ function system(v: unknown, field: string): TextBlock[] {
   return blocks as TextBlock[];
 }
 
-/** Messages, with leading `system`-role messages moved into the system prompt. */
+/** Messages, with leading `system`-role messages moved into the system prompt; later ones
+ * (clients send them for non-Claude models) stay in place as system turns. */
 function messages(v: unknown, sys: TextBlock[]): Message[] {
   const names = new Map<string, string>();
   const out: Message[] = [];
@@ -46,8 +37,10 @@ function messages(v: unknown, sys: TextBlock[]): Message[] {
     const m = object(raw, field);
     onlyKeys(m, new Set(["role", "content"]), field);
     if (m.role === "system") {
-      if (out.length > 0) invalid(`${field}.role`, "a system message after the conversation started is not supported");
-      sys.push(...system(m.content, `${field}.content`));
+      const text = system(m.content, `${field}.content`);
+      if (out.length === 0) sys.push(...text);
+      else if (out.at(-1)!.role === "system") out[out.length - 1] = { role: "system", content: [...out.at(-1)!.content, ...text] };
+      else out.push({ role: "system", content: text });
       return;
     }
     if (m.role !== "user" && m.role !== "assistant") invalid(`${field}.role`, 'must be "user" or "assistant"');
@@ -56,17 +49,13 @@ function messages(v: unknown, sys: TextBlock[]): Message[] {
   return out;
 }
 
-function tools(v: unknown): Tool[] | undefined {
+function tools(v: unknown, dropped: string[]): Tool[] | undefined {
   if (v === undefined || v === null) return undefined;
   return array(v, "tools").map((raw, i) => {
     const field = `tools[${i}]`;
     const t = object(raw, field);
     if (t.type != null && t.type !== "custom") invalid(`${field}.type`, `server tool ${JSON.stringify(t.type)} is not supported for conversion`);
-    // strict: a schema-conformance guarantee (the schema itself is carried);
-    // eager_input_streaming: delta granularity; allowed_callers: only matters with code execution.
-    onlyKeys(t, new Set(["type", "name", "description", "input_schema", "cache_control", "strict", "eager_input_streaming", "allowed_callers", "defer_loading", "input_examples"]), field);
-    if (t.defer_loading === true) invalid(`${field}.defer_loading`, "deferred tool loading is not supported");
-    if (Array.isArray(t.input_examples) && t.input_examples.length > 0) invalid(`${field}.input_examples`, "tool input examples are not supported");
+    screenKeys(WIRE, t, { path: "tools[]", where: field }, dropped);
     const cache = readCache(t.cache_control, `${field}.cache_control`);
     const description = t.description == null ? undefined : string(t.description, `${field}.description`);
     return {
@@ -94,11 +83,10 @@ function toolChoice(v: unknown): { choice?: ToolChoice; parallel?: boolean } {
 
 /** `thinking` and `output_config.effort` as canonical reasoning. Adaptive thinking without
  * an effort gets Anthropic's default effort, high. */
-function reasoning(v: unknown, effort: ReasoningEffort | undefined): Reasoning | undefined {
+function reasoning(v: unknown, effort: ReasoningEffort | undefined, dropped: string[]): Reasoning | undefined {
   if (v === undefined || v === null) return effort && { effort };
   const t = object(v, "thinking");
-  onlyKeys(t, new Set(["type", "budget_tokens", "display"]), "thinking");
-  if (t.display === "omitted") invalid("thinking.display", '"omitted" is not supported for conversion');
+  screenKeys(WIRE, t, { path: "thinking", where: "thinking" }, dropped);
   if (t.type === "disabled") return undefined;
   if (t.type === "adaptive") return { effort: effort ?? "high" };
   if (t.type !== "enabled") invalid("thinking.type", 'must be "enabled", "adaptive" or "disabled"');
@@ -112,11 +100,16 @@ function outputConfig(v: unknown): { effort?: ReasoningEffort; format?: Record<s
   onlyKeys(o, new Set(["effort", "format"]), "output_config");
   let effort: ReasoningEffort | undefined;
   if (o.effort != null) effort = EFFORTS[string(o.effort, "output_config.effort")] ?? invalid("output_config.effort", "unknown effort level");
-  if (o.format == null) return { effort };
-  const f = object(o.format, "output_config.format");
-  onlyKeys(f, new Set(["type", "schema"]), "output_config.format");
-  if (f.type !== "json_schema") invalid("output_config.format.type", 'must be "json_schema"');
-  return { effort, format: object(f.schema, "output_config.format.schema") };
+  return o.format == null ? { effort } : { effort, format: schemaFormat(o.format, "output_config.format") };
+}
+
+/** A `{type: "json_schema", schema}` output format (output_config.format, or the beta's
+ * older top-level output_format): its schema. */
+function schemaFormat(v: unknown, field: string): Record<string, unknown> {
+  const f = object(v, field);
+  onlyKeys(f, new Set(["type", "schema"]), field);
+  if (f.type !== "json_schema") invalid(`${field}.type`, 'must be "json_schema"');
+  return object(f.schema, `${field}.schema`);
 }
 
 /** Top-level `cache_control` marks the request's last cacheable block. */
@@ -134,21 +127,20 @@ function markLast(hint: CacheHint, msgs: Message[], sys: TextBlock[], tls: Tool[
 
 /** Decodes a messages-protocol request body into the canonical request. */
 export function decodeMessagesRequest(json: Json): CanonicalRequest {
-  for (const key of Object.keys(json)) {
-    if (REFUSED[key] && json[key] != null) invalid(key, REFUSED[key]);
-    if (!CARRIED.has(key) && !IGNORED.has(key) && !REFUSED[key]) invalid(key, "is not supported by this gateway for conversion");
-  }
+  const dropped: string[] = [];
+  screenKeys(WIRE, json, TOP, dropped);
   const model = string(required(json, "model"), "model");
   const maxTokens = optInt(required(json, "max_tokens"), "max_tokens");
   const sys = system(json.system, "system");
   const msgs = messages(required(json, "messages"), sys);
-  const tls = tools(json.tools);
+  const tls = tools(json.tools, dropped);
   const { choice, parallel } = toolChoice(json.tool_choice);
   const out = outputConfig(json.output_config);
+  if (json.output_format != null && out.format === undefined) out.format = schemaFormat(json.output_format, "output_format");
   const topCache = readCache(json.cache_control, "cache_control");
   if (topCache) markLast(topCache, msgs, sys, tls);
   const metadata = json.metadata == null ? {} : object(json.metadata, "metadata");
-  onlyKeys(metadata, new Set(["user_id"]), "metadata");
+  screenKeys(WIRE, metadata, { path: "metadata", where: "metadata" }, dropped);
   const user = metadata.user_id == null ? undefined : string(metadata.user_id, "metadata.user_id");
   const stop = json.stop_sequences == null ? undefined
     : array(json.stop_sequences, "stop_sequences").map((s, i) => string(s, `stop_sequences[${i}]`));
@@ -158,10 +150,11 @@ export function decodeMessagesRequest(json: Json): CanonicalRequest {
     topP: optNumber(json.top_p, "top_p"),
     topK: optInt(json.top_k, "top_k"),
     stop, tools: tls, toolChoice: choice, parallelToolCalls: parallel,
-    reasoning: reasoning(json.thinking, out.effort),
+    reasoning: reasoning(json.thinking, out.effort, dropped),
     stream: optBool(json.stream, "stream") ?? false,
     user,
     responseFormat: out.format && { schema: out.format },
+    dropped: dropped.length > 0 ? dropped : undefined,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as unknown as CanonicalRequest;
 }

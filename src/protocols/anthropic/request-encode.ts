@@ -1,9 +1,12 @@
 // Writes the canonical request as a messages-protocol body for an `anthropic` channel.
-// What the protocol cannot express fails with a 400 naming the canonical field.
+// Fields the messages protocol drops or refuses (field-policy.ts: penalties, seed, a
+// temperature above 1, JSON without a schema) are settled by the hub before encoding; the
+// dropped ones are simply not written here.
 
+import { refusedBesideThinking } from "../field-policy.js";
 import type { CanonicalRequest, Message, Reasoning, Tool, ToolChoice } from "../canonical.js";
-import { UnsupportedField } from "../adapter.js";
 import { budgetOf } from "../reasoning.js";
+import { withSystemAsUser } from "../system-note.js";
 import { encodeBlock } from "./blocks.js";
 import { writeCache, type Json } from "./fields.js";
 
@@ -18,11 +21,27 @@ function thinkingBudget(r: Reasoning): number {
   return Math.max(budget, MIN_BUDGET);
 }
 
+/** Turns in order. A mid-conversation system message becomes a note in a user turn, merged
+ * with the user turn beside it, tool results first (the API wants them to open the turn
+ * that answers the calls). */
 function messages(msgs: readonly Message[]): Json[] {
-  return msgs.map((m) => ({
-    role: m.role,
-    content: m.content.map(encodeBlock).filter((b): b is Json => b !== undefined),
-  }));
+  const out: { role: string; content: Json[] }[] = [];
+  let lastHasNote = false;
+  for (const m of msgs) {
+    const note = m.role === "system";
+    const role = note ? "user" : m.role;
+    const content = withSystemAsUser(m).content.map(encodeBlock).filter((b): b is Json => b !== undefined);
+    const last = out.at(-1);
+    if (last && last.role === role && (note || lastHasNote)) {
+      const merged = [...last.content, ...content];
+      last.content = [...merged.filter((b) => b.type === "tool_result"), ...merged.filter((b) => b.type !== "tool_result")];
+      lastHasNote = true;
+    } else {
+      out.push({ role, content });
+      lastHasNote = note;
+    }
+  }
+  return out;
 }
 
 function tool(t: Tool): Json {
@@ -41,20 +60,8 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
   return o;
 }
 
-/** Refuses what the messages protocol has no field for, naming the canonical field. Zero penalties are the OpenAI
- * defaults many clients send explicitly; they change nothing, so they pass. */
-function refuseInexpressible(r: CanonicalRequest): void {
-  if (r.candidates !== undefined && r.candidates > 1) throw new UnsupportedField("candidates", "the messages protocol returns one answer per request");
-  if (r.frequencyPenalty) throw new UnsupportedField("frequencyPenalty", "the messages protocol has no frequency penalty");
-  if (r.presencePenalty) throw new UnsupportedField("presencePenalty", "the messages protocol has no presence penalty");
-  if (r.seed !== undefined) throw new UnsupportedField("seed", "the messages protocol has no seed");
-  if (r.temperature !== undefined && r.temperature > 1) throw new UnsupportedField("temperature", "the messages protocol accepts at most 1");
-  if (r.responseFormat && !r.responseFormat.schema) throw new UnsupportedField("responseFormat", "JSON mode without a schema is not supported by the messages protocol; give a JSON schema");
-}
-
 /** Encodes a canonical request as a messages-protocol request body. */
 export function encodeMessagesRequest(r: CanonicalRequest, upstreamModel: string): Json {
-  refuseInexpressible(r);
   let maxTokens = r.maxTokens ?? DEFAULT_MAX_TOKENS;
   const body: Json = { model: upstreamModel };
   if (r.system.length > 0) body.system = r.system.map((b) => encodeBlock(b));
@@ -67,9 +74,10 @@ export function encodeMessagesRequest(r: CanonicalRequest, upstreamModel: string
     body.thinking = { type: "enabled", budget_tokens: budget };
   }
   body.max_tokens = maxTokens;
-  if (r.temperature !== undefined) body.temperature = r.temperature;
-  if (r.topP !== undefined) body.top_p = r.topP;
-  if (r.topK !== undefined) body.top_k = r.topK;
+  // What the API refuses beside thinking the table drops (and names): left out here.
+  if (r.temperature !== undefined && !refusedBesideThinking.temperature(r)) body.temperature = r.temperature;
+  if (r.topP !== undefined && !refusedBesideThinking.topP(r)) body.top_p = r.topP;
+  if (r.topK !== undefined && !refusedBesideThinking.topK(r)) body.top_k = r.topK;
   if (r.stop && r.stop.length > 0) body.stop_sequences = [...r.stop];
   if (r.tools && r.tools.length > 0) body.tools = r.tools.map(tool);
   const choice = toolChoice(r.toolChoice, r.parallelToolCalls);

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Block, CanonicalResponse, StopReason } from "../canonical.js";
+import type { Block, CanonicalResponse, ImageBlock, ImageSource, StopReason } from "../canonical.js";
 import { emptyUsage, type Usage } from "../usage.js";
 import { isObject, type Json } from "./fields.js";
 import { normalizeAnthropicUsage } from "./usage.js";
@@ -52,14 +52,39 @@ function blockIn(v: unknown): Block | undefined {
     case "text":
       return { type: "text", text: String(v.text ?? "") };
     case "thinking":
-      return { type: "thinking", text: String(v.thinking ?? ""), ...(typeof v.signature === "string" && { signature: v.signature }) };
+      // "" is how this gateway writes "no signature" (see blockOut): unsigned, not signed empty.
+      return { type: "thinking", text: String(v.thinking ?? ""), ...(typeof v.signature === "string" && v.signature !== "" && { signature: v.signature }) };
     case "redacted_thinking":
       return { type: "redacted_thinking", data: String(v.data ?? "") };
     case "tool_use":
       return { type: "tool_use", id: String(v.id ?? ""), name: String(v.name ?? ""), input: isObject(v.input) ? v.input : {} };
+    case "image":
+      return imageBlockIn(v.source);
     default:
       return undefined;
   }
+}
+
+/** An answer's image block (a messages-protocol upstream serving an image model), or
+ * undefined when its source is not one the hub carries. */
+export function imageBlockIn(v: unknown): ImageBlock | undefined {
+  if (!isObject(v)) return undefined;
+  if (v.type === "base64" && typeof v.media_type === "string" && typeof v.data === "string") {
+    return { type: "image", source: { kind: "base64", mediaType: v.media_type, data: v.data } };
+  }
+  if (v.type === "url" && typeof v.url === "string") return { type: "image", source: { kind: "url", url: v.url } };
+  return undefined;
+}
+
+/**
+ * An image the model made, as the messages protocol's image content block. The API itself
+ * never answers with images, so the SDK's answer types lack this block, but its MessageStream
+ * keeps any content_block_start as given, and an image block is the one form every messages
+ * client already renders and can send back as is; a text placeholder would lose the image.
+ */
+export function imageBlockOut(s: ImageSource): Json {
+  const source = s.kind === "base64" ? { type: "base64", media_type: s.mediaType, data: s.data } : { type: "url", url: s.url };
+  return { type: "image", source };
 }
 
 /** Reads an upstream Message (a 2xx messages body) into the canonical response. */
@@ -82,11 +107,17 @@ export function blockOut(b: Block): Json {
     case "text":
       return { type: "text", text: b.text };
     case "thinking":
+      // Reasoning from another vendor's model has no signature. The SDK types `signature` as a
+      // required string and Claude Code sends the block back as it came, so it gets "", which
+      // the request decoder reads as unsigned (and leaves out toward an anthropic channel,
+      // which would refuse it), rather than a missing field or an invented signature.
       return { type: "thinking", thinking: b.text, signature: b.signature ?? "" };
     case "redacted_thinking":
       return { type: "redacted_thinking", data: b.data };
     case "tool_use":
       return { type: "tool_use", id: b.id, name: b.name, input: b.input };
+    case "image":
+      return imageBlockOut(b.source);
     default:
       throw new GatewayError(errors.upstreamError, `The model answered with a ${b.type} block, which the messages protocol cannot carry.`);
   }

@@ -6,7 +6,7 @@ import type { SseEvent, StreamDecoder } from "../adapter.js";
 import type { CanonicalEvent, StopReason } from "../canonical.js";
 import { emptyUsage, tokenCount, type Usage } from "../usage.js";
 import { isObject, type Json } from "./fields.js";
-import { stopReasonIn } from "./response.js";
+import { imageBlockIn, stopReasonIn } from "./response.js";
 import { normalizeAnthropicUsage } from "./usage.js";
 
 /** HTTP status for a stream `error` event's type. overloaded_error is 529 on the wire, a
@@ -101,6 +101,13 @@ export class MessagesStreamDecoder implements StreamDecoder {
         out.push({ type: "block_start", index, block: { type: "tool_use", id: String(b.id ?? ""), name: String(b.name ?? "") } });
         if (isObject(b.input) && Object.keys(b.input).length > 0) out.push({ type: "tool_input_delta", index, partialJson: JSON.stringify(b.input) });
         break;
+      case "image": {
+        // An image model behind a messages-protocol upstream: the image comes whole here.
+        const image = imageBlockIn(b.source);
+        if (image === undefined) return [];
+        out.push({ type: "block_start", index, block: { type: "image", source: image.source } });
+        break;
+      }
       default:
         return []; // server-tool blocks: never requested through the hub, so skipped
     }

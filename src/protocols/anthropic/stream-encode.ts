@@ -8,7 +8,7 @@ import { emptyUsage } from "../usage.js";
 import { streamEventError } from "../render-error.js";
 import { renderAnthropicStreamError } from "./errors.js";
 import type { Json } from "./fields.js";
-import { newMessageId, stopReasonOut, wireUsage } from "./response.js";
+import { imageBlockOut, newMessageId, stopReasonOut, wireUsage } from "./response.js";
 
 function sse(event: string, data: Json): string {
   return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`;
@@ -24,6 +24,8 @@ function contentBlock(b: StreamBlockStart): Json {
       return { type: "redacted_thinking", data: b.data };
     case "tool_use":
       return { type: "tool_use", id: b.id, name: b.name, input: {} };
+    case "image":
+      return imageBlockOut(b.source);
   }
 }
 

@@ -1,8 +1,10 @@
 // A client's `generationConfig` → canonical sampling, limits, output format and reasoning.
-// Fields that change what a Gemini model would produce but have no counterpart elsewhere
-// (logprobs, audio/image output, speech, routing…) are a 400 naming the field.
+// The field policy's table (field-policy.ts) screens each key first: Gemini-only hints
+// (routing, media resolution…) are dropped, what would change the answer and has no
+// counterpart elsewhere (logprobs, audio/image output, speech…) is a 400 naming the field.
 
 import type { CanonicalRequest, Reasoning, ReasoningEffort } from "../canonical.js";
+import { screenKeys } from "../field-policy.js";
 import { effortOf } from "../reasoning.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { array, integer, invalid, number, object, setKeys, string, type JsonObject } from "./wire.js";
@@ -14,7 +16,8 @@ const FIELD = "generationConfig";
 const LEVELS: Record<string, ReasoningEffort> = { MINIMAL: "minimal", LOW: "low", MEDIUM: "medium", HIGH: "high" };
 
 /** Decodes `generationConfig` into canonical fields. */
-export function decodeGenerationConfig(gc: JsonObject): Draft {
+export function decodeGenerationConfig(gc: JsonObject, dropped: string[] = []): Draft {
+  screenKeys("generate-content", gc, { path: FIELD, where: FIELD }, dropped);
   const out: Draft = {};
   let mime: string | undefined;
   let schema: unknown;
@@ -29,7 +32,7 @@ export function decodeGenerationConfig(gc: JsonObject): Draft {
       case "presencePenalty": out.presencePenalty = number(v, field); break;
       case "frequencyPenalty": out.frequencyPenalty = number(v, field); break;
       case "seed": out.seed = integer(v, field, Number.MIN_SAFE_INTEGER); break;
-      case "candidateCount": out.candidates = integer(v, field, 1); break;
+      case "candidateCount": integer(v, field, 1); break; // above 1 is refused by the screen
       case "stopSequences": out.stop = array(v, field).map((s, i) => string(s, `${field}[${i}]`)); break;
       case "responseMimeType": mime = string(v, field); break;
       case "responseSchema": schema = jsonSchemaOf(object(v, field)); break;
@@ -39,16 +42,10 @@ export function decodeGenerationConfig(gc: JsonObject): Draft {
         if (reasoning) out.reasoning = reasoning;
         break;
       }
-      case "responseModalities":
-        array(v, field).forEach((m, i) => {
-          if (typeof m !== "string" || m.toUpperCase() !== "TEXT") throw invalid(`${field}[${i}]`, "only TEXT output can be converted");
-        });
-        break;
-      case "responseLogprobs":
-        if (v !== false) throw invalid(field, "log probabilities cannot be converted to the target protocol");
-        break;
       default:
-        throw invalid(field, "is not supported for conversion to the target protocol");
+        // Screened: a dropped hint, or a refusable field at its neutral value (TEXT output,
+        // responseLogprobs false, one candidate).
+        break;
     }
   }
   if (gc.responseSchema != null && gc.responseJsonSchema != null) {

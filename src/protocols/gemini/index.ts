@@ -13,6 +13,7 @@ import { geminiStreamEncoder } from "./stream-encode.js";
  * `:streamGenerateContent?alt=sse`). The model and stream flag come from the URL.
  */
 export const generateInbound: InboundAdapter = {
+  wire: "generate-content",
   decodeRequest: decodeGeminiRequest,
   encodeResponse: (response) => encodeGeminiResponse(response),
   streamEncoder: () => geminiStreamEncoder(),

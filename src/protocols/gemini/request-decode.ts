@@ -1,37 +1,25 @@
 // A client's generate-content request → canonical, for conversion to another protocol's
 // channel (same-protocol traffic passes through untouched and never comes here). Every body
-// field is either carried, listed in IGNORED with the reason, or a 400 naming it.
+// field is carried, dropped (named in `dropped`: safetySettings, labels…) or a 400 naming
+// it, as the field policy's table says (field-policy.ts). A Gemini → gemini request passes
+// through with its safetySettings untouched; a converted one is answered under the target's
+// own safety behaviour, and a block by the target still comes back as finishReason SAFETY.
 
 import type { Block, CanonicalRequest, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
+import { noteDropped, screenKeys, TOP } from "../field-policy.js";
 import { decodeGenerationConfig, type Draft } from "./config-decode.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { decodeParts } from "./parts-decode.js";
 import { array, CallIds, invalid, missing, object, setKeys, string, type JsonObject } from "./wire.js";
 
-/**
- * Body fields read and deliberately not carried, because they cannot change the answer's
- * content:
- * - model: the URL path names the model; a copy in the body is ignored, as Gemini does.
- * - safetySettings: the hub has no place for them. Same-protocol (Gemini → gemini channel)
- *   requests pass through with their safetySettings untouched; a converted request is
- *   answered under the target's own default safety behaviour, and a block by the target
- *   still comes back as finishReason SAFETY.
- * - labels: Vertex billing labels, bookkeeping only.
- * - serviceTier: a latency/price tier, not a content setting.
- * - store: whether the provider logs the request.
- */
-const IGNORED = new Set(["model", "safetySettings", "labels", "serviceTier", "store"]);
-const CARRIED = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig"]);
+const WIRE = "generate-content";
 const DECLARATION_KEYS = new Set(["name", "description", "parameters", "parametersJsonSchema", "response", "responseJsonSchema"]);
 
 /** Decodes a generate-content body; the model and stream flag come from the URL. */
 export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest {
   if (!from.pathModel) throw missing("model");
-  for (const key of setKeys(json)) {
-    if (CARRIED.has(key) || IGNORED.has(key)) continue;
-    if (key === "cachedContent") throw invalid(key, "explicit context caches exist only on Gemini and cannot be converted");
-    throw invalid(key, "is not supported for conversion to the target protocol");
-  }
+  const dropped: string[] = [];
+  screenKeys(WIRE, json, TOP, dropped);
   if (json.contents == null) throw missing("contents");
   const stream = from.pathStream === true;
   const draft: Draft = {
@@ -42,9 +30,10 @@ export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel
     // Gemini streams always end with usageMetadata, so the client expects usage.
     ...(stream && { streamUsage: true }),
   };
-  if (json.tools != null) draft.tools = decodeTools(json.tools);
-  if (json.toolConfig != null) Object.assign(draft, decodeToolConfig(json.toolConfig));
-  if (json.generationConfig != null) Object.assign(draft, decodeGenerationConfig(object(json.generationConfig, "generationConfig")));
+  if (json.tools != null) draft.tools = decodeTools(json.tools, dropped);
+  if (json.toolConfig != null) Object.assign(draft, decodeToolConfig(json.toolConfig, dropped));
+  if (json.generationConfig != null) Object.assign(draft, decodeGenerationConfig(object(json.generationConfig, "generationConfig"), dropped));
+  if (dropped.length > 0) draft.dropped = dropped;
   return draft as CanonicalRequest;
 }
 
@@ -82,7 +71,7 @@ function decodeContents(v: unknown): Message[] {
 }
 
 /** `tools`: function declarations only; Gemini's server-side tools have no counterpart. */
-function decodeTools(v: unknown): Tool[] {
+function decodeTools(v: unknown, dropped: string[]): Tool[] {
   const tools: Tool[] = [];
   array(v, "tools").forEach((t, i) => {
     const tool = object(t, `tools[${i}]`);
@@ -92,7 +81,7 @@ function decodeTools(v: unknown): Tool[] {
       }
     }
     array(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).forEach((d, j) => {
-      tools.push(decodeDeclaration(object(d, `tools[${i}].functionDeclarations[${j}]`), `tools[${i}].functionDeclarations[${j}]`));
+      tools.push(decodeDeclaration(object(d, `tools[${i}].functionDeclarations[${j}]`), `tools[${i}].functionDeclarations[${j}]`, dropped));
     });
   });
   return tools;
@@ -101,11 +90,12 @@ function decodeTools(v: unknown): Tool[] {
 /**
  * One function declaration. `response`/`responseJsonSchema` describe what the function
  * returns; no other protocol takes that, and it does not constrain the answer, so it is
- * ignored. OpenAPI-style `parameters` become JSON Schema.
+ * dropped. OpenAPI-style `parameters` become JSON Schema.
  */
-function decodeDeclaration(d: JsonObject, field: string): Tool {
+function decodeDeclaration(d: JsonObject, field: string, dropped: string[]): Tool {
   const extra = setKeys(d).find((k) => !DECLARATION_KEYS.has(k));
   if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  for (const key of ["response", "responseJsonSchema"]) if (d[key] != null) noteDropped(dropped, `tools[].functionDeclarations[].${key}`);
   if (d.parameters != null && d.parametersJsonSchema != null) {
     throw invalid(`${field}.parametersJsonSchema`, "cannot be combined with parameters");
   }
@@ -116,13 +106,9 @@ function decodeDeclaration(d: JsonObject, field: string): Tool {
 }
 
 /** `toolConfig.functionCallingConfig` as a tool choice. */
-function decodeToolConfig(v: unknown): Draft {
+function decodeToolConfig(v: unknown, dropped: string[]): Draft {
   const config = object(v, "toolConfig");
-  for (const key of setKeys(config)) {
-    // Server-side tool invocations cannot occur: server-side tools are rejected above.
-    if (key === "functionCallingConfig" || key === "includeServerSideToolInvocations") continue;
-    throw invalid(`toolConfig.${key}`, "is not supported for conversion to the target protocol");
-  }
+  screenKeys(WIRE, config, { path: "toolConfig", where: "toolConfig" }, dropped);
   if (config.functionCallingConfig == null) return {};
   const fc = object(config.functionCallingConfig, "toolConfig.functionCallingConfig");
   const field = "toolConfig.functionCallingConfig";

@@ -1,9 +1,10 @@
 // Canonical request → the body a gemini channel takes, for clients of other protocols.
-// What generate-content cannot express is a 400 naming the canonical field.
+// What generate-content drops (field-policy.ts: `user`, parallel_tool_calls false, cache
+// hints) is settled by the hub before encoding and simply not written here.
 
 import type { CanonicalRequest, Message } from "../canonical.js";
-import { UnsupportedField } from "../adapter.js";
 import { budgetOf } from "../reasoning.js";
+import { withSystemAsUser } from "../system-note.js";
 import { encodeParts } from "./parts-encode.js";
 import { type GeminiContent, type JsonObject } from "./wire.js";
 
@@ -22,7 +23,6 @@ export function geminiPath(request: CanonicalRequest, upstreamModel: string): st
 
 /** Encodes the generate-content body. */
 export function encodeGeminiRequest(request: CanonicalRequest, upstreamModel: string): JsonObject {
-  reject(request);
   const body: JsonObject = { contents: encodeContents(request.messages, upstreamModel.startsWith("gemini-3")) };
   if (request.system.length > 0) body.systemInstruction = { parts: request.system.map((b) => ({ text: b.text })) };
   if (request.tools && request.tools.length > 0) {
@@ -40,14 +40,6 @@ export function encodeGeminiRequest(request: CanonicalRequest, upstreamModel: st
   return body;
 }
 
-/** Fields generate-content has no way to express. */
-function reject(r: CanonicalRequest): void {
-  if (r.candidates !== undefined && r.candidates > 1) {
-    throw new UnsupportedField("candidates", "only one answer can be converted back from a gemini channel");
-  }
-  if (r.parallelToolCalls === false) throw new UnsupportedField("parallelToolCalls", "Gemini cannot turn off parallel function calls");
-}
-
 /**
  * Turns in order; consecutive messages of one role merge into one Content, because Gemini
  * wants all responses to one step's parallel calls in a single user turn.
@@ -57,8 +49,9 @@ function encodeContents(messages: readonly Message[], needsSignature: boolean): 
   for (const m of messages) for (const b of m.content) if (b.type === "tool_use") names.set(b.id, b.name);
   const contents: GeminiContent[] = [];
   messages.forEach((m, i) => {
+    // A mid-conversation system message is a note in a user turn (system-note.ts says why).
     const role = m.role === "assistant" ? "model" : "user";
-    const parts = encodeParts(m.content, `messages[${i}]`, (id) => names.get(id));
+    const parts = encodeParts(withSystemAsUser(m).content, `messages[${i}]`, (id) => names.get(id));
     const last = contents.at(-1);
     if (parts.length === 0) return; // e.g. a turn of redacted reasoning only: Gemini rejects empty turns
     if (last?.role === role) last.parts.push(...parts);

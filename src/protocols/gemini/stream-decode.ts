@@ -1,10 +1,11 @@
 // A gemini channel's SSE stream → canonical events. Each `data:` is a whole
 // GenerateContentResponse holding the next parts; Gemini has no block events, so this opens
 // and closes blocks itself: text parts continue one text block, thought parts one thinking
-// block, and each functionCall is a whole tool_use (start, one input delta, stop).
+// block, each functionCall is a whole tool_use (start, one input delta, stop), and each
+// inlineData image a whole image block.
 
 import type { SseEvent, StreamDecoder } from "../adapter.js";
-import type { CanonicalEvent, StopReason, StreamBlockStart } from "../canonical.js";
+import type { CanonicalEvent, ImageSource, StopReason, StreamBlockStart } from "../canonical.js";
 import { emptyUsage, type Usage } from "../usage.js";
 import { stopReasonOf } from "./mapping.js";
 import { normalizeGeminiUsage } from "./usage.js";
@@ -103,9 +104,13 @@ class GeminiStreamDecoder implements StreamDecoder {
       this.#close(out);
       this.#calledTool = true;
     } else if (p.inlineData != null || p.fileData != null) {
-      // The canonical stream has no image blocks (image models are served non-streaming).
-      this.#close(out);
-      out.push(...this.#fail(502, "The gemini channel streamed an image or file part, which cannot be converted in a stream."));
+      // An image model's picture arrives whole in one part: an image block that opens and
+      // closes at once. Other media are skipped, as in whole answers (parts-decode.ts).
+      const source = imageSourceOf(p);
+      if (source !== undefined) {
+        this.#begin({ type: "image", source }, out);
+        this.#close(out);
+      }
     } else if (text !== "") {
       if (this.#open?.kind !== "text") this.#begin({ type: "text" }, out);
       out.push({ type: "text_delta", index: this.#open!.index, text });
@@ -139,6 +144,18 @@ class GeminiStreamDecoder implements StreamDecoder {
     out.push({ type: "error", status, message });
     return out;
   }
+}
+
+/** The image of an inlineData or fileData part, or undefined when it is not an image. */
+function imageSourceOf(p: JsonObject): ImageSource | undefined {
+  const d = isObject(p.inlineData) ? p.inlineData : undefined;
+  if (d !== undefined) {
+    const mime = typeof d.mimeType === "string" ? d.mimeType : "";
+    return mime.startsWith("image/") && typeof d.data === "string" ? { kind: "base64", mediaType: mime, data: d.data } : undefined;
+  }
+  const f = isObject(p.fileData) ? p.fileData : undefined;
+  if (f === undefined || typeof f.fileUri !== "string") return undefined;
+  return typeof f.mimeType !== "string" || f.mimeType.startsWith("image/") ? { kind: "url", url: f.fileUri } : undefined;
 }
 
 /** A decoder for one upstream generate-content stream. */

@@ -1,7 +1,8 @@
 // Canonical events → the SSE a Gemini client reads from `:streamGenerateContent?alt=sse`:
 // `data:` lines, each a whole GenerateContentResponse with the next parts. Function calls
-// are whole parts, so tool input is buffered until its block stops; the last chunk carries
-// finishReason and usageMetadata.
+// are whole parts, so tool input is buffered until its block stops; an image is one
+// inlineData part, written when its block starts; the last chunk carries finishReason and
+// usageMetadata.
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
@@ -10,6 +11,7 @@ import type { CanonicalEvent } from "../canonical.js";
 import { streamEventError } from "../render-error.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { finishReasonOf, usageMetadataOf } from "./mapping.js";
+import { mediaPart } from "./parts-encode.js";
 import { isObject, newResponseId, type GeminiPart, type JsonObject } from "./wire.js";
 
 interface OpenBlock {
@@ -35,6 +37,7 @@ class GeminiStreamEncoder implements StreamEncoder {
         return "";
       case "block_start": {
         const b = event.block;
+        if (b.type === "image") return this.#chunk([mediaPart(b.source)]);
         this.#blocks.set(event.index, { type: b.type, json: "", hadText: false, ...(b.type === "tool_use" && { id: b.id, name: b.name }) });
         return "";
       }

@@ -1,11 +1,13 @@
-// Reads chat-completions `messages` into canonical system blocks and user/assistant turns.
-// System and developer messages anywhere become system text in order; tool messages
-// become tool_result blocks; consecutive turns of one role are merged.
+// Reads chat-completions `messages` into canonical system blocks and turns. System and
+// developer messages before the first turn are the system prompt; later ones stay in place
+// as system-role turns. Tool messages become tool_result blocks; consecutive turns of one
+// role are merged.
 
 import type { Block, CacheHint, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock } from "../canonical.js";
+import { noteDropped } from "../field-policy.js";
 import { invalid, isObject, onlyKnown, parseArguments } from "./chat-common.js";
 
-// `name` (a participant label) is accepted and not carried: no other protocol has a place
+// `name` (a participant label) is dropped (field-policy.ts): no other protocol has a place
 // for it, and the conversation text itself is unchanged.
 const systemKeys = new Set(["role", "content", "name"]);
 const userKeys = new Set(["role", "content", "name"]);
@@ -115,8 +117,8 @@ function toolResult(m: Record<string, unknown>, where: string, names: Map<string
     : { type: "tool_result", toolUseId: m.tool_call_id, name, content };
 }
 
-/** Decodes `messages` (already known to be an array). */
-export function decodeMessages(list: readonly unknown[]): DecodedMessages {
+/** Decodes `messages` (already known to be an array); dropped fields are added to `dropped`. */
+export function decodeMessages(list: readonly unknown[], dropped: string[] = []): DecodedMessages {
   const system: TextBlock[] = [];
   const messages: Message[] = [];
   const names = new Map<string, string>();
@@ -129,12 +131,16 @@ export function decodeMessages(list: readonly unknown[]): DecodedMessages {
   list.forEach((m: unknown, i) => {
     const where = `messages[${i}]`;
     if (!isObject(m)) throw invalid(`${where} must be an object.`);
+    if (m.name !== undefined && m.name !== null) noteDropped(dropped, "messages[].name");
     switch (m.role) {
       case "system":
-      case "developer":
+      case "developer": {
         onlyKnown(m, systemKeys, where);
-        system.push(...(contentParts(m.content, where, textOnly) as TextBlock[]));
+        const text = contentParts(m.content, where, textOnly) as TextBlock[];
+        if (messages.length === 0) system.push(...text);
+        else push("system", text);
         return;
+      }
       case "user":
         onlyKnown(m, userKeys, where);
         return push("user", contentParts(m.content, where, userParts));

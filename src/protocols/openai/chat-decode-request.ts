@@ -1,58 +1,16 @@
 // Reads a client's chat-completions request into the canonical request, for conversion
-// to a channel of another protocol. Every top-level field is either carried, ignored on
-// purpose (listed below with the reason), or refused with a 400 naming it.
+// to a channel of another protocol. Every top-level field is carried, dropped (named in
+// `dropped`) or refused with a 400 naming it, as the field policy's table says.
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { CanonicalRequest, Reasoning, Tool, ToolChoice } from "../canonical.js";
+import { screenKeys, TOP } from "../field-policy.js";
 import { invalid, isObject, onlyKnown, optInt, optNumber, optString } from "./chat-common.js";
 import { decodeMessages } from "./chat-decode-messages.js";
 
-/**
- * Fields accepted and not carried, because they change nothing in the answer's content:
- * - store, metadata: OpenAI-side storage and tagging of the completion.
- * - service_tier: OpenAI processing tier (latency/price), not content.
- * - prompt_cache_key, prompt_cache_retention, prompt_cache_options: cache routing and
- *   lifetime; the channel caches by its own rules (explicit breakpoints are carried).
- * - prediction: Predicted Outputs only speed up generation; the output is the same.
- */
-export const IGNORED_CHAT_FIELDS: ReadonlySet<string> = new Set([
-  "store", "metadata", "service_tier", "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "prediction",
-]);
-
-const CARRIED = new Set([
-  "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p",
-  "stop", "n", "frequency_penalty", "presence_penalty", "seed", "tools", "tool_choice", "parallel_tool_calls",
-  "reasoning_effort", "response_format", "user", "safety_identifier",
-]);
-
-/** Fields accepted only at their neutral value; anything else asks for what no other protocol returns. */
-const NEUTRAL: Record<string, (v: unknown) => boolean> = {
-  logprobs: (v) => v === false,
-  top_logprobs: () => false,
-  logit_bias: (v) => isObject(v) && Object.keys(v).length === 0,
-  modalities: (v) => Array.isArray(v) && v.every((m) => m === "text"),
-  audio: () => false,
-  verbosity: () => false,
-  web_search_options: () => false,
-  moderation: () => false,
-  functions: () => false,
-  function_call: () => false,
-};
-
-// include_obfuscation pads stream chunks against side channels; the gateway re-encodes the stream.
-const streamOptionKeys = new Set(["include_usage", "include_obfuscation"]);
+const WIRE = "chat-completions";
 const functionKeys = new Set(["name", "description", "parameters", "strict"]);
-
-function checkFields(json: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(json)) {
-    if (CARRIED.has(key) || IGNORED_CHAT_FIELDS.has(key) || value === null || value === undefined) continue;
-    const neutral = NEUTRAL[key];
-    if (neutral?.(value)) continue;
-    const hint = key === "functions" || key === "function_call" ? " (legacy functions); use tools and tool_choice" : "";
-    throw invalid(`${key} is not supported when the model is served through another protocol${hint}.`);
-  }
-}
 
 function decodeTools(v: unknown): Tool[] | undefined {
   if (v === undefined || v === null) return undefined;
@@ -117,7 +75,8 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
   if (!Array.isArray(json.messages) || json.messages.length === 0) {
     throw new GatewayError(errors.missingParameter, "messages is required and must be a non-empty array.");
   }
-  checkFields(json);
+  const dropped: string[] = [];
+  screenKeys(WIRE, json, TOP, dropped);
   for (const key of ["stream", "parallel_tool_calls"]) {
     if (json[key] !== undefined && json[key] !== null && typeof json[key] !== "boolean") throw invalid(`${key} must be a boolean.`);
   }
@@ -125,11 +84,10 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
   const opts = json.stream_options;
   if (opts !== undefined && opts !== null) {
     if (!isObject(opts)) throw invalid("stream_options must be an object.");
-    onlyKnown(opts, streamOptionKeys, "stream_options");
+    screenKeys(WIRE, opts, { path: "stream_options", where: "stream_options" }, dropped);
   }
-  const n = optInt(json, "n", "");
-  if (n !== undefined && n !== 1) throw invalid("n must be 1: converted responses carry one choice.");
-  const { system, messages } = decodeMessages(json.messages);
+  optInt(json, "n", ""); // n above 1 is refused by the screen; 1 is the only answer anyway
+  const { system, messages } = decodeMessages(json.messages, dropped);
   const req: Record<string, unknown> = {
     model: json.model,
     system,
@@ -150,6 +108,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
     responseFormat: decodeResponseFormat(json.response_format),
+    dropped: dropped.length > 0 ? dropped : undefined,
   };
   for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];
   return req as unknown as CanonicalRequest;

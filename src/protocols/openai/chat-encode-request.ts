@@ -1,10 +1,10 @@
 // Writes a canonical request as a chat-completions body for an OpenAI-protocol channel.
-// Fails with a 400 naming the canonical field when chat-completions cannot express it.
-// Cache hints are not sent: OpenAI caches prefixes by itself, and its explicit breakpoints
-// exist only on the newest models (others would refuse the request).
+// What chat-completions drops (field-policy.ts: top-k, cache hints) is settled by the hub
+// before encoding and simply not written here. Cache hints are dropped because OpenAI caches
+// prefixes by itself, and its explicit breakpoints exist only on the newest models (others
+// would refuse the request). Mid-conversation system messages stay in place.
 
 import type { Block, CanonicalRequest, ImageSource, Message, TextBlock, ToolChoice, ToolResultBlock } from "../canonical.js";
-import { UnsupportedField } from "../adapter.js";
 import { effortOf } from "../reasoning.js";
 import { invalid } from "./chat-common.js";
 
@@ -84,16 +84,15 @@ function responseFormat(f: NonNullable<CanonicalRequest["responseFormat"]>): unk
 
 /** The chat-completions body for `req`, addressed to `upstreamModel`. */
 export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string): Record<string, unknown> {
-  if (req.topK !== undefined) throw new UnsupportedField("topK", "chat-completions has no top-k sampling");
-  if (req.candidates !== undefined && req.candidates > 1) {
-    throw new UnsupportedField("candidates", "a converted answer carries one choice");
-  }
   const messages: WireMessage[] = [];
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });
   req.messages.forEach((m, i) => {
     const where = `messages[${i}]`;
     if (m.role === "user") messages.push(...userMessages(m, where));
-    else {
+    else if (m.role === "system") {
+      const texts = m.content.filter((b): b is TextBlock => b.type === "text");
+      if (texts.length > 0) messages.push({ role: "system", content: textContent(texts) });
+    } else {
       const a = assistantMessage(m, where);
       if (a) messages.push(a);
     }

@@ -3,9 +3,10 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Block, CanonicalRequest, CanonicalResponse, StopReason, TextBlock } from "../canonical.js";
+import type { Block, CanonicalRequest, CanonicalResponse, StopReason } from "../canonical.js";
 import { emptyUsage } from "../usage.js";
 import { chatId, finishReasonOf, isObject, parseArguments, stopReasonOf, wireUsage, type FinishReason, type WireUsage } from "./chat-common.js";
+import { chatImage, imageBlocksOf, type ChatImage } from "./chat-images.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 function upstreamFault(message: string): GatewayError {
@@ -29,6 +30,7 @@ export function decodeChatResponse(json: unknown): CanonicalResponse {
   const thinking = msg.reasoning_content ?? msg.reasoning;
   if (typeof thinking === "string" && thinking !== "") content.push({ type: "thinking", text: thinking });
   if (typeof msg.content === "string" && msg.content !== "") content.push({ type: "text", text: msg.content });
+  content.push(...imageBlocksOf(msg.images));
   const refused = typeof msg.refusal === "string" && msg.refusal !== "";
   if (refused) content.push({ type: "text", text: msg.refusal as string });
   if (Array.isArray(msg.tool_calls)) {
@@ -65,29 +67,27 @@ export interface ChatCompletionBody {
   usage: WireUsage;
 }
 
-/** Markdown for an image the model produced: chat-completions messages carry text only. */
-function imageMarkdown(b: Block): string {
-  if (b.type !== "image") return "";
-  const url = b.source.kind === "base64" ? `data:${b.source.mediaType};base64,${b.source.data}` : b.source.url;
-  return `![image](${url})`;
-}
-
 /** Writes a canonical response as a ChatCompletion. */
 export function encodeChatResponse(res: CanonicalResponse, _req: CanonicalRequest): ChatCompletionBody {
   let text: string | null = null;
-  let reasoning: string | undefined;
+  let reasoning = "";
+  const images: ChatImage[] = [];
   const calls: Record<string, unknown>[] = [];
   for (const b of res.content) {
-    if (b.type === "text" || b.type === "image") text = (text ?? "") + (b.type === "text" ? (b as TextBlock).text : imageMarkdown(b));
-    else if (b.type === "thinking") reasoning = (reasoning ?? "") + b.text;
+    if (b.type === "text") text = (text ?? "") + b.text;
+    else if (b.type === "image") images.push(chatImage(b.source));
+    else if (b.type === "thinking") reasoning += b.text;
     else if (b.type === "tool_use") {
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
     }
-    // redacted_thinking is opaque ciphertext with nothing to show; tool_result never
-    // appears in an answer.
+    // redacted_thinking is opaque ciphertext with nothing to show, and so is a thinking
+    // block's signature; tool_result never appears in an answer.
   }
   const message: Record<string, unknown> = { role: "assistant", content: text, refusal: null };
-  if (reasoning !== undefined) message.reasoning_content = reasoning;
+  // reasoning_content: DeepSeek's field, which LiteLLM and new-api emit too and most chat
+  // clients read (OpenRouter's `reasoning` is read by fewer). Left out when there is none.
+  if (reasoning !== "") message.reasoning_content = reasoning;
+  if (images.length > 0) message.images = images;
   if (calls.length > 0) message.tool_calls = calls;
   return {
     id: chatId(res.id),

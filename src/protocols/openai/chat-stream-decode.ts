@@ -1,11 +1,13 @@
 // Turns a chat-completions SSE stream from a channel into canonical events. The wire has
 // no block events, so blocks are opened when a new kind of delta (reasoning, text, a new
-// tool call index) arrives and closed when the next kind starts or the choice finishes.
+// tool call index) arrives and closed when the next kind starts or the choice finishes;
+// images (`delta.images`) come whole, each a block of its own.
 
 import type { SseEvent, StreamDecoder } from "../adapter.js";
 import type { CanonicalEvent, StopReason } from "../canonical.js";
 import { emptyUsage, type Usage } from "../usage.js";
 import { isObject, stopReasonOf } from "./chat-common.js";
+import { imageBlocksOf } from "./chat-images.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 type Kind = "text" | "thinking" | "tool";
@@ -73,6 +75,12 @@ class ChatStreamDecoder implements StreamDecoder {
     if (typeof delta.refusal === "string" && delta.refusal !== "") {
       this.#refused = true;
       out.push({ type: "text_delta", index: this.#ensure("text", out), text: delta.refusal });
+    }
+    for (const image of imageBlocksOf(delta.images)) {
+      // Each image arrives whole (OpenRouter, LiteLLM): a block that opens and closes at once.
+      this.#close(out);
+      const index = this.#next++;
+      out.push({ type: "block_start", index, block: { type: "image", source: image.source } }, { type: "block_stop", index });
     }
     const calls: unknown[] = Array.isArray(delta.tool_calls) ? delta.tool_calls
       : isObject(delta.function_call) ? [{ index: 0, function: delta.function_call }] : [];

@@ -1,5 +1,5 @@
 // Writes canonical stream events as the chat-completions chunks the OpenAI SDKs parse: a
-// first chunk with the assistant role, content/reasoning/tool-call deltas, a chunk with
+// first chunk with the assistant role, content/reasoning/tool-call/image deltas, a chunk with
 // finish_reason, and (when the client asked for include_usage) a usage chunk with no choices.
 
 import type { StreamEncoder } from "../adapter.js";
@@ -7,6 +7,7 @@ import type { CanonicalEvent, CanonicalRequest } from "../canonical.js";
 import { streamEventError } from "../render-error.js";
 import { renderOpenAIStreamError } from "./errors.js";
 import { chatId, finishReasonOf, wireUsage } from "./chat-common.js";
+import { chatImage } from "./chat-images.js";
 
 /** The SSE text the chat-completions protocol ends every stream with. */
 export const CHAT_STREAM_TRAILER = "data: [DONE]\n\n";
@@ -37,6 +38,8 @@ class ChatStreamEncoder implements StreamEncoder {
         this.#suffix = `,"logprobs":null,"finish_reason":null}]${this.#usage ? ',"usage":null' : ""}}\n\n`;
         return this.#chunk({ role: "assistant", content: "" });
       case "block_start":
+        // An image comes whole; its chunk carries it as `delta.images` (see chat-images.ts).
+        if (event.block.type === "image") return this.#chunk({ images: [chatImage(event.block.source)] });
         if (event.block.type !== "tool_use") return "";
         this.#toolIndex.set(event.index, this.#toolIndex.size);
         return this.#chunk({

@@ -11,6 +11,7 @@ import { CHAT_STREAM_TRAILER, chatStreamEncoder } from "./chat-stream-encode.js"
 
 /** Serves chat-completions clients whose model lives on a channel of another protocol. */
 export const chatInbound: InboundAdapter = {
+  wire: "chat-completions",
   decodeRequest: (json) => decodeChatRequest(json),
   encodeResponse: encodeChatResponse,
   streamEncoder: chatStreamEncoder,

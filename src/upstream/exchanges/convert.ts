@@ -3,12 +3,14 @@
 // translated answer's end (its stop event, or an error event) is withheld until the charge
 // is committed (Served.release).
 
+import type { OutgoingHttpHeaders } from "node:http";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
 import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
-import { outboundAdapters } from "../../protocols/registry.js";
+import { strictRefusal, targetDrops, type Wire } from "../../protocols/field-policy.js";
+import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import type { Usage } from "../../protocols/usage.js";
 import { DEFAULT_ANTHROPIC_VERSION } from "../../providers/anthropic.js";
@@ -27,9 +29,26 @@ const carried = ["user-agent", "accept-language"] as const;
 
 export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
   const canonical = inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
+  const decoderDrops = canonical.dropped ?? [];
+  if (input.conversion === "strict" && decoderDrops.length > 0) throw strictRefusal(decoderDrops);
+  const dropsByTarget = new Map<Wire, readonly string[]>();
+  /** Every field the target's request leaves out (the decoder's and the target's), checked
+   * once per target protocol: a refusal (or, under conversion: strict, any drop) is a 400. */
+  const droppedFor = (channel: Channel): readonly string[] => {
+    const to = targetWireFor(channel.protocol, input.modelEndpoints);
+    let dropped = dropsByTarget.get(to);
+    if (dropped === undefined) {
+      const more = targetDrops(inbound.wire, to, canonical).filter((name) => !decoderDrops.includes(name));
+      if (input.conversion === "strict" && more.length > 0) throw strictRefusal(more);
+      dropped = more.length > 0 ? [...decoderDrops, ...more] : decoderDrops;
+      dropsByTarget.set(to, dropped);
+    }
+    return dropped;
+  };
   return {
     request(channel, upstreamModel, key) {
-      const outbound = outboundAdapters[channel.protocol];
+      droppedFor(channel);
+      const outbound = outboundAdapterFor(channel.protocol, input.modelEndpoints);
       // Anthropic requires max_tokens; an unset cap means the model's own.
       const request: CanonicalRequest = channel.protocol === "anthropic" && canonical.maxTokens === undefined
         ? { ...canonical, maxTokens: input.maxOutputTokens } : canonical;
@@ -54,16 +73,20 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       return { url: channelUrl(channel.baseUrl, outbound.path(request, upstreamModel)), headers, body };
     },
     async respond(upstream, channel) {
-      const outbound = outboundAdapters[channel.protocol];
+      const outbound = outboundAdapterFor(channel.protocol, input.modelEndpoints);
       if (upstream.status < 200 || upstream.status >= 300) throw await upstreamRejection(upstream, outbound);
       if (canonical.stream && !isEventStream(upstream)) {
         // An HTML page (or anything but SSE) for a stream: no answer, and nothing sent yet.
         discard(upstream.body, true);
         return new BrokenAnswer("not an event stream");
       }
+      // The request as relayed: `dropped` names everything its target left out, for the
+      // answer's x-gateway-dropped-fields header and the usage log.
+      const dropped = droppedFor(channel);
+      const request = dropped.length === (canonical.dropped?.length ?? 0) ? canonical : { ...canonical, dropped };
       return canonical.stream
-        ? relayStream(input, upstream, inbound, outbound, canonical)
-        : relayWhole(input, upstream, inbound, outbound, canonical);
+        ? relayStream(input, upstream, inbound, outbound, request)
+        : relayWhole(input, upstream, inbound, outbound, request);
     },
   };
 }
@@ -100,7 +123,9 @@ async function relayWhole(
   input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
 ): Promise<Served | BrokenAnswer> {
   const whole = await readWhole(input.res, upstream.body);
-  if (whole.end === "client-gone") return served(input.res, { status: 200, ending: "client-gone", charge: "estimate" });
+  if (whole.end === "client-gone") {
+    return served(input.res, { status: 200, ending: "client-gone", charge: "estimate", droppedFields: request.dropped });
+  }
   if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to convert" : `cut short (${whole.end})`);
   let json: unknown;
   try {
@@ -111,9 +136,11 @@ async function relayWhole(
   const decoded: CanonicalResponse = outbound.decodeResponse(json);
   const answer: CanonicalResponse = Object.assign({}, decoded, { model: input.modelName });
   const body = JSON.stringify(inbound.encodeResponse(answer, request));
+  const headers = droppedHeader(request, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   return served(input.res, {
     status: 200, ending: "complete", charge: "reported", usage: answer.usage, firstByteNs: process.hrtime.bigint(),
-  }, body, { status: 200, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } });
+    droppedFields: request.dropped,
+  }, body, { status: 200, headers });
 }
 
 /** A stream translated event by event. The client's stop event (or an error event, when the
@@ -135,6 +162,8 @@ async function relayStream(
     for (let event of events) {
       if (tail !== undefined) break; // nothing follows the end
       if (event.type === "message_start") event = Object.assign({}, event, { model: modelName });
+      // Only what the model wrote counts toward an estimate: an image block's base64 (whole
+      // in its block_start) is not text, and counting it would bill an image as megabytes of text.
       else if (event.type === "text_delta" || event.type === "thinking_delta") chars += event.text.length;
       else if (event.type === "tool_input_delta") chars += event.partialJson.length;
       if (event.type === "message_stop") {
@@ -155,7 +184,7 @@ async function relayStream(
   };
   const r = await relay({
     res: input.res, body: upstream.body,
-    head: { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }, flush: true },
+    head: { status: 200, headers: droppedHeader(request, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }), flush: true },
     transform: (chunk) => {
       let out = "";
       for (const raw of splitter.push(chunk)) out += decodeRaw(raw);
@@ -183,8 +212,14 @@ async function relayStream(
   const complete = ending === "complete";
   return served(input.res, {
     status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
-    outputChars: chars, firstByteNs: r.firstByteNs,
+    outputChars: chars, firstByteNs: r.firstByteNs, droppedFields: request.dropped,
   }, ending === "client-gone" ? undefined : tail);
+}
+
+/** The answer's head, naming what the converted request left out (x-gateway-dropped-fields). */
+function droppedHeader(request: CanonicalRequest, headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const dropped = request.dropped;
+  return dropped && dropped.length > 0 ? { ...headers, "x-gateway-dropped-fields": dropped.join(", ") } : headers;
 }
 
 export type { Channel };

@@ -3,6 +3,7 @@
 // failover loop picks one per attempt by the channel's protocol.
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { Endpoint } from "../../config/raw.js";
 import type { Channel } from "../../runtime/types.js";
 import type { UpstreamResponse } from "../send.js";
 import type { Served } from "../served.js";
@@ -23,6 +24,11 @@ export interface ExchangeInput {
   readonly modelName: string;
   /** The model's output cap, for protocols that require one. */
   readonly maxOutputTokens: number;
+  /** The endpoint kinds the model is priced for: which protocol an OpenAI-protocol channel
+   * is spoken to in (a responses-only model: the responses API). */
+  readonly modelEndpoints: ReadonlySet<Endpoint>;
+  /** The model's `conversion` setting: strict refuses what a conversion would drop. */
+  readonly conversion: "lenient" | "strict";
   /** Where the answer goes. */
   readonly res: ServerResponse;
   /** server.stream_idle_timeout, for the message of a stream that went silent. */

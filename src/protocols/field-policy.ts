@@ -1,0 +1,367 @@
+// What a converted request does with each field the client sent, per protocol pair, as one
+// table: map it (it means something in the target), drop it (it only steers the client's own
+// provider; named in x-gateway-dropped-fields and the usage log), or refuse it (its loss would
+// change what the client gets). Decoders screen the client's fields through CLIENT_FIELDS; the
+// hub checks the target-dependent ones (TARGET_FIELDS) per channel before encoding; the README
+// table is generated from both (fieldPolicyMarkdown) and a test keeps them equal.
+
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { ChannelProtocol } from "../runtime/types.js";
+import type { CanonicalRequest } from "./canonical.js";
+
+/** The wire protocols of the hub, named as the routes that speak them. */
+export type Wire = "chat-completions" | "messages" | "generate-content" | "responses";
+export const WIRES: readonly Wire[] = ["chat-completions", "messages", "generate-content", "responses"];
+
+export type Treatment = "map" | "drop" | "refuse";
+
+/** Canonical request features whose fate depends on the target protocol. */
+export type TargetField =
+  | "temperature" | "topP" | "topK" | "frequencyPenalty" | "presencePenalty" | "seed" | "stop" | "user"
+  | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem";
+
+interface TargetRule {
+  /** Whether the request uses the feature (at a value that matters). */
+  readonly present: (r: CanonicalRequest) => boolean;
+  /** The condition `present` tests, for the README ("" when any value counts). */
+  readonly when: string;
+  readonly to: Readonly<Record<Wire, Treatment>>;
+  /** Targets whose treatment depends on the rest of the request: the first condition that
+   * holds decides (none: map), instead of `present` and `to`. */
+  readonly at?: Readonly<Partial<Record<Wire, readonly Condition[]>>>;
+  /** Why a target drops or refuses it, for the README. */
+  readonly why: string;
+}
+
+/** One case of a target's treatment: when it holds, and what is done then. */
+interface Condition {
+  readonly present: (r: CanonicalRequest) => boolean;
+  readonly when: string;
+  readonly treatment: Treatment;
+}
+
+const nonZero = (v: number | undefined): boolean => v !== undefined && v !== 0;
+const thinking = (r: CanonicalRequest): boolean => r.reasoning !== undefined;
+
+/** Sampling settings the messages API refuses beside thinking (temperature other than 1,
+ * top_p below 0.95, any top_k): the table drops them, and the messages encoder leaves them out. */
+export const refusedBesideThinking = {
+  temperature: (r: CanonicalRequest): boolean => thinking(r) && r.temperature !== undefined && r.temperature !== 1,
+  topP: (r: CanonicalRequest): boolean => thinking(r) && r.topP !== undefined && r.topP < 0.95,
+  topK: (r: CanonicalRequest): boolean => thinking(r) && r.topK !== undefined,
+} as const;
+const everywhere: Record<Wire, Treatment> = { "chat-completions": "map", messages: "map", "generate-content": "map", responses: "map" };
+const only = (where: Partial<Record<Wire, Treatment>>): Record<Wire, Treatment> => ({ ...everywhere, ...where });
+
+/** Per canonical feature, what each target protocol does with it. */
+export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
+  temperature: {
+    present: (r) => (r.temperature ?? 0) > 1, when: "above 1", to: only({ messages: "refuse" }),
+    at: { messages: [
+      { present: (r) => (r.temperature ?? 0) > 1, when: "above 1", treatment: "refuse" },
+      { present: refusedBesideThinking.temperature, when: "not 1 with thinking on", treatment: "drop" },
+    ] },
+    why: "the messages API takes 0–1, and only 1 beside thinking",
+  },
+  topP: {
+    present: (r) => r.topP !== undefined, when: "", to: everywhere,
+    at: { messages: [{ present: refusedBesideThinking.topP, when: "below 0.95 with thinking on", treatment: "drop" }] },
+    why: "the messages API takes only 0.95–1 beside thinking",
+  },
+  topK: {
+    present: (r) => r.topK !== undefined, when: "", to: only({ "chat-completions": "drop", responses: "drop" }),
+    // Gemini CLI sends topK with thinking on every turn; the messages API refuses the pair.
+    at: { messages: [{ present: refusedBesideThinking.topK, when: "thinking is on", treatment: "drop" }] },
+    why: "a sampling hint OpenAI's APIs lack, and the messages API refuses with thinking",
+  },
+  frequencyPenalty: {
+    present: (r) => nonZero(r.frequencyPenalty), when: "not 0", to: only({ messages: "drop", responses: "drop" }),
+    why: "a sampling hint the messages and responses APIs lack",
+  },
+  presencePenalty: {
+    present: (r) => nonZero(r.presencePenalty), when: "not 0", to: only({ messages: "drop", responses: "drop" }),
+    why: "a sampling hint the messages and responses APIs lack",
+  },
+  seed: {
+    present: (r) => r.seed !== undefined, when: "", to: only({ messages: "drop", responses: "drop" }),
+    why: "best-effort determinism the messages and responses APIs lack",
+  },
+  // Stop sequences cut the answer where the client said; responses has none to cut with.
+  stop: { present: (r) => (r.stop?.length ?? 0) > 0, when: "", to: only({ responses: "refuse" }), why: "the responses API cannot stop there" },
+  user: { present: (r) => r.user !== undefined, when: "", to: only({ "generate-content": "drop" }), why: "an end-user id Gemini has no field for" },
+  // Every client protocol can carry several calls in one answer, so the answer stays valid.
+  parallelToolCalls: {
+    present: (r) => r.parallelToolCalls === false, when: "false", to: only({ "generate-content": "drop" }),
+    why: "Gemini cannot turn parallel calls off; several calls are still a valid answer",
+  },
+  jsonMode: {
+    present: (r) => r.responseFormat !== undefined && r.responseFormat.schema === undefined, when: "JSON without a schema",
+    to: only({ messages: "refuse" }), why: "the messages API enforces JSON only with a schema",
+  },
+  cache: {
+    present: hasCacheHint, when: "", to: only({ "chat-completions": "drop", "generate-content": "drop", responses: "drop" }),
+    why: "explicit cache breakpoints exist only at Anthropic; the others cache prefixes by themselves",
+  },
+  midSystem: {
+    present: (r) => r.messages.some((m) => m.role === "system"), when: "", to: everywhere,
+    why: "kept in place (a user-turn note where the target has no system turns)",
+  },
+};
+
+function hasCacheHint(r: CanonicalRequest): boolean {
+  return r.system.some((b) => b.cache) || (r.tools?.some((t) => t.cache) ?? false)
+    || r.messages.some((m) => m.content.some((b) => "cache" in b && b.cache !== undefined));
+}
+
+/** One field as a client sends it: `[]` marks array items ("tools[].defer_loading"). */
+export interface ClientRule {
+  readonly field: string;
+  /** A fixed treatment, or the target feature it is carried as. */
+  readonly fate: Treatment | TargetField;
+  /** For drop and refuse: the values the fate applies to; any other value is the field's
+   * neutral one, carried (store: false asks for what the gateway does anyway). */
+  readonly applies?: (v: unknown) => boolean;
+  /** Those values, for the README and the 400. */
+  readonly when?: string;
+  readonly why: string;
+}
+
+const rule = (field: string, fate: ClientRule["fate"], why = "", applies?: ClientRule["applies"], when?: string): ClientRule =>
+  ({ field, fate, why, ...(applies && { applies, when }) });
+const above = (n: number) => (v: unknown) => typeof v === "number" && v > n;
+const isTrue = (v: unknown) => v === true;
+
+const CHAT: readonly ClientRule[] = [
+  rule("model", "map"), rule("messages", "map"), rule("stream", "map"), rule("stream_options", "map"),
+  rule("stream_options.include_usage", "map"),
+  rule("stream_options.include_obfuscation", "drop", "pads stream chunks; the gateway writes the stream anew"),
+  rule("max_tokens", "map"), rule("max_completion_tokens", "map"), rule("top_p", "topP"),
+  rule("temperature", "temperature"), rule("stop", "stop"), rule("frequency_penalty", "frequencyPenalty"),
+  rule("presence_penalty", "presencePenalty"), rule("seed", "seed"), rule("tools", "map"), rule("tool_choice", "map"),
+  rule("parallel_tool_calls", "parallelToolCalls"), rule("reasoning_effort", "map"),
+  rule("response_format", "jsonMode"), rule("user", "user"), rule("safety_identifier", "user"),
+  rule("messages[].content[].prompt_cache_breakpoint", "cache"),
+  rule("messages[] (system or developer after the first turn)", "midSystem"),
+  rule("metadata", "drop", "tags stored completions at OpenAI"), rule("store", "drop", "storage at OpenAI (false is what the gateway does anyway)", isTrue, "true"),
+  rule("service_tier", "drop", "OpenAI processing tier"), rule("prompt_cache_key", "drop", "OpenAI cache routing"),
+  rule("prompt_cache_retention", "drop", "OpenAI cache lifetime"), rule("prompt_cache_options", "drop", "OpenAI cache routing"),
+  rule("prediction", "drop", "Predicted Outputs only speed generation up"),
+  rule("verbosity", "drop", "a length hint to OpenAI models"),
+  rule("messages[].name", "drop", "a participant label no other protocol has"),
+  rule("n", "refuse", "a converted answer carries one choice", above(1), "above 1"),
+  rule("logprobs", "refuse", "log probabilities come back only from OpenAI", isTrue, "true"),
+  rule("top_logprobs", "refuse", "log probabilities come back only from OpenAI", above(0), "above 0"),
+  rule("logit_bias", "refuse", "token biases exist only at OpenAI", (v) => typeof v === "object" && v !== null && Object.keys(v).length > 0, "not empty"),
+  rule("modalities", "refuse", "only text output can be converted", (v) => !Array.isArray(v) || v.some((m) => m !== "text"), "with audio"),
+  rule("audio", "refuse", "audio output cannot be converted"),
+  rule("web_search_options", "refuse", "OpenAI's web search runs only there"),
+  rule("moderation", "refuse", "moderation results come back only from OpenAI"),
+  rule("functions", "refuse", "legacy functions: use tools"), rule("function_call", "refuse", "legacy functions: use tool_choice"),
+];
+
+const MESSAGES: readonly ClientRule[] = [
+  rule("model", "map"), rule("max_tokens", "map"), rule("messages", "map"), rule("system", "map"), rule("stream", "map"),
+  rule("top_p", "topP"), rule("tools", "map"), rule("tool_choice", "map"), rule("thinking", "map"),
+  rule("thinking.type", "map"), rule("thinking.budget_tokens", "map"), rule("output_config", "map"),
+  rule("output_format", "map"), rule("metadata", "map"),
+  rule("temperature", "temperature"), rule("top_k", "topK"), rule("stop_sequences", "stop"),
+  rule("metadata.user_id", "user"), rule("tool_choice.disable_parallel_tool_use", "parallelToolCalls"),
+  rule("cache_control", "cache"), rule("messages[] (role system after the first turn)", "midSystem"),
+  rule("tools[].type", "map"), rule("tools[].name", "map"), rule("tools[].description", "map"),
+  rule("tools[].input_schema", "map"), rule("tools[].cache_control", "cache"),
+  rule("messages[].content[].content[] (tool_reference)", "map", "becomes text naming the tool: every tool is loaded already"),
+  rule("context_management", "drop", "Anthropic's server-side context editing"),
+  rule("service_tier", "drop", "Anthropic capacity tier"), rule("speed", "drop", "Anthropic throughput"),
+  rule("inference_geo", "drop", "Anthropic region"), rule("diagnostics", "drop", "explains Anthropic cache misses"),
+  rule("compaction", "drop", "Anthropic's server-side compaction"), rule("billing_policy", "drop", "Anthropic billing"),
+  rule("fallbacks", "drop", "Anthropic's own fallback models"), rule("fallback_credit_token", "drop", "Anthropic billing"),
+  rule("thinking.display", "drop", "how Anthropic shows thinking"),
+  rule("tools[].defer_loading", "drop", "Anthropic's tool search loads it later"),
+  rule("tools[].input_examples", "drop", "examples for Anthropic's tool use"),
+  rule("tools[].strict", "drop", "Anthropic's schema guarantee for calls"),
+  rule("tools[].eager_input_streaming", "drop", "how finely Anthropic streams call input"),
+  rule("tools[].allowed_callers", "drop", "Anthropic's code-execution callers"),
+  rule("container", "refuse", "code-execution containers run only at Anthropic"),
+  rule("mcp_servers", "refuse", "remote MCP servers are called only by Anthropic"),
+];
+
+const GENERATE: readonly ClientRule[] = [
+  rule("model", "map", "the URL names the model"), rule("contents", "map"), rule("systemInstruction", "map"),
+  rule("tools", "map"), rule("toolConfig", "map"), rule("toolConfig.functionCallingConfig", "map"),
+  rule("generationConfig", "map"), rule("generationConfig.maxOutputTokens", "map"), rule("generationConfig.topP", "topP"),
+  rule("generationConfig.temperature", "temperature"), rule("generationConfig.topK", "topK"),
+  rule("generationConfig.stopSequences", "stop"), rule("generationConfig.presencePenalty", "presencePenalty"),
+  rule("generationConfig.frequencyPenalty", "frequencyPenalty"), rule("generationConfig.seed", "seed"),
+  rule("generationConfig.responseMimeType", "jsonMode"), rule("generationConfig.responseSchema", "map"),
+  rule("generationConfig.responseJsonSchema", "map"), rule("generationConfig.thinkingConfig", "map"),
+  rule("safetySettings", "drop", "Gemini's safety thresholds"), rule("labels", "drop", "Vertex billing labels"),
+  rule("serviceTier", "drop", "Gemini latency tier"), rule("store", "drop", "logging at Google (false is what the gateway does anyway)", isTrue, "true"),
+  rule("toolConfig.includeServerSideToolInvocations", "drop", "server-side tools are refused"),
+  rule("toolConfig.retrievalConfig", "drop", "location for Google's grounding tools"),
+  rule("tools[].functionDeclarations[].response", "drop", "describes what the function returns"),
+  rule("tools[].functionDeclarations[].responseJsonSchema", "drop", "describes what the function returns"),
+  rule("generationConfig.mediaResolution", "drop", "Gemini's input image resolution"),
+  rule("generationConfig.routingConfig", "drop", "Vertex model routing"),
+  rule("generationConfig.modelSelectionConfig", "drop", "Vertex model routing"),
+  rule("generationConfig.enableEnhancedCivicAnswers", "drop", "a Gemini answer style"),
+  rule("generationConfig.audioTimestamp", "drop", "for audio input, which is refused"),
+  rule("generationConfig.enableAffectiveDialog", "drop", "a Live API audio style"),
+  rule("cachedContent", "refuse", "an explicit context cache is part of the prompt and exists only at Gemini"),
+  rule("generationConfig.candidateCount", "refuse", "a converted answer carries one candidate", above(1), "above 1"),
+  rule("generationConfig.responseLogprobs", "refuse", "log probabilities come back only from Gemini", isTrue, "true"),
+  rule("generationConfig.logprobs", "refuse", "log probabilities come back only from Gemini", above(0), "above 0"),
+  rule("generationConfig.responseModalities", "refuse", "only TEXT output can be converted",
+    (v) => !Array.isArray(v) || v.some((m) => typeof m !== "string" || m.toUpperCase() !== "TEXT"), "other than TEXT"),
+  rule("generationConfig.speechConfig", "refuse", "audio output cannot be converted"),
+  rule("generationConfig.audioTranscriptionConfig", "refuse", "audio output cannot be converted"),
+  rule("generationConfig.imageConfig", "refuse", "image output cannot be converted"),
+  rule("generationConfig.translationConfig", "refuse", "translation runs only at Gemini"),
+];
+
+// The responses client's decoder (responses-request-decode.ts) screens its fields with these.
+const RESPONSES: readonly ClientRule[] = [
+  rule("model", "map"), rule("input", "map"), rule("instructions", "map"), rule("stream", "map"),
+  rule("max_output_tokens", "map"), rule("top_p", "topP"), rule("tools", "map"), rule("tool_choice", "map"),
+  rule("reasoning", "map"), rule("reasoning.effort", "map"), rule("reasoning.summary", "map", "thinking comes back as a summary"),
+  rule("text", "map"),
+  rule("include", "drop", "reasoning.encrypted_content is honoured; other extras exist only at OpenAI (logprobs ones are refused)",
+    (v) => Array.isArray(v) && v.some((x) => x !== "reasoning.encrypted_content"), "anything but reasoning.encrypted_content"),
+  rule("tools[] (type namespace)", "map", "its function tools are offered as they are"),
+  rule("temperature", "temperature"), rule("parallel_tool_calls", "parallelToolCalls"),
+  rule("text.format", "jsonMode"), rule("user", "user"), rule("safety_identifier", "user"),
+  rule("input[] (system or developer message after the first turn)", "midSystem"),
+  rule("store", "drop", "storage at OpenAI (false is what the gateway does anyway)", isTrue, "true"),
+  rule("metadata", "drop", "tags at OpenAI"), rule("service_tier", "drop", "OpenAI processing tier"),
+  rule("prompt_cache_key", "drop", "OpenAI cache routing"), rule("prompt_cache_retention", "drop", "OpenAI cache lifetime"),
+  rule("prompt_cache_options", "drop", "OpenAI cache routing"), rule("truncation", "drop", "OpenAI context truncation"),
+  rule("stream_options", "drop", "stream padding; the gateway writes the stream anew"),
+  rule("context_management", "drop", "OpenAI's server-side compaction"), rule("max_tool_calls", "drop", "OpenAI's built-in tool budget"),
+  rule("text.verbosity", "drop", "a length hint to OpenAI models"),
+  rule("tools[].defer_loading", "drop", "OpenAI's tool search loads it later"),
+  rule("tools[].allowed_callers", "drop", "OpenAI's programmatic callers"), rule("tools[].output_schema", "drop", "describes what the tool returns"),
+  rule("tools[].strict", "map", "targets that enforce schemas do so anyway"),
+  rule("client_metadata", "drop", "the client's own bookkeeping (Codex sends it on every turn)"),
+  rule("tools[] (type web_search)", "drop", "OpenAI runs it; another channel's model answers without it (Codex always offers it)"),
+  rule("previous_response_id", "refuse", "the gateway keeps no conversations (send the whole input)"),
+  rule("conversation", "refuse", "the gateway keeps no conversations"),
+  rule("background", "refuse", "background responses are stored at OpenAI", isTrue, "true"),
+  rule("prompt", "refuse", "stored prompt templates exist only at OpenAI"),
+  rule("top_logprobs", "refuse", "log probabilities come back only from OpenAI", above(0), "above 0"),
+  rule("moderation", "refuse", "moderation results come back only from OpenAI"),
+];
+
+/** Every client protocol's fields. */
+export const CLIENT_FIELDS: Readonly<Record<Wire, readonly ClientRule[]>> = {
+  "chat-completions": CHAT, messages: MESSAGES, "generate-content": GENERATE, responses: RESPONSES,
+};
+
+const byField = new Map(WIRES.map((w) => [w, new Map(CLIENT_FIELDS[w].map((r) => [r.field, r]))]));
+
+/** The rule for `field` (a path with `[]` for array items) of a client protocol. */
+export function clientRule(wire: Wire, field: string): ClientRule | undefined {
+  return byField.get(wire)!.get(field);
+}
+
+/** The protocol a channel speaks. */
+export function targetWireOf(protocol: ChannelProtocol): Wire {
+  return protocol === "openai" ? "chat-completions" : protocol === "anthropic" ? "messages" : "generate-content";
+}
+
+function refusal(name: string, why: string, when?: string): GatewayError {
+  const value = when ? ` (${when})` : "";
+  return new GatewayError(errors.invalidParameter, `\`${name}\`${value} cannot be converted for this model's channel: ${why}.`);
+}
+
+/** Where screenKeys is looking: the rule path ("tools[]") and the field as sent ("tools[2]"). */
+export interface At {
+  readonly path: string;
+  readonly where: string;
+}
+export const TOP: At = { path: "", where: "" };
+
+/**
+ * Screens one object of a client request: a dropped key is added to `dropped` (once, by its
+ * rule name), a refused value is a 400 naming the key, an unknown key a 400. Keys the decoder
+ * carries pass; null counts as absent.
+ */
+export function screenKeys(
+  wire: Wire, obj: Readonly<Record<string, unknown>>, at: At, dropped: string[], readHere?: ReadonlySet<string>,
+): void {
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    if (value === null || value === undefined || readHere?.has(key)) continue;
+    const name = at.where ? `${at.where}.${key}` : key;
+    const r = clientRule(wire, at.path ? `${at.path}.${key}` : key);
+    if (!r) throw new GatewayError(errors.invalidParameter, `\`${name}\` is not supported by this gateway when converting protocols.`);
+    if (r.applies && !r.applies(value)) continue;
+    if (r.fate === "drop") noteDropped(dropped, r.field);
+    else if (r.fate === "refuse") throw refusal(name, r.why, r.when);
+  }
+}
+
+/** Adds a dropped field's name once. */
+export function noteDropped(dropped: string[], field: string): void {
+  if (!dropped.includes(field)) dropped.push(field);
+}
+
+/** The client's name for a target feature (its first rule), or the canonical name. */
+function clientName(wire: Wire, field: TargetField): string {
+  return CLIENT_FIELDS[wire].find((r) => r.fate === field)?.field ?? field;
+}
+
+/**
+ * What the target protocol does with the request's target-dependent features: throws the 400
+ * for a refused one, and returns the client's names for the dropped ones.
+ */
+export function targetDrops(from: Wire, to: Wire, request: CanonicalRequest): string[] {
+  const dropped: string[] = [];
+  for (const [field, r] of Object.entries(TARGET_FIELDS) as [TargetField, TargetRule][]) {
+    const treatment = treatmentFor(r, to, request);
+    if (treatment === "map") continue;
+    const name = clientName(from, field);
+    if (treatment === "refuse") throw refusal(name, `the ${to} protocol cannot carry it`, r.when);
+    noteDropped(dropped, name);
+  }
+  return dropped;
+}
+
+/** What a target does with a feature of this request ("map" when the request does not use it). */
+export function treatmentFor(r: TargetRule, to: Wire, request: CanonicalRequest): Treatment {
+  const cases = r.at?.[to];
+  if (cases) return cases.find((c) => c.present(request))?.treatment ?? "map";
+  return r.present(request) ? r.to[to] : "map";
+}
+
+/** The 400 of a model set to `conversion: strict` for a request that would lose `fields`. */
+export function strictRefusal(fields: readonly string[]): GatewayError {
+  return new GatewayError(errors.conversionUnsupported,
+    `${fields.map((f) => `\`${f}\``).join(", ")}: this model is set to conversion: strict, and its channel's protocol would drop ${fields.length > 1 ? "these fields" : "this field"}.`);
+}
+
+/** A client field's treatment toward a target, for the README ("—": the same protocol passes through). */
+export function treatmentOf(from: Wire, r: ClientRule, to: Wire): string {
+  if (from === to) return "—";
+  if (r.fate === "map") return r.fate;
+  if (r.fate === "drop" || r.fate === "refuse") return r.when ? `${r.fate} if ${r.when}` : r.fate;
+  const target = TARGET_FIELDS[r.fate];
+  const cases = target.at?.[to];
+  if (cases) return cases.map((c) => `${c.treatment} if ${c.when}`).join("; ");
+  const t = target.to[to];
+  return t !== "map" && target.when ? `${t} if ${target.when}` : t;
+}
+
+/** The README's tables: one per client protocol, a column per target protocol. */
+export function fieldPolicyMarkdown(): string {
+  const out: string[] = [];
+  for (const from of WIRES) {
+    out.push(`**${from} clients**`, "", `| field | ${WIRES.map((w) => `→ ${w}`).join(" | ")} | why |`,
+      `|${" --- |".repeat(WIRES.length + 2)}`);
+    for (const r of CLIENT_FIELDS[from]) {
+      const why = r.why || (r.fate in TARGET_FIELDS ? TARGET_FIELDS[r.fate as TargetField].why : "");
+      out.push(`| \`${r.field}\` | ${WIRES.map((to) => treatmentOf(from, r, to)).join(" | ")} | ${why} |`);
+    }
+    out.push("");
+  }
+  return out.join("\n");
+}
