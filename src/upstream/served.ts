@@ -7,8 +7,6 @@ import type { Units } from "../billing/cost.js";
 import type { Usage } from "../protocols/usage.js";
 import type { RelayEnd } from "./relay.js";
 
-const resolved = Promise.resolve();
-
 /** How an answer ended. */
 export type Ending =
   /** The whole answer, with its protocol's terminal event. */
@@ -63,9 +61,10 @@ export interface Served {
   readonly jobId: string | undefined;
   /** Client fields a converted request left out (x-gateway-dropped-fields), for the usage log. */
   readonly droppedFields?: readonly string[];
-  /** Writes the withheld last bytes and ends the answer; resolves once it is out or the
-   * client is gone. Call once the charge is committed. */
-  release(): Promise<void>;
+  /** Writes the withheld last bytes and ends the answer (handed to the socket's buffer:
+   * nothing after settlement waits for the client to read it). Call once the charge is
+   * committed. */
+  release(): void;
   /** Gives up the answer without its last bytes (its charge could not be committed): an
    * answer under way is cut off; one not started is left for an error answer. */
   abandon(): void;
@@ -103,7 +102,7 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     droppedFields: parts.droppedFields,
     release: () => {
       if (head && !res.headersSent && !res.destroyed) res.writeHead(head.status, head.headers);
-      return endResponse(res, tail);
+      endResponse(res, tail);
     },
     // Nothing sent yet: the caller answers with an error instead. Once under way, cut off.
     abandon: () => { if (res.headersSent && !res.writableEnded) res.destroy(); },
@@ -116,7 +115,6 @@ export function cutOff(res: ServerResponse, parts: ServedParts): Served {
   const answer = served(res, parts);
   const cut = () => {
     if (!res.writableEnded) res.destroy();
-    return resolved;
   };
   return Object.assign(answer, { release: cut, abandon: cut });
 }
@@ -127,16 +125,8 @@ export interface Head {
   readonly headers: import("node:http").OutgoingHttpHeaders;
 }
 
-/** Ends the response with `tail`; resolves when it has been handed to the socket or the
- * connection closed (whichever first). */
-export function endResponse(res: ServerResponse, tail?: string | Buffer): Promise<void> {
-  if (res.writableEnded || res.destroyed) return resolved;
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("close", done);
-      resolve();
-    };
-    res.once("close", done);
-    res.end(tail === undefined || tail.length === 0 ? undefined : tail, done);
-  });
+/** Ends the response with `tail`, unless it has ended or the connection closed. */
+export function endResponse(res: ServerResponse, tail?: string | Buffer): void {
+  if (res.writableEnded || res.destroyed) return;
+  res.end(tail === undefined || tail.length === 0 ? undefined : tail);
 }

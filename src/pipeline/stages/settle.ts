@@ -42,7 +42,7 @@ export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestC
     } else {
       committed.catch((err) => log.error("usage entry not recorded", { requestId: ctx.id, error: String(err) }));
     }
-    if (served) await served.release();
+    served?.release();
     if (failure !== undefined) throw failure;
   };
 }
