@@ -18,7 +18,7 @@ export type Treatment = "map" | "drop" | "refuse";
 
 /** Canonical request features whose fate depends on the target protocol. */
 export type TargetField =
-  | "temperature" | "topP" | "topK" | "frequencyPenalty" | "presencePenalty" | "seed" | "stop" | "user"
+  | "reasoning" | "temperature" | "topP" | "topK" | "frequencyPenalty" | "presencePenalty" | "seed" | "stop" | "user"
   | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem";
 
 interface TargetRule {
@@ -42,11 +42,33 @@ interface Condition {
 }
 
 const nonZero = (v: number | undefined): boolean => v !== undefined && v !== 0;
-const thinking = (r: CanonicalRequest): boolean => r.reasoning !== undefined;
+/**
+ * With thinking on, the messages API wants the assistant turn whose tool calls the last user
+ * turn answers to start with its own signed thinking. A client of another protocol rarely
+ * sends reasoning back (chat-completions has no way to), so such a tool loop can only go on
+ * without thinking: the table drops it rather than have the API refuse the turn.
+ */
+export function toolTurnLacksThinking(r: CanonicalRequest): boolean {
+  const last = r.messages.at(-1);
+  if (!last || last.role !== "user" || !last.content.some((b) => b.type === "tool_result")) return false;
+  for (let i = r.messages.length - 2; i >= 0; i--) {
+    const m = r.messages[i];
+    if (m.role === "system") continue;
+    if (m.role !== "assistant") return false;
+    const first = m.content[0];
+    return !(first?.type === "redacted_thinking" || (first?.type === "thinking" && first.signature !== undefined));
+  }
+  return false;
+}
+
+/** Whether thinking goes to the messages API (asked for, and not dropped). */
+const thinking = (r: CanonicalRequest): boolean => r.reasoning !== undefined && !toolTurnLacksThinking(r);
 
 /** Sampling settings the messages API refuses beside thinking (temperature other than 1,
  * top_p below 0.95, any top_k): the table drops them, and the messages encoder leaves them out. */
 export const refusedBesideThinking = {
+  /** Thinking itself, in a tool loop whose last turn lost its signed thinking. */
+  reasoning: (r: CanonicalRequest): boolean => r.reasoning !== undefined && toolTurnLacksThinking(r),
   temperature: (r: CanonicalRequest): boolean => thinking(r) && r.temperature !== undefined && r.temperature !== 1,
   topP: (r: CanonicalRequest): boolean => thinking(r) && r.topP !== undefined && r.topP < 0.95,
   topK: (r: CanonicalRequest): boolean => thinking(r) && r.topK !== undefined,
@@ -63,6 +85,11 @@ export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
       { present: refusedBesideThinking.temperature, when: "not 1 with thinking on", treatment: "drop" },
     ] },
     why: "the messages API takes 0–1, and only 1 beside thinking",
+  },
+  reasoning: {
+    present: (r) => r.reasoning !== undefined, when: "", to: everywhere,
+    at: { messages: [{ present: refusedBesideThinking.reasoning, when: "a tool result answers a turn without signed thinking", treatment: "drop" }] },
+    why: "the messages API takes thinking in a tool loop only with the thinking it signed (clients of other protocols do not send it back)",
   },
   topP: {
     present: (r) => r.topP !== undefined, when: "", to: everywhere,
@@ -139,7 +166,7 @@ const CHAT: readonly ClientRule[] = [
   rule("max_tokens", "map"), rule("max_completion_tokens", "map"), rule("top_p", "topP"),
   rule("temperature", "temperature"), rule("stop", "stop"), rule("frequency_penalty", "frequencyPenalty"),
   rule("presence_penalty", "presencePenalty"), rule("seed", "seed"), rule("tools", "map"), rule("tool_choice", "map"),
-  rule("parallel_tool_calls", "parallelToolCalls"), rule("reasoning_effort", "map"),
+  rule("parallel_tool_calls", "parallelToolCalls"), rule("reasoning_effort", "reasoning"),
   rule("response_format", "jsonMode"), rule("user", "user"), rule("safety_identifier", "user"),
   rule("messages[].content[].prompt_cache_breakpoint", "cache"),
   rule("messages[] (system or developer after the first turn)", "midSystem"),
@@ -162,7 +189,7 @@ const CHAT: readonly ClientRule[] = [
 
 const MESSAGES: readonly ClientRule[] = [
   rule("model", "map"), rule("max_tokens", "map"), rule("messages", "map"), rule("system", "map"), rule("stream", "map"),
-  rule("top_p", "topP"), rule("tools", "map"), rule("tool_choice", "map"), rule("thinking", "map"),
+  rule("top_p", "topP"), rule("tools", "map"), rule("tool_choice", "map"), rule("thinking", "reasoning"),
   rule("thinking.type", "map"), rule("thinking.budget_tokens", "map"), rule("output_config", "map"),
   rule("output_format", "map"), rule("metadata", "map"),
   rule("temperature", "temperature"), rule("top_k", "topK"), rule("stop_sequences", "stop"),
@@ -194,7 +221,7 @@ const GENERATE: readonly ClientRule[] = [
   rule("generationConfig.stopSequences", "stop"), rule("generationConfig.presencePenalty", "presencePenalty"),
   rule("generationConfig.frequencyPenalty", "frequencyPenalty"), rule("generationConfig.seed", "seed"),
   rule("generationConfig.responseMimeType", "jsonMode"), rule("generationConfig.responseSchema", "map"),
-  rule("generationConfig.responseJsonSchema", "map"), rule("generationConfig.thinkingConfig", "map"),
+  rule("generationConfig.responseJsonSchema", "map"), rule("generationConfig.thinkingConfig", "reasoning"),
   rule("safetySettings", "drop", "Gemini's safety thresholds"), rule("labels", "drop", "Vertex billing labels"),
   rule("serviceTier", "drop", "Gemini latency tier"), rule("store", "drop", "logging at Google (false is what the gateway does anyway)", isTrue, "true"),
   rule("toolConfig.includeServerSideToolInvocations", "drop", "server-side tools are refused"),
@@ -223,7 +250,7 @@ const GENERATE: readonly ClientRule[] = [
 const RESPONSES: readonly ClientRule[] = [
   rule("model", "map"), rule("input", "map"), rule("instructions", "map"), rule("stream", "map"),
   rule("max_output_tokens", "map"), rule("top_p", "topP"), rule("tools", "map"), rule("tool_choice", "map"),
-  rule("reasoning", "map"), rule("reasoning.effort", "map"), rule("reasoning.summary", "map", "thinking comes back as a summary"),
+  rule("reasoning", "reasoning"), rule("reasoning.effort", "map"), rule("reasoning.summary", "map", "thinking comes back as a summary"),
   rule("text", "map"),
   rule("include", "drop", "reasoning.encrypted_content is honoured; other extras exist only at OpenAI (logprobs ones are refused)",
     (v) => Array.isArray(v) && v.some((x) => x !== "reasoning.encrypted_content"), "anything but reasoning.encrypted_content"),

@@ -180,6 +180,18 @@ function samplingWhileThinking(body: Record<string, unknown>): string | undefine
   if (body.temperature !== undefined && body.temperature !== 1) return "`temperature` may only be set to 1 when thinking is enabled.";
   if (body.top_k !== undefined) return "`top_k` is not supported when thinking is enabled.";
   if (typeof body.top_p === "number" && body.top_p < 0.95) return "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.";
+  // With thinking enabled (not adaptive, where the model may not think at all), the turn
+  // whose tool calls the last user turn answers must start with its thinking.
+  if (type !== "enabled") return undefined;
+  const messages = (body.messages as { role?: string; content?: unknown }[] | undefined) ?? [];
+  const answers = (m: { content?: unknown } | undefined) => Array.isArray(m?.content) && m.content.some((b: { type?: string }) => b?.type === "tool_result");
+  const turn = messages.at(-2);
+  if (answers(messages.at(-1)) && turn?.role === "assistant" && Array.isArray(turn.content)) {
+    const first = (turn.content[0] as { type?: string } | undefined)?.type;
+    if (first !== "thinking" && first !== "redacted_thinking") {
+      return `messages.${messages.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+    }
+  }
   return undefined;
 }
 

@@ -119,6 +119,7 @@ describe("field policy: client decoders follow the table", () => {
 const plain: CanonicalRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], stream: false };
 const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<Record<Wire, (body: Json) => boolean>> }> = {
   temperature: { request: { ...plain, temperature: 1.5 }, shows: { "chat-completions": (b) => b.temperature === 1.5, "generate-content": (b) => (b.generationConfig as Json)?.temperature === 1.5, responses: (b) => b.temperature === 1.5 } },
+  reasoning: { request: { ...plain, reasoning: { effort: "high" }, maxTokens: 100 }, shows: { "chat-completions": (b) => b.reasoning_effort === "high", messages: (b) => (b.thinking as Json)?.type === "enabled", "generate-content": (b) => JSON.stringify(b).includes("thinkingBudget"), responses: (b) => (b.reasoning as Json)?.effort === "high" } },
   topP: { request: { ...plain, topP: 0.37 }, shows: { "chat-completions": (b) => b.top_p === 0.37, messages: (b) => b.top_p === 0.37, "generate-content": (b) => (b.generationConfig as Json)?.topP === 0.37, responses: (b) => b.top_p === 0.37 } },
   topK: { request: { ...plain, topK: 37 }, shows: { "chat-completions": (b) => "top_k" in b, messages: (b) => b.top_k === 37, "generate-content": (b) => (b.generationConfig as Json)?.topK === 37, responses: (b) => "top_k" in b } },
   frequencyPenalty: { request: { ...plain, frequencyPenalty: 0.37 }, shows: { "chat-completions": (b) => b.frequency_penalty === 0.37, messages: (b) => JSON.stringify(b).includes("0.37"), "generate-content": (b) => (b.generationConfig as Json)?.frequencyPenalty === 0.37, responses: (b) => JSON.stringify(b).includes("0.37") } },
@@ -191,6 +192,26 @@ describe("field policy: targets follow the table", () => {
     assert.deepEqual(pick(messagesOutbound.encodeRequest(allowed, "m")), [1, 0.95, undefined]);
     assert.deepEqual(targetDrops("generate-content", "messages", sampling), []);
     assert.deepEqual(pick(messagesOutbound.encodeRequest(sampling, "m")), [0.2, 0.9, 64]);
+  });
+
+  test("thinking toward messages is dropped in a tool loop whose last turn lost its signed thinking", () => {
+    const call = { type: "tool_use", id: "c1", name: "f", input: {} } as const;
+    const result = { role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: [{ type: "text", text: "ok" }] }] } as const;
+    const loop = (first: readonly CanonicalRequest["messages"][number]["content"][number][]): CanonicalRequest => ({
+      ...plain, reasoning: { effort: "high" }, maxTokens: 100, temperature: 0.3,
+      messages: [...plain.messages, { role: "assistant", content: [...first, call] }, result],
+    });
+    const unsigned = loop([]);
+    assert.deepEqual(targetDrops("chat-completions", "messages", unsigned), ["reasoning_effort"]);
+    const body = messagesOutbound.encodeRequest(unsigned, "m");
+    assert.equal(body.thinking, undefined);
+    assert.equal(body.temperature, 0.3, "without thinking, the temperature is the client's");
+    const signed = loop([{ type: "thinking", text: "hmm", signature: "sig" }]);
+    assert.deepEqual(targetDrops("chat-completions", "messages", signed), ["temperature"]);
+    assert.deepEqual(messagesOutbound.encodeRequest(signed, "m").thinking, { type: "enabled", budget_tokens: 24576 });
+    // A fresh user turn needs no earlier thinking, and other targets keep reasoning.
+    assert.deepEqual(targetDrops("chat-completions", "messages", { ...unsigned, messages: plain.messages }), ["temperature"]);
+    assert.deepEqual(targetDrops("chat-completions", "generate-content", unsigned), []);
   });
 
   test("drops are named as the client sent them", () => {

@@ -66,7 +66,7 @@ export function encodeMessagesRequest(r: CanonicalRequest, upstreamModel: string
   const body: Json = { model: upstreamModel };
   if (r.system.length > 0) body.system = r.system.map((b) => encodeBlock(b));
   body.messages = messages(r.messages);
-  if (r.reasoning) {
+  if (r.reasoning && !refusedBesideThinking.reasoning(r)) {
     const budget = thinkingBudget(r.reasoning);
     // The API needs max_tokens > budget_tokens (thinking counts toward max_tokens). When the
     // client's limit is not above the budget, keep the client's limit for the visible answer.

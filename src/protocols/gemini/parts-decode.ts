@@ -5,7 +5,7 @@
 // so the encoder can put it back on the same part.
 
 import type { Block, ImageBlock, TextBlock, ToolResultBlock } from "../canonical.js";
-import { array, CallIds, invalid, isObject, object, setKeys, string, type JsonObject } from "./wire.js";
+import { array, CallIds, invalid, isObject, object, setKeys, SKIP_SIGNATURE, string, type JsonObject } from "./wire.js";
 
 const PART_KEYS = new Set(["text", "thought", "thoughtSignature", "inlineData", "fileData", "functionCall", "functionResponse"]);
 const CALL_KEYS = new Set(["id", "name", "args"]);
@@ -44,7 +44,8 @@ export function decodeParts(parts: unknown, ctx: PartsContext, blocks: Block[] =
 }
 
 function decodePart(p: JsonObject, field: string, ctx: PartsContext, blocks: Block[]): void {
-  const signature = typeof p.thoughtSignature === "string" ? p.thoughtSignature : undefined;
+  // The documented "no signature" sentinel signs nothing: another vendor must not get it.
+  const signature = typeof p.thoughtSignature === "string" && p.thoughtSignature !== SKIP_SIGNATURE ? p.thoughtSignature : undefined;
   if (p.thought === true) {
     if (ctx.strict && ctx.role === "user") throw invalid(`${field}.thought`, "only model turns carry thoughts");
     const text = typeof p.text === "string" ? p.text : "";

@@ -6,14 +6,11 @@ import type { CanonicalRequest, Message } from "../canonical.js";
 import { budgetOf } from "../reasoning.js";
 import { withSystemAsUser } from "../system-note.js";
 import { encodeParts } from "./parts-encode.js";
-import { type GeminiContent, type JsonObject } from "./wire.js";
+import { SKIP_SIGNATURE, type GeminiContent, type JsonObject } from "./wire.js";
 
-/**
- * Gemini 3 rejects a replayed model turn whose first function call has no thought
- * signature. A history converted from another protocol never has one, so such calls get
- * the sentinel Google documents for this case ("Thought Signatures" guide).
- */
-const SKIP_SIGNATURE = "skip_thought_signature_validator";
+// Gemini 3 rejects a replayed model turn whose first function call has no thought
+// signature. A history converted from another protocol never has one, so such calls get
+// the sentinel Google documents for this case (SKIP_SIGNATURE).
 
 /** Upstream path: `:streamGenerateContent?alt=sse` when streaming, else `:generateContent`. */
 export function geminiPath(request: CanonicalRequest, upstreamModel: string): string {

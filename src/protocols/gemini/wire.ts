@@ -5,6 +5,10 @@ import { randomBytes } from "node:crypto";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 
+/** The thought signature Google documents for a model turn that has none ("Thought
+ * Signatures" guide): Gemini CLI puts it on function calls; it signs nothing. */
+export const SKIP_SIGNATURE = "skip_thought_signature_validator";
+
 /** One generate-content `Part` as this adapter reads and writes it. */
 export interface GeminiPart {
   text?: string;
