@@ -28,8 +28,8 @@ interface Expect {
   readonly costNano: bigint;
 }
 
-const wire = (input: number, cached: number, output: number, reasoning: number) => ({
-  input_tokens: input, input_tokens_details: { cached_tokens: cached },
+const wire = (input: number, cached: number, output: number, reasoning: number, written = 0) => ({
+  input_tokens: input, input_tokens_details: written > 0 ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached },
   output_tokens: output, output_tokens_details: { reasoning_tokens: reasoning }, total_tokens: input + output,
 });
 
@@ -284,10 +284,10 @@ describe("responses in, converted to every channel protocol", () => {
   }
 
   describe("cached tokens reach the client and the bill exactly", () => {
-    test("anthropic cache read and write: input_tokens counts both, cached_tokens the reads; cost to the nano", async () => {
+    test("anthropic cache read and write: input_tokens counts both, cached_tokens the reads, cache_write_tokens the writes; cost to the nano", async () => {
       w.scripts.anthropic = () => ({ kind: "cache", text: "cached" });
       // 12×2 + 30×2×0.5 + 7×2×1.25 + 5×8 = 111.5 per 1M, × 0.7.
-      const expect: Expect = { usage: { input: 12, cacheRead: 30, cacheWrite: 7, output: 5, reasoning: 0 }, clientUsage: wire(49, 30, 5, 0), costNano: 78_050n };
+      const expect: Expect = { usage: { input: 12, cacheRead: 30, cacheWrite: 7, output: 5, reasoning: 0 }, clientUsage: wire(49, 30, 5, 0, 7), costNano: 78_050n };
       const { data, response } = await client.responses.create({ model: RC.anthropic, input: "again" }).withResponse();
       assert.deepEqual(data.usage, expect.clientUsage);
       await assertBilled(response.headers.get("x-gateway-request-id")!, expect, () => { w.scripts.anthropic = () => ({ kind: "cache", text: "cached" }); }, RC.anthropic);

@@ -354,7 +354,7 @@ describe("canonical answer → Response", () => {
     assert.deepEqual({ ...img, id: 0 }, { id: 0, type: "image_generation_call", status: "completed", result: "iVBOR" });
     assert.equal(new Set(body.output.map((o: any) => o.id)).size, 5, "item ids are unique");
     assert.deepEqual(body.usage, {
-      input_tokens: 16, input_tokens_details: { cached_tokens: 4 }, output_tokens: 8, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 24,
+      input_tokens: 16, input_tokens_details: { cached_tokens: 4, cache_write_tokens: 2 }, output_tokens: 8, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 24,
     });
     assert.equal(body.instructions, "Be brief.");
     assert.equal(body.max_output_tokens, 99);
@@ -573,7 +573,7 @@ const block: fc.Arbitrary<Block> = fc.oneof(
   fc.record({ type: fc.constant("thinking" as const), text, signature: fc.base64String({ minLength: 4, maxLength: 24 }) }),
 );
 const count = fc.nat({ max: 1_000_000 });
-const usageArb: fc.Arbitrary<Usage> = fc.record({ input: count, cacheRead: count, cacheWrite: fc.constant(0), output: count, reasoning: count })
+const usageArb: fc.Arbitrary<Usage> = fc.record({ input: count, cacheRead: count, cacheWrite: count, output: count, reasoning: count })
   .map((u) => ({ ...u, reasoning: Math.min(u.reasoning, u.output) }));
 
 /** Content as it reads back: consecutive tool calls keep their order, texts stay texts. */

@@ -212,6 +212,12 @@ describe("responses answer → canonical", () => {
     assert.equal(filtered.stopReason, "content_filter");
   });
 
+  test("cache writes (input_tokens_details.cache_write_tokens) are split out of input, as in chat-completions usage", () => {
+    assert.deepEqual(normalizeResponsesUsage({
+      input_tokens: 1500, input_tokens_details: { cached_tokens: 1000, cache_write_tokens: 300 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 },
+    }), { input: 200, cacheRead: 1000, cacheWrite: 300, output: 10, reasoning: 0 });
+  });
+
   test("no usage is zero usage; garbage and failed responses are upstream faults", () => {
     assert.deepEqual(decodeResponsesResponse(response([], { usage: null })).usage, { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
     assert.throws(() => decodeResponsesResponse({ choices: [] }), /no output/);

@@ -9,7 +9,7 @@ import type { Usage } from "../usage.js";
  * output_tokens counts reasoning. Read back by normalizeResponsesUsage (responses-usage.ts). */
 export interface ResponsesWireUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -20,7 +20,7 @@ export function responsesWireUsage(u: Usage): ResponsesWireUsage {
   const input = u.input + u.cacheRead + u.cacheWrite;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.cacheRead },
+    input_tokens_details: u.cacheWrite > 0 ? { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite } : { cached_tokens: u.cacheRead },
     output_tokens: u.output,
     output_tokens_details: { reasoning_tokens: u.reasoning },
     total_tokens: input + u.output,

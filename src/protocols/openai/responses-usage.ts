@@ -1,5 +1,5 @@
-// Usage of the responses protocol. `input_tokens` includes cached tokens and
-// `output_tokens` includes reasoning; the stream reports it on `response.completed`.
+// Usage of the responses protocol. `input_tokens` includes cached (and cache-write) tokens
+// and `output_tokens` includes reasoning; the stream reports it on `response.completed`.
 
 import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import { tokenCount, type Usage } from "../usage.js";
@@ -7,7 +7,7 @@ import { tokenCount, type Usage } from "../usage.js";
 interface ResponsesUsage {
   input_tokens?: number;
   output_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number } | null;
+  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   output_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
@@ -17,11 +17,12 @@ export function normalizeResponsesUsage(raw: unknown): Usage | undefined {
   const u = raw as ResponsesUsage;
   const input = tokenCount(u.input_tokens);
   const cached = Math.min(tokenCount(u.input_tokens_details?.cached_tokens), input);
+  const written = Math.min(tokenCount(u.input_tokens_details?.cache_write_tokens), input - cached);
   const output = tokenCount(u.output_tokens);
   return {
-    input: input - cached,
+    input: input - cached - written,
     cacheRead: cached,
-    cacheWrite: 0,
+    cacheWrite: written,
     output,
     reasoning: Math.min(tokenCount(u.output_tokens_details?.reasoning_tokens), output),
   };
