@@ -176,6 +176,7 @@ const CHAT: readonly ClientRule[] = [
   rule("prediction", "drop", "Predicted Outputs only speed generation up"),
   rule("verbosity", "drop", "a length hint to OpenAI models"),
   rule("messages[].name", "drop", "a participant label no other protocol has"),
+  rule("messages[].images", "drop", "images of an earlier answer: no other protocol takes images in the model's turns"),
   rule("n", "refuse", "a converted answer carries one choice", above(1), "above 1"),
   rule("logprobs", "refuse", "log probabilities come back only from OpenAI", isTrue, "true"),
   rule("top_logprobs", "refuse", "log probabilities come back only from OpenAI", above(0), "above 0"),

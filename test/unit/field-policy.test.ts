@@ -77,12 +77,27 @@ function refusedValue(r: ClientRule): unknown {
 /** Rules a generic request can exercise (not the descriptive "messages[] (…)" rows). */
 const concrete = (rules: readonly ClientRule[]) => rules.filter((r) => !r.field.includes(" "));
 
+/** Drop rows of fields only an assistant message carries. */
+const assistantOnly = new Set(["messages[].images"]);
+
 describe("field policy: client decoders follow the table", () => {
+  test("chat-completions: images of an earlier answer sent back with the history are dropped and named", () => {
+    const image = { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } };
+    const decoded = decode("chat-completions", { model: "m", messages: [
+      { role: "user", content: "draw a cat" }, { role: "assistant", content: "Here.", images: [image] }, { role: "user", content: "bluer" },
+    ] });
+    assert.deepEqual(decoded.dropped, ["messages[].images"]);
+    assert.deepEqual(decoded.messages[1], { role: "assistant", content: [{ type: "text", text: "Here." }] });
+    assert.throws(() => decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }),
+      (e: unknown) => e instanceof GatewayError && e.message.includes("images"));
+  });
+
   for (const wire of WIRES) {
     if (!clients[wire]) continue; // responses: its decoder is tested with it
     const { base } = clients[wire]!;
     test(`${wire}: every drop row is dropped and named as the row says`, () => {
-      const drops = concrete(CLIENT_FIELDS[wire]).filter((r) => r.fate === "drop");
+      // Fields only the model's own turns carry are tested on their own below.
+      const drops = concrete(CLIENT_FIELDS[wire]).filter((r) => r.fate === "drop" && !assistantOnly.has(r.field));
       assert.ok(drops.length > 0);
       for (const r of drops) {
         const value = r.applies ? refusedValue(r) : r.field.endsWith("s") ? [] : "x";

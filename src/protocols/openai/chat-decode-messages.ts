@@ -11,7 +11,7 @@ import { invalid, isObject, onlyKnown, parseArguments } from "./chat-common.js";
 // for it, and the conversation text itself is unchanged.
 const systemKeys = new Set(["role", "content", "name"]);
 const userKeys = new Set(["role", "content", "name"]);
-const assistantKeys = new Set(["role", "content", "name", "tool_calls", "refusal", "reasoning_content", "audio", "function_call"]);
+const assistantKeys = new Set(["role", "content", "name", "tool_calls", "refusal", "reasoning_content", "audio", "function_call", "images"]);
 const toolKeys = new Set(["role", "content", "tool_call_id"]);
 // `detail` is a resolution hint the other protocols choose for themselves.
 const imageUrlKeys = new Set(["url", "detail"]);
@@ -146,6 +146,9 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [])
         return push("user", contentParts(m.content, where, userParts));
       case "assistant":
         onlyKnown(m, assistantKeys, where);
+        // Images an answer carried (message.images), sent back with the history: no other
+        // protocol takes images in the model's own turns.
+        if (Array.isArray(m.images) && m.images.length > 0) noteDropped(dropped, "messages[].images");
         return push("assistant", assistantBlocks(m, where, names));
       case "tool":
         onlyKnown(m, toolKeys, where);
