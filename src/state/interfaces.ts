@@ -1,0 +1,133 @@
+// The state layer as a few small asynchronous interfaces, each with one job, so one
+// gateway process or many (on Redis and PostgreSQL) behave alike: accounts (money held and
+// spent), the usage log (the record of every request), a limiter (sliding windows) and a
+// keyed store with TTLs (session affinity, channel health, job ownership). Stages, the CLI
+// and the dashboard use only these; state/open.ts picks the implementations from the
+// `store` and `ledger` URL schemes.
+
+import type { RateWindow, Token, User } from "../runtime/types.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+
+/** A pre-deduction in flight: settle or release it exactly once. */
+export interface Reservation {
+  /** Unique per reservation (the request id does: one reservation per request). */
+  readonly id: string;
+  readonly token: string;
+  readonly user: string;
+  readonly amountNano: bigint;
+}
+
+/** What a settled request costs, and whose it is. */
+export interface Charge {
+  /** The request id: settling the same one twice charges once. */
+  readonly requestId: string;
+  readonly token: string;
+  readonly user: string;
+  readonly costNano: bigint;
+}
+
+/**
+ * Money per token and per user: settled spend, and reservations in flight. Every method is
+ * atomic across every process sharing the implementation: a quota is never overspent, even
+ * by concurrent requests on several gateways.
+ */
+export interface Accounts {
+  /** Throws GatewayError 401 (token quota used up) or 402 (balance used up). */
+  checkNotExhausted(token: Token, user: User): Promise<void>;
+  /**
+   * In one atomic step: checks the token's quota and the user's balance are not used up,
+   * that `quota − spent − reserved` and `credit − spent − reserved` each cover `amountNano`,
+   * and holds it on both. Throws GatewayError 401/402 (used up) or 402 pre-deduction failed
+   * (naming what remains and what was required) otherwise.
+   */
+  reserve(requestId: string, token: Token, user: User, amountNano: bigint): Promise<Reservation>;
+  /**
+   * In one atomic step: frees the reservation (when given) and adds the charge to the
+   * token's and the user's spend. A request id settled before is not charged again.
+   * Resolves once the spend is updated; the usage log (UsageLog.append) is the durable
+   * record that rebuilds it.
+   */
+  settle(reservation: Reservation | undefined, charge: Charge): Promise<void>;
+  /** Frees a reservation without charging. Releasing twice is harmless. */
+  release(reservation: Reservation): Promise<void>;
+  /** Lowers the token's and the user's spend by a refunded charge (UsageLog.refund said so). */
+  refund(charge: Charge): Promise<void>;
+  spentByToken(token: string): Promise<bigint>;
+  spentByUser(user: string): Promise<bigint>;
+  /** Money reserved by requests in flight for a user (every process). */
+  reservedByUser(user: string): Promise<bigint>;
+  /** Reservations this process holds (neither settled nor released): a gauge. */
+  readonly reservationsHeld: number;
+  close(): Promise<void>;
+}
+
+/** Settled spend of every token and user (charged minus refunded). */
+export interface SpendTotals {
+  readonly tokens: ReadonlyMap<string, bigint>;
+  readonly users: ReadonlyMap<string, bigint>;
+}
+
+/**
+ * The usage log: one entry per request id, the system of record for what was charged.
+ * Appends are committed in groups (each commit starts as soon as the previous one ends).
+ */
+export interface UsageLog {
+  /** Resolves once the entry is durable (survives kill -9), rejects when it could not be
+   * written. An entry whose request id is recorded already is ignored. */
+  append(entry: UsageEntry): Promise<void>;
+  /** Marks an entry refunded at `at` (epoch ms), exactly once; what it refunded. */
+  refund(requestId: string, at: number): Promise<RefundResult>;
+  /** Entries matching the filter, newest first. Sees every append that has resolved. */
+  logs(filter: LogFilter): Promise<UsageEntry[]>;
+  /** Spend grouped by a dimension over [since, until), refunds left out. */
+  spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]>;
+  /** Settled spend of one token / user (what Accounts start from). */
+  spentByToken(token: string): Promise<bigint>;
+  spentByUser(user: string): Promise<bigint>;
+  /** Every token's and user's settled spend: what shared Accounts are rebuilt from. */
+  spendTotals(): Promise<SpendTotals>;
+  /** Makes everything appended durable now. Rejects when some could not be written. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A hit that was admitted; pass it back to refund it. */
+export type Hit = number;
+
+export type Admission =
+  | { readonly ok: true; readonly hit: Hit }
+  | { readonly ok: false; readonly retryAfterMs: number };
+
+/** Sliding-window rate limits, exact and shared by every process on the implementation. */
+export interface Limiter {
+  /** Admits one hit for `key` if fewer than `window.max` fall within the last `window.perMs`. */
+  take(key: string, window: RateWindow, now: number): Promise<Admission>;
+  /** Takes back an admitted hit (a refused or failed request that must not count). */
+  refund(key: string, hit: Hit): Promise<void>;
+}
+
+/** A string store with a time to live per key: session affinity, channel health, jobs. */
+export interface KeyedStore {
+  /** The value, or undefined when absent or expired; `refreshTtlMs` restarts its TTL. */
+  get(key: string, opts?: { readonly refreshTtlMs?: number }): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Every live entry whose key starts with `prefix` (bounded by what the store holds). */
+  entries(prefix: string): AsyncIterable<readonly [key: string, value: string]>;
+}
+
+/** What a `/healthz` reports of a shared server: which is unreachable now. */
+export interface StateHealth {
+  /** Names of the servers unreachable now ("redis", "postgres"); empty when all answer. */
+  readonly degraded: readonly string[];
+}
+
+/** The state one gateway process uses, opened from `store` and `ledger`. */
+export interface State {
+  readonly accounts: Accounts;
+  readonly usageLog: UsageLog;
+  readonly limiter: Limiter;
+  readonly keyed: KeyedStore;
+  health(): StateHealth;
+  close(): Promise<void>;
+}
