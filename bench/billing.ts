@@ -9,17 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { costOf } from "../src/billing/cost.js";
 import { reserveUsage } from "../src/billing/estimate.js";
-import { Ledger } from "../src/billing/ledger.js";
-import { SlidingLogLimiter } from "../src/limits/sliding-log.js";
 import type { Token, User } from "../src/runtime/types.js";
 import { newRequestId } from "../src/server/request-id.js";
-import { openSqliteStore } from "../src/state/sqlite.js";
+import { openState } from "../src/state/open.js";
 
 const requests = Number(process.env.BENCH_BILLING_REQUESTS ?? 200_000);
 const dir = mkdtempSync(join(tmpdir(), "gateway-billing-"));
-const store = openSqliteStore(join(dir, "billing.db"));
-const ledger = new Ledger(store);
-const limiter = new SlidingLogLimiter();
+const state = await openState({ store: "sqlite:billing.db" }, { baseDir: dir });
+const { accounts, usageLog, limiter } = state;
 const user: User = { name: "bench", creditNano: 10n ** 15n, groups: new Set(["default"]), active: true };
 const token: Token = { name: "bench", keyHash: "0".repeat(64), user: "bench", group: "default", active: true };
 const price = { inputPer1M: 150_000_000n, outputPer1M: 600_000_000n, cacheReadRatioPpm: 500_000n };
@@ -28,17 +25,19 @@ const windows = { rate: { max: 1e9, perMs: 60_000 }, total: { max: 1e9, perMs: 3
 const usage = { input: 10, cacheRead: 2, cacheWrite: 0, output: 5, reasoning: 1 };
 
 /** One request's billing work, as the pipeline does it. */
-function billOne(): void {
+async function billOne(): Promise<void> {
   const now = Date.now();
-  limiter.take("bench\0total", windows.total, now);
-  limiter.take("bench\0rate", windows.rate, now);
-  const reservation = ledger.reserve(token, user, costOf(reserveUsage(180, 4096), price, multiplier));
+  await limiter.take("bench\0total", windows.total, now);
+  await limiter.take("bench\0rate", windows.rate, now);
+  const requestId = newRequestId();
+  const reservation = await accounts.reserve(requestId, token, user, costOf(reserveUsage(180, 4096), price, multiplier));
   const costNano = costOf(usage, price, multiplier);
-  ledger.settle(reservation, {
-    requestId: newRequestId(), time: now, token: "bench", user: "bench", group: "default", model: "gpt-4o-mini",
+  const settled = accounts.settle(reservation, { requestId, token: "bench", user: "bench", costNano });
+  await Promise.all([settled, usageLog.append({
+    requestId, time: now, token: "bench", user: "bench", group: "default", model: "gpt-4o-mini",
     upstreamModel: "gpt-4o-mini", channel: "fake", inboundProtocol: "chat-completions", upstreamProtocol: "openai",
     usage, costNano, status: 200, durationMs: 4.2, ttfbMs: 4.1, estimated: false,
-  });
+  })]);
 }
 
 // Batches with a yield between them, so the group commit runs as it does under load.
@@ -46,10 +45,12 @@ async function run(n: number): Promise<number> {
   const batch = 50;
   const start = process.cpuUsage();
   for (let done = 0; done < n; done += batch) {
-    for (let i = 0; i < batch; i++) billOne();
+    const billed: Promise<void>[] = [];
+    for (let i = 0; i < batch; i++) billed.push(billOne());
+    await Promise.all(billed);
     await new Promise((r) => setImmediate(r));
   }
-  store.flush();
+  await usageLog.flush();
   const used = process.cpuUsage(start);
   return (used.user + used.system) / n;
 }
@@ -58,5 +59,5 @@ await run(Math.min(20_000, requests)); // warm-up
 const perRequest = await run(requests);
 console.log(`billing + limits on the hot path: ${perRequest.toFixed(2)} µs CPU per request ` +
   `(${requests.toLocaleString("en")} requests; SQLite store, group commit)`);
-store.close();
+await state.close();
 rmSync(dir, { recursive: true, force: true });

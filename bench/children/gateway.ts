@@ -20,7 +20,7 @@ import { benchToken, convertModel, model } from "../lib/shared.js";
 // The gateway's compiled output (`npm run build`, which the driver runs first), as
 // `gateway` runs in production; BENCH_SRC=1 measures the TypeScript sources through tsx.
 const lib = process.env.BENCH_LIB ?? (process.env.BENCH_SRC === "1" ? "../../src" : "../../dist");
-const { openSqliteStore } = (await import(`${lib}/state/sqlite.js`)) as typeof import("../../src/state/sqlite.js");
+const { openState } = (await import(`${lib}/state/open.js`)) as Partial<typeof import("../../src/state/open.js")>;
 const { compileSource } = (await import(`${lib}/config/index.js`)) as typeof import("../../src/config/index.js");
 const { RuntimeBox } = (await import(`${lib}/runtime/box.js`)) as typeof import("../../src/runtime/box.js");
 const { startGateway } = (await import(`${lib}/server/server.js`)) as typeof import("../../src/server/server.js");
@@ -64,15 +64,19 @@ await serveChild(async () => {
   if (warnings.length) throw new Error(`bench config warnings: ${JSON.stringify(warnings)}`);
   // The production store: SQLite (WAL, group commit) in a fresh temp folder.
   const dir = mkdtempSync(join(tmpdir(), "gateway-bench-"));
-  const store = openSqliteStore(join(dir, "bench.db"));
-  const gw = await startGateway({ box: new RuntimeBox(runtime), store });
+  // A build from before the state interfaces (bench/ab.ts's "before") takes a Store.
+  const state = openState ? await openState({ store: "sqlite:bench.db" }, { baseDir: dir }) : undefined;
+  const legacy = state ? undefined
+    : ((await import(`${lib}/state/sqlite.js`)) as { openSqliteStore: (path: string) => { close(): void } }).openSqliteStore(join(dir, "bench.db"));
+  const gw = await startGateway({ box: new RuntimeBox(runtime), ...(state ? { state } : { store: legacy }) } as Parameters<typeof startGateway>[0]);
   if (process.env.BENCH_HEAP_PROFILE) void profileAllocations(gw.server, process.env.BENCH_HEAP_PROFILE);
   return {
     url: gw.url,
     close: async () => {
       await gw.drain(1000);
       destroyAgents();
-      store.close();
+      await state?.close();
+      legacy?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -92,8 +92,8 @@ const logsCommand: ReadCommand = {
   usage: usageText,
   values: ["request-id", "token", "user", "model", "status", "since", "until", "limit"],
   switches: ["json"],
-  run(flags, store, io) {
-    const entries = store.logs(filterOf(flags, io));
+  async run(flags, usageLog, io) {
+    const entries = await usageLog.logs(filterOf(flags, io));
     if (flags.switches.has("json")) io.out(entries.map(entryJson).join(""));
     else if (!entries.length) io.out("no matching requests\n");
     else io.out(formatTable(columns, entries.map(entryCells)));

@@ -1,22 +1,31 @@
 // `gateway serve`: load and compile the config, listen, reload on file change or SIGHUP,
-// drain on SIGTERM/SIGINT.
+// drain on SIGTERM/SIGINT. With server.workers > 1 this process becomes a cluster primary
+// (server/cluster.ts) and its forked workers serve (server/cluster-worker.ts).
 
+import cluster from "node:cluster";
+import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { ConfigError, loadConfigFile } from "../config/index.js";
+import { compileSource, ConfigError, type CompileResult } from "../config/index.js";
 import { log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { createReloader } from "../runtime/reload.js";
+import { runClusterPrimary } from "../server/cluster.js";
+import { severalWorkersRefusal, workerCount } from "../server/cluster-policy.js";
+import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
-import { openStore } from "../state/open.js";
+import { openState } from "../state/open.js";
 import { flag } from "./args.js";
 
 /** Serves until a termination signal; resolves to the exit code. */
 export async function runServe(args: string[]): Promise<number> {
   const path = flag(args, "config") ?? "gateway.yaml";
-  let compiled;
+  if (cluster.isWorker) return runClusterWorker({ path, start: startServing });
+  let source: string;
+  let compiled: CompileResult;
   try {
-    compiled = await loadConfigFile(path);
+    source = await readConfig(path);
+    compiled = compileSource(source, { path });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(err.message + "\n");
@@ -25,17 +34,24 @@ export async function runServe(args: string[]): Promise<number> {
     throw err;
   }
   for (const warning of compiled.warnings) log.warn(warning);
-  const box = new RuntimeBox(compiled.runtime);
-  let store;
-  try {
-    store = openStore(box.current.store, { baseDir: dirname(box.current.sourcePath) });
-  } catch (err) {
-    process.stderr.write(`${path}: store: ${(err as Error).message}\n`);
+  const workers = workerCount(compiled.runtime.server.workers);
+  const refusal = severalWorkersRefusal(compiled.runtime, workers);
+  if (refusal) {
+    process.stderr.write(`${path}: ${refusal}\n`);
     return 1;
   }
-  const gateway = await startGateway({ box, store });
+  if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers });
+
+  const box = new RuntimeBox(compiled.runtime);
+  let serving: Serving & { url: string };
+  try {
+    serving = await startServing(box);
+  } catch (err) {
+    process.stderr.write(`${path}: ${(err as Error).message}\n`);
+    return 1;
+  }
   const reloader = createReloader({ path, box });
-  log.info("gateway listening", { url: gateway.url, config: path });
+  log.info("gateway listening", { url: serving.url, config: path });
 
   process.on("SIGHUP", () => void reloader.reload("signal"));
   return new Promise<number>((resolve) => {
@@ -45,13 +61,45 @@ export async function runServe(args: string[]): Promise<number> {
       stopping = true;
       log.info("draining", { signal, timeoutMs: box.current.server.drainTimeoutMs });
       await reloader.close();
-      const { forced } = await gateway.drain();
-      destroyAgents();
-      store.close();
+      const { forced } = await serving.stop();
       log.info("stopped", { forced });
       resolve(0);
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
   });
+}
+
+/** The config file's text; an unreadable file is a ConfigError like any other problem. */
+async function readConfig(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    throw new ConfigError([{ file: path, line: 0, column: 0, path: "", message: `cannot read the file: ${(error as Error).message}` }]);
+  }
+}
+
+/**
+ * Opens the configured store and starts the gateway on `box`: what a lone process and
+ * each cluster worker do. Throws an Error naming the problem when the store cannot open.
+ */
+async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>): Promise<Serving & { url: string }> {
+  let state;
+  try {
+    state = await openState({ store: box.current.store, ledger: box.current.ledger }, {
+      baseDir: dirname(box.current.sourcePath), upstreamTimeoutMs: box.current.server.upstreamTimeoutMs,
+    });
+  } catch (err) {
+    throw new Error(`store: ${(err as Error).message}`);
+  }
+  const gateway = await startGateway({ box, state, metricsText });
+  return {
+    url: gateway.url,
+    async stop() {
+      const { forced } = await gateway.drain();
+      destroyAgents();
+      await state.close();
+      return { forced };
+    },
+  };
 }

@@ -1,31 +1,34 @@
-// `gateway usage`: spend from the store grouped by user, token, model and group, as a
+// `gateway usage`: spend from the usage log grouped by user, token, model and group, as a
 // table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
-// store named by the config (safe while the server writes: SQLite WAL readers never block).
+// usage log named by the config (safe while the server writes: SQLite WAL readers never
+// block). Only the usage log is opened: accounts and live state are the server's.
 
 import { dirname } from "node:path";
 import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
-import { openStore } from "../state/open.js";
-import type { SpendDimension, SpendRow, Store } from "../state/store.js";
+import type { UsageLog } from "../state/interfaces.js";
+import { openUsageLog } from "../state/open.js";
+import type { SpendDimension, SpendRow } from "../state/store.js";
 import { formatNano, formatTable, jsonLine, parseFlags, parseTimeArg, processIo, UsageError, type CliIo, type Flags } from "./format.js";
 
-/** What a read-only command accepts and does once its store is open. */
+/** What a read-only command accepts and does once its usage log is open. */
 export interface ReadCommand {
   readonly usage: string;
   readonly values: readonly string[];
   readonly switches: readonly string[];
-  run(flags: Flags, store: Store, io: CliIo): void;
+  run(flags: Flags, usageLog: UsageLog, io: CliIo): Promise<void>;
 }
 
 /**
- * Opens the store a read-only command reads: `--store <spec>` (a relative sqlite path is
- * relative to the working folder), else the `store:` of `--config` (default gateway.yaml),
- * relative to that file's folder. The store must already exist.
+ * Opens the usage log a read-only command reads: `--store <spec>` (a relative sqlite path
+ * is relative to the working folder), else the `ledger:` (or, without one, the `store:`)
+ * of `--config` (default gateway.yaml), relative to that file's folder. A SQLite store
+ * must already exist.
  */
-export async function openCliStore(flags: Flags): Promise<Store> {
+export async function openCliUsageLog(flags: Flags): Promise<UsageLog> {
   const spec = flags.values.get("store");
-  if (spec) return openStore(spec, { baseDir: process.cwd(), mustExist: true });
+  if (spec) return openUsageLog({ store: spec }, { baseDir: process.cwd(), mustExist: true });
   const { runtime } = await loadConfigFile(flags.values.get("config") ?? "gateway.yaml", { env: process.env });
-  return openStore(runtime.store, { baseDir: dirname(runtime.sourcePath), mustExist: true });
+  return openUsageLog({ store: runtime.store, ledger: runtime.ledger }, { baseDir: dirname(runtime.sourcePath), mustExist: true });
 }
 
 /**
@@ -34,14 +37,14 @@ export async function openCliStore(flags: Flags): Promise<Store> {
  */
 export async function runReadCommand(command: ReadCommand, args: readonly string[], io: CliIo): Promise<number> {
   let flags: Flags;
-  let store: Store;
+  let usageLog: UsageLog;
   try {
     flags = parseFlags(args, { values: ["config", "store", ...command.values], switches: ["help", ...command.switches] });
     if (flags.switches.has("help")) {
       io.out(command.usage + "\n");
       return 0;
     }
-    store = await openCliStore(flags);
+    usageLog = await openCliUsageLog(flags);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`${error.message}\n${command.usage}\n`);
@@ -56,7 +59,7 @@ export async function runReadCommand(command: ReadCommand, args: readonly string
     return 1;
   }
   try {
-    command.run(flags, store, io);
+    await command.run(flags, usageLog, io);
     return 0;
   } catch (error) {
     if (!(error instanceof UsageError)) {
@@ -66,7 +69,7 @@ export async function runReadCommand(command: ReadCommand, args: readonly string
     io.err(`${error.message}\n${command.usage}\n`);
     return 2;
   } finally {
-    store.close();
+    await usageLog.close();
   }
 }
 
@@ -106,7 +109,7 @@ const usageCommand: ReadCommand = {
   usage: usageText,
   values: ["by", "since", "until"],
   switches: ["json"],
-  run(flags, store, io) {
+  async run(flags, usageLog, io) {
     const by = flags.values.get("by");
     if (by !== undefined && !dimensions.includes(by as SpendDimension)) {
       throw new UsageError(`--by '${by}': expected one of ${dimensions.join(", ")}`);
@@ -114,10 +117,11 @@ const usageCommand: ReadCommand = {
     const range = rangeOf(flags, io);
     const sections = by === undefined ? dimensions : [by as SpendDimension];
     const json = flags.switches.has("json");
-    const texts = sections.map((dimension) => {
-      const rows = store.spend(dimension, range);
-      return json ? rows.map((row) => usageJson(dimension, row)).join("") : usageTable(dimension, rows);
-    });
+    const texts: string[] = [];
+    for (const dimension of sections) {
+      const rows = await usageLog.spend(dimension, range);
+      texts.push(json ? rows.map((row) => usageJson(dimension, row)).join("") : usageTable(dimension, rows));
+    }
     io.out(texts.join(json ? "" : "\n"));
   },
 };

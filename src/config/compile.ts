@@ -37,6 +37,7 @@ export const DEFAULTS = {
   bodyTimeout: "60s",
   streamIdleTimeout: "120s",
   maxBodyMemory: "512MiB",
+  workers: 1,
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
   maxOutputTokens: 4096,
@@ -57,6 +58,7 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     bodyTimeoutMs: parseDuration(raw.body_timeout ?? DEFAULTS.bodyTimeout),
     streamIdleTimeoutMs: parseDuration(raw.stream_idle_timeout ?? DEFAULTS.streamIdleTimeout),
     maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
+    workers: raw.workers ?? DEFAULTS.workers,
   };
 }
 
@@ -191,6 +193,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     sourcePath: ctx.sourcePath,
     server: compileServer(raw.server),
     store: raw.store ?? DEFAULTS.store,
+    ...(raw.ledger === undefined ? {} : { ledger: raw.ledger }),
     metricsPath: raw.metrics?.path ?? DEFAULTS.metricsPath,
     limits: {
       requestRate: compileWindow(raw.limits?.request_rate),

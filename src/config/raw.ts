@@ -21,8 +21,10 @@ export interface RawConfig {
     body_timeout?: Duration;
     stream_idle_timeout?: Duration;
     max_body_memory?: Size;
+    workers?: number | "auto";
   };
   store?: string;
+  ledger?: string;
   metrics?: { path?: string };
   limits?: {
     request_rate?: RawWindow;

@@ -1,8 +1,9 @@
-// An exact sliding-window limiter: per key, the timestamps of the hits still inside the
+// An exact sliding-window log: per key, the timestamps of the hits still inside the
 // window (at most `max` of them), oldest first. Memory is bounded by max × active keys.
+// Synchronous, for one process; state/memory-limiter.ts puts it behind the Limiter interface.
 
 import type { RateWindow } from "../runtime/types.js";
-import type { Admission, Limiter } from "./limiter.js";
+import type { Admission } from "../state/interfaces.js";
 
 interface Log {
   perMs: number;
@@ -12,7 +13,7 @@ interface Log {
 /** How often idle keys are swept out. */
 const SWEEP_EVERY_MS = 60_000;
 
-export class SlidingLogLimiter implements Limiter {
+export class SlidingLog {
   readonly #logs = new Map<string, Log>();
   #lastSweep = 0;
 

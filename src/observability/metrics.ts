@@ -196,10 +196,10 @@ export const inflightRequests = new client.Gauge({
   },
 });
 
-/** Where reservations in flight are counted: each gateway server adds its ledger. */
+/** Where reservations in flight are counted: each gateway server adds its accounts. */
 const reservationSources = new Set<() => number>();
 
-/** Counts a ledger's reservations in gateway_reservations_held; returns the undo. */
+/** Counts an Accounts' reservations in gateway_reservations_held; returns the undo. */
 export function countReservations(source: () => number): () => void {
   reservationSources.add(source);
   return () => reservationSources.delete(source);

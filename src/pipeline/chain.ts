@@ -1,12 +1,12 @@
 // The middleware chain, in the one order DESIGN.md states. Common stages first, then the
 // route's handler stages; composed once per handler at startup so a request only looks up.
 
-import type { Ledger } from "../billing/ledger.js";
 import type { UsageSink } from "../billing/usage-sink.js";
-import type { Limiter } from "../limits/limiter.js";
 import type { JobOutcomes } from "../routing/job-outcomes.js";
+import type { RoutingState } from "../routing/routing-state.js";
 import type { BodyBudget } from "../server/body-budget.js";
 import type { HandlerName } from "../server/routes.js";
+import type { Accounts, Limiter, UsageLog } from "../state/interfaces.js";
 import { compose, type Stage } from "./compose.js";
 import type { RequestContext } from "./context.js";
 import { accessStage } from "./stages/access.js";
@@ -32,8 +32,11 @@ import { upstreamStage } from "./stages/upstream.js";
 export interface ChainDeps {
   /** Told about every settled request (after billing, before its last bytes go). */
   readonly usage: UsageSink;
-  readonly ledger: Ledger;
+  readonly accounts: Accounts;
+  readonly usageLog: UsageLog;
   readonly limiter: Limiter;
+  /** Session affinity, channel health and job ownership (the keyed store). */
+  readonly routing: RoutingState;
   /** Memory all request bodies in flight may hold together (server.max_body_memory). */
   readonly bodyBudget: BodyBudget;
   /** Acts on the job statuses client polls relay (a failed job's charge is refunded). */
@@ -48,20 +51,20 @@ export interface ChainDeps {
  */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.ledger), upstreamStage()]),
-    job: compose([jobStage(deps.jobs)]),
-    realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.ledger), realtimeStage()]),
-    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserveStage(deps.ledger), upstreamStage()]),
+    proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
+    multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
+    upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
+    job: compose([jobStage(deps.routing, deps.jobs)]),
+    realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.accounts), realtimeStage(deps.routing.keys)]),
+    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
-    "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage()]),
-    "count-tokens": compose([bodyStage(deps.bodyBudget), modelStage(), countTokensStage()]),
+    "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
+    "count-tokens": compose([bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
     models: compose([modelsStage()]),
-    billing: compose([billingDashboardStage(deps.ledger)]),
+    billing: compose([billingDashboardStage(deps.accounts)]),
   };
   const dispatch: Stage<RequestContext> = (ctx) => handlers[ctx.route!.handler](ctx);
   return compose([
-    logStage(), routeStage(), authStage(), settleStage(deps.ledger, deps.usage), accessStage(deps.ledger), limitsStage(deps.limiter), dispatch,
+    logStage(), routeStage(), authStage(), settleStage(deps.accounts, deps.usageLog, deps.usage), accessStage(deps.accounts), limitsStage(deps.limiter), dispatch,
   ]);
 }

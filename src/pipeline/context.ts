@@ -7,7 +7,7 @@ import type { GatewayError } from "../errors/gateway-error.js";
 import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
-import type { Reservation } from "../billing/ledger.js";
+import type { Reservation } from "../state/interfaces.js";
 import type { Units } from "../billing/cost.js";
 import type { MultipartFile } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";

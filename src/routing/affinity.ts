@@ -1,15 +1,13 @@
 // Session affinity: a session keeps the channel that first served it, so the upstream's
 // prompt cache keeps hitting. Bindings are keyed by names (token, model, session), live in
-// an LRU with a TTL refreshed on use, and outlive config reloads.
+// the keyed store (`aff:` keys) with a TTL refreshed on use, and outlive config reloads.
 
-import { LRUCache } from "lru-cache";
+import type { KeyedStore } from "../state/interfaces.js";
 
-/** Most bindings kept; the least recently used go first. */
-const MAX_BINDINGS = 100_000;
 /** Longest session id taken from a request; longer ones are not used for affinity. */
 const MAX_SESSION_LENGTH = 256;
 
-const bindings = new LRUCache<string, string>({ max: MAX_BINDINGS, updateAgeOnGet: true });
+const PREFIX = "aff:";
 
 /** The session a request names: header x-gateway-session-id, else the body's
  * `prompt_cache_key` (chat-completions, responses) or `metadata.user_id` (messages). */
@@ -32,17 +30,22 @@ export function affinityKey(token: string, model: string, session: string): stri
   return `${token}\u0000${model}\u0000${session}`;
 }
 
-/** The channel a session is bound to, refreshing its TTL; undefined when unbound. */
-export function boundChannel(key: string): string | undefined {
-  return bindings.get(key);
-}
+/** Session bindings in a keyed store. */
+export class Affinity {
+  readonly #keyed: KeyedStore;
 
-/** Binds a session to the channel that just served it with success. */
-export function bindChannel(key: string, channel: string, ttlMs: number): void {
-  bindings.set(key, channel, { ttl: ttlMs });
-}
+  constructor(keyed: KeyedStore) {
+    this.#keyed = keyed;
+  }
 
-/** Forgets every binding (tests). */
-export function clearAffinity(): void {
-  bindings.clear();
+  /** The channel a session is bound to, restarting its TTL; undefined when unbound. */
+  async bound(key: string, ttlMs: number): Promise<string | undefined> {
+    const value = await this.#keyed.get(PREFIX + key, { refreshTtlMs: ttlMs });
+    return value === undefined ? undefined : (JSON.parse(value) as string);
+  }
+
+  /** Binds a session to the channel that just served it with success. */
+  bind(key: string, channel: string, ttlMs: number): Promise<void> {
+    return this.#keyed.set(PREFIX + key, JSON.stringify(channel), ttlMs);
+  }
 }

@@ -12,8 +12,8 @@ import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
 import { Cancellation, discard, send } from "../upstream/send.js";
 import type { JobOutcomes } from "./job-outcomes.js";
-import { rememberedJobs, type RememberedJob } from "./jobs.js";
-import { nextKey } from "./keys.js";
+import type { Jobs, RememberedJob } from "./jobs.js";
+import type { KeyRotation } from "./keys.js";
 
 /** When the background check looks at a job. */
 export interface JobWatchTiming {
@@ -37,6 +37,10 @@ export interface JobWatchOptions {
   /** The live config: channels (and their keys) are looked up at each check. */
   readonly box: RuntimeBox;
   readonly outcomes: JobOutcomes;
+  /** The jobs remembered (in the keyed store). */
+  readonly jobs: Jobs;
+  /** The server's key rotation: a check uses the channel's keys as a client's poll would. */
+  readonly keys: KeyRotation;
   readonly timing?: JobWatchTiming;
 }
 
@@ -49,6 +53,8 @@ interface Schedule {
 export class JobWatch {
   readonly #box: RuntimeBox;
   readonly #outcomes: JobOutcomes;
+  readonly #jobs: Jobs;
+  readonly #keys: KeyRotation;
   readonly #firstMs: number;
   readonly #maxMs: number;
   readonly #schedules = new Map<string, Schedule>();
@@ -61,6 +67,8 @@ export class JobWatch {
   constructor(opts: JobWatchOptions) {
     this.#box = opts.box;
     this.#outcomes = opts.outcomes;
+    this.#jobs = opts.jobs;
+    this.#keys = opts.keys;
     this.#firstMs = Math.max(1, opts.timing?.firstCheckMs ?? DEFAULT_FIRST_CHECK_MS);
     this.#maxMs = Math.max(this.#firstMs, opts.timing?.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
   }
@@ -93,7 +101,7 @@ export class JobWatch {
   /** Checks every job that is due. Never rejects. */
   async #sweepOnce(): Promise<void> {
     try {
-      const due = this.#dueJobs(Date.now());
+      const due = await this.#dueJobs(Date.now());
       let next = 0;
       const worker = async () => {
         while (next < due.length && !this.#stopped) await this.#check(due[next++]);
@@ -105,11 +113,11 @@ export class JobWatch {
   }
 
   /** The pending jobs whose check is due; forgets the schedules of jobs gone or settled. */
-  #dueJobs(now: number): RememberedJob[] {
+  async #dueJobs(now: number): Promise<RememberedJob[]> {
     const due: RememberedJob[] = [];
     const pending = new Set<string>();
-    for (const job of rememberedJobs()) {
-      if (this.#outcomes.isSettled(job.id)) continue;
+    for await (const job of this.#jobs.remembered()) {
+      if (await this.#outcomes.isSettled(job.id)) continue;
       pending.add(job.id);
       let schedule = this.#schedules.get(job.id);
       if (!schedule) {
@@ -135,8 +143,8 @@ export class JobWatch {
     const cancel = new Cancellation();
     this.#inFlight.add(cancel);
     try {
-      const answer = await askUpstream(channel, job.id, runtime.server.upstreamTimeoutMs, cancel);
-      if (answer) this.#outcomes.observeAnswer(job, answer, "background");
+      const answer = await askUpstream(channel, this.#keys.next(channel), job.id, runtime.server.upstreamTimeoutMs, cancel);
+      if (answer) await this.#outcomes.observeAnswer(job, answer, "background");
     } catch (err) {
       if (!cancel.aborted) log.warn("background job check failed", { job: job.id, channel: channel.name, error: String(err) });
     } finally {
@@ -147,11 +155,11 @@ export class JobWatch {
 
 /** The job's status answer from its channel (up to a size that fits one); undefined for an
  * error status or a 404, which say nothing of the job's fate. Rejects on transport failures. */
-async function askUpstream(channel: Channel, id: string, timeoutMs: number, cancel: Cancellation): Promise<Buffer | undefined> {
+async function askUpstream(channel: Channel, key: string, id: string, timeoutMs: number, cancel: Cancellation): Promise<Buffer | undefined> {
   if (channel.protocol !== "openai") return undefined; // video jobs live on OpenAI-protocol channels
   const upstream = await send({
     method: "GET", url: upstreamUrl(channel.baseUrl, videoJobPath(id)), timeoutMs, cancel,
-    headers: { accept: "application/json", "accept-encoding": "identity", ...providers[channel.protocol].authHeaders(nextKey(channel)) },
+    headers: { accept: "application/json", "accept-encoding": "identity", ...providers[channel.protocol].authHeaders(key) },
   });
   if (upstream.status !== 200) {
     discard(upstream.body, true);

@@ -1,8 +1,9 @@
 // Asynchronous jobs (video) live on the channel that created them: this remembers which,
 // and whose they are, so a later fetch goes to the same channel and only its owner's tokens
-// may fetch it. Keyed by names, in an LRU with a TTL; it outlives config reloads.
+// may fetch it. Kept in the keyed store (`job:` keys) with a TTL, so it outlives config
+// reloads and, on a shared store, any gateway can serve a poll.
 
-import { LRUCache } from "lru-cache";
+import type { KeyedStore } from "../state/interfaces.js";
 
 export interface JobOwner {
   readonly channel: string;
@@ -29,24 +30,29 @@ export type { JobStatus } from "../protocols/openai/video-status.js";
 /** How long a created job can be fetched through the gateway (and is watched). */
 export const JOB_TTL_MS = 48 * 3600_000;
 
-const jobs = new LRUCache<string, RememberedJob>({ max: 100_000, ttl: JOB_TTL_MS });
+const PREFIX = "job:";
 
-/** Remembers a job the upstream created. */
-export function rememberJob(id: string, owner: JobOwner): void {
-  jobs.set(id, { id, channel: owner.channel, user: owner.user, model: owner.model, requestId: owner.requestId, rememberedAt: Date.now() });
-}
+export class Jobs {
+  readonly #keyed: KeyedStore;
 
-/** The job's channel and owner, or undefined when unknown (or expired). */
-export function jobOwner(id: string): RememberedJob | undefined {
-  return jobs.get(id);
-}
+  constructor(keyed: KeyedStore) {
+    this.#keyed = keyed;
+  }
 
-/** Every job still remembered (not past its TTL), most recent first. */
-export function rememberedJobs(): IterableIterator<RememberedJob> {
-  return jobs.values();
-}
+  /** Remembers a job the upstream created. */
+  remember(id: string, owner: JobOwner, now = Date.now()): Promise<void> {
+    const job: RememberedJob = { id, channel: owner.channel, user: owner.user, model: owner.model, requestId: owner.requestId, rememberedAt: now };
+    return this.#keyed.set(PREFIX + id, JSON.stringify(job), JOB_TTL_MS);
+  }
 
-/** Forgets every job (tests). */
-export function clearJobs(): void {
-  jobs.clear();
+  /** The job's channel and owner, or undefined when unknown (or expired). */
+  async owner(id: string): Promise<RememberedJob | undefined> {
+    const value = await this.#keyed.get(PREFIX + id);
+    return value === undefined ? undefined : (JSON.parse(value) as RememberedJob);
+  }
+
+  /** Every job still remembered (not past its TTL). */
+  async *remembered(): AsyncIterable<RememberedJob> {
+    for await (const [, value] of this.#keyed.entries(PREFIX)) yield JSON.parse(value) as RememberedJob;
+  }
 }

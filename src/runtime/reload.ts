@@ -24,6 +24,8 @@ export interface ReloaderOptions {
   /** Start a file watcher that reloads on change; default true. */
   watch?: boolean;
   debounceMs?: number;
+  /** Told the text of each applied config (a cluster primary sends it to its workers). */
+  onApplied?: (source: string, runtime: Runtime) => void;
 }
 
 /** A running reloader. */
@@ -38,14 +40,20 @@ function sameServer(a: Runtime, b: Runtime): boolean {
   return JSON.stringify(a.server) === JSON.stringify(b.server) && a.store === b.store && a.metricsPath === b.metricsPath;
 }
 
-/** Keeps restart-only settings (server, store, metrics path) of the running Runtime. */
+/** `next` with the restart-only settings (server, store, metrics path) of `running`. */
+export function keepStaticSettings(next: Runtime, running: Runtime): Runtime {
+  if (sameServer(next, running)) return next;
+  return Object.freeze({ ...next, server: running.server, store: running.store, metricsPath: running.metricsPath });
+}
+
+/** Keeps restart-only settings of the running Runtime, and says so when they changed. */
 function withStaticSettings(next: Runtime, running: Runtime): Runtime {
   if (sameServer(next, running)) return next;
   log.warn("server, store and metrics settings changed; they apply after a restart", {
     running: { server: running.server, store: running.store, metricsPath: running.metricsPath },
     configured: { server: next.server, store: next.store, metricsPath: next.metricsPath },
   });
-  return Object.freeze({ ...next, server: running.server, store: running.store, metricsPath: running.metricsPath });
+  return keepStaticSettings(next, running);
 }
 
 /** Creates a reloader for `path` that swaps successful compiles into `box`. */
@@ -64,9 +72,11 @@ export function createReloader(opts: ReloaderOptions): Reloader {
       const text = await readFile(path, "utf8");
       if (sourceHashOf(text) === running.sourceHash) return "unchanged";
       const { runtime, warnings } = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
-      box.swap(withStaticSettings(runtime, running));
+      const applied = withStaticSettings(runtime, running);
+      box.swap(applied);
       for (const warning of warnings) log.warn(warning, { config: path });
       log.info("config reloaded", { config: path, reason, generation: runtime.generation });
+      opts.onApplied?.(text, applied);
       return "applied";
     } catch (error) {
       const issues = error instanceof ConfigError ? error.issues.map(formatIssue) : [String((error as Error)?.message ?? error)];

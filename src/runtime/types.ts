@@ -29,6 +29,8 @@ export interface ServerSettings {
   readonly streamIdleTimeoutMs: number;
   /** Most bytes all request bodies being read may hold together. */
   readonly maxBodyMemoryBytes: number;
+  /** Processes serving requests (node:cluster workers); "auto": one per core, resolved at start. */
+  readonly workers: number | "auto";
 }
 
 export interface Group {
@@ -126,6 +128,8 @@ export interface Runtime {
   readonly sourcePath: string;
   readonly server: ServerSettings;
   readonly store: string;
+  /** postgres://… of the shared usage log and settled spend; absent: the usage log stays beside `store`. */
+  readonly ledger?: string;
   readonly metricsPath: string;
   readonly limits: { readonly requestRate?: RateWindow; readonly totalRequests?: RateWindow };
   /** How long a session stays bound to its channel; 0: no session affinity. */

@@ -4,13 +4,14 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { Ledger } from "../billing/ledger.js";
 import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
-import { SlidingLogLimiter } from "../limits/sliding-log.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
+import { routingState } from "../routing/routing-state.js";
+import { inProcessState } from "../state/in-process.js";
+import type { State } from "../state/interfaces.js";
 import { createMemoryStore } from "../state/memory.js";
-import type { Store } from "../state/store.js";
+import { StoreUsageLog } from "../state/store-usage-log.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { errorText, log } from "../observability/log.js";
@@ -32,20 +33,23 @@ export { requestIdHeader };
 export interface GatewayServerOptions {
   /** The live config holder; the server reads `box.current` once per request. */
   readonly box: RuntimeBox;
-  /** Spend and usage log; default an in-memory store (tests). `gateway serve` opens gateway.yaml's. */
-  readonly store?: Store;
+  /** Accounts, usage log, limiter and keyed store; default all in memory (tests).
+   * `gateway serve` opens gateway.yaml's (state/open.ts); whoever opened it closes it. */
+  readonly state?: State;
   /** Also told about every finished request, after billing (default: a log line each). */
   readonly usage?: UsageSink;
   /** When the background check looks at pending jobs (default: 30 s after creation, then
    * doubling up to 10 min); tests shorten it. */
   readonly jobWatch?: JobWatchTiming;
+  /** What /metrics answers (default: this process's registry; a cluster worker asks its
+   * primary for the whole group's). */
+  readonly metricsText?: () => Promise<string>;
 }
 
 export interface GatewayServer {
   readonly server: http.Server;
   readonly box: RuntimeBox;
-  readonly store: Store;
-  readonly ledger: Ledger;
+  readonly state: State;
   /** Memory held by request bodies in flight, against server.max_body_memory. */
   readonly bodyBudget: BodyBudget;
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
@@ -58,17 +62,19 @@ export interface GatewayServer {
 /** Starts the gateway on the Runtime's listen address (port 0 picks a free port). */
 export async function startGateway(opts: GatewayServerOptions): Promise<GatewayServer> {
   const { box } = opts;
+  const metricsText = opts.metricsText ?? (() => registry.metrics());
   tuneHeapForServing();
-  const store = opts.store ?? createMemoryStore();
-  const ledger = new Ledger(store);
-  const uncountReservations = countReservations(() => ledger.reservationsHeld);
+  const state = opts.state ?? inProcessState(new StoreUsageLog(createMemoryStore()));
+  const { accounts, usageLog, limiter, keyed } = state;
+  const uncountReservations = countReservations(() => accounts.reservationsHeld);
   const usage: UsageSink = opts.usage ?? logUsageSink;
   // server.* applies at start only, so the budget's limit is fixed for the server's life.
   const bodyBudget = new BodyBudget(box.current.server.maxBodyMemoryBytes);
   // Failed jobs are refunded when a client poll or the background check sees them.
-  const jobs = new JobOutcomes(ledger);
-  const jobWatch = new JobWatch({ box, outcomes: jobs, timing: opts.jobWatch });
-  const chain = buildChain({ usage, ledger, limiter: new SlidingLogLimiter(), bodyBudget, jobs });
+  const routing = routingState(keyed);
+  const jobs = new JobOutcomes({ accounts, usageLog, keyed });
+  const jobWatch = new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, timing: opts.jobWatch });
+  const chain = buildChain({ usage, accounts, usageLog, limiter, routing, bodyBudget, jobs });
   // Requests in flight are counted, not kept in a Set: a long-lived Set whose table has
   // reached V8's old generation allocates every later table there too, and each table it
   // replaces keeps pointers to the requests it held, which minor GCs cannot see are dead.
@@ -90,7 +96,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
     if (!upgrade && (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET"))) {
-      void serveOps(path, res, draining);
+      void serveOps(path, res, draining, metricsText);
       return;
     }
     // Every field present from the start: one object shape for all requests, no
@@ -152,7 +158,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   return {
-    server, box, store, ledger, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`,
+    server, box, state, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`,
     async drain(timeoutMs = box.current.server.drainTimeoutMs) {
       draining = true;
       const watchStopped = jobWatch.stop();
@@ -235,10 +241,10 @@ function malformedAnswer(code: string | undefined): { status: number; reason: st
 }
 
 /** /healthz (503 while draining, so load balancers stop sending) and /metrics. */
-async function serveOps(path: string, res: http.ServerResponse, draining: boolean): Promise<void> {
+async function serveOps(path: string, res: http.ServerResponse, draining: boolean, metricsText: () => Promise<string>): Promise<void> {
   try {
     const isHealth = path === "/healthz";
-    const body = isHealth ? (draining ? '{"status":"draining"}' : '{"status":"ok"}') : await registry.metrics();
+    const body = isHealth ? (draining ? '{"status":"draining"}' : '{"status":"ok"}') : await metricsText();
     const status = isHealth && draining ? 503 : 200;
     res.writeHead(status, { "content-type": isHealth ? "application/json" : registry.contentType });
     res.end(body);

@@ -43,7 +43,9 @@ export interface Accounts {
   reserve(requestId: string, token: Token, user: User, amountNano: bigint): Promise<Reservation>;
   /**
    * In one atomic step: frees the reservation (when given) and adds the charge to the
-   * token's and the user's spend. A request id settled before is not charged again.
+   * token's and the user's spend. Settling the same reservation again, or a charge without
+   * a reservation whose request id was settled before, charges nothing more (a request
+   * settles with its reservation, or without one, never both).
    * Resolves once the spend is updated; the usage log (UsageLog.append) is the durable
    * record that rebuilds it.
    */
@@ -88,6 +90,8 @@ export interface UsageLog {
   spendTotals(): Promise<SpendTotals>;
   /** Makes everything appended durable now. Rejects when some could not be written. */
   flush(): Promise<void>;
+  /** A log on a server (PostgreSQL) says whether it is reachable now; State.health merges it. */
+  health?(): StateHealth;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
-// An in-process Store with the same semantics as the SQLite one and no durability: for
-// unit tests of the layers above (ledger, pipeline) that should not touch the disk.
+// An in-process Store with the same semantics as the SQLite one and no durability: the
+// usage log of `store: memory:` and of tests that should not touch the disk.
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addUsage, logLimit, normalizeEntry } from "./entry.js";

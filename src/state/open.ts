@@ -1,26 +1,45 @@
-// Turns the `store:` value of gateway.yaml into an open Store, so the server and the CLI
-// agree on what "sqlite:./data/gateway.db" means (relative to the config file's folder).
+// Turns gateway.yaml's `store:` and `ledger:` into open state, choosing implementations
+// from the URL schemes alone, so the server and the CLI agree on what
+// "sqlite:./data/gateway.db" means (relative to the config file's folder).
 
 import { isAbsolute, resolve } from "node:path";
+import type { State, UsageLog } from "./interfaces.js";
+import { inProcessState } from "./in-process.js";
+import { createMemoryStore } from "./memory.js";
+import { openPostgresUsageLog } from "./postgres-log.js";
+import { openRedisSharedState } from "./redis.js";
 import { openSqliteStore } from "./sqlite.js";
-import type { Store } from "./store.js";
+import { StoreUsageLog } from "./store-usage-log.js";
 
-/** How to interpret and open a store spec. */
+/** How to interpret and open a store or ledger spec. */
 export interface OpenStoreOptions {
   /** Folder relative sqlite paths resolve against: the config file's folder. */
   readonly baseDir: string;
-  /** Refuse a sqlite file that does not exist yet instead of creating it. */
+  /** Refuse a sqlite file that does not exist yet instead of creating it, and only read. */
   readonly mustExist?: boolean;
 }
 
-/** A parsed store spec. */
-export type StoreLocation = { readonly kind: "sqlite"; readonly path: string } | { readonly kind: "redis"; readonly url: string };
+/** What opening the whole state also needs to know. */
+export interface OpenStateOptions extends OpenStoreOptions {
+  /** server.upstream_timeout: how long a reservation may be held (shared stores expire
+   * what a crashed process left). */
+  readonly upstreamTimeoutMs?: number;
+}
+
+/** A parsed `store:` or `ledger:` spec. */
+export type StoreLocation =
+  | { readonly kind: "memory" }
+  | { readonly kind: "sqlite"; readonly path: string }
+  | { readonly kind: "redis"; readonly url: string }
+  | { readonly kind: "postgres"; readonly url: string };
 
 /**
- * Parses a store spec: `sqlite:<path>` (relative to `baseDir`), `sqlite::memory:` for a
- * private in-memory database, or `redis://…` / `rediss://…`. Throws on anything else.
+ * Parses a spec: `memory:`, `sqlite:<path>` (relative to `baseDir`), `sqlite::memory:` for
+ * a private in-memory database, `redis://…` / `rediss://…`, or `postgres://…` /
+ * `postgresql://…`. Throws on anything else.
  */
 export function parseStoreSpec(spec: string, baseDir: string): StoreLocation {
+  if (spec === "memory:" || spec === "memory") return { kind: "memory" };
   if (spec.startsWith("sqlite:")) {
     const path = spec.slice("sqlite:".length);
     if (!path) throw new Error(`store "${spec}": write sqlite:<path>, e.g. sqlite:./data/gateway.db`);
@@ -28,15 +47,70 @@ export function parseStoreSpec(spec: string, baseDir: string): StoreLocation {
     return { kind: "sqlite", path: isAbsolute(path) ? path : resolve(baseDir, path) };
   }
   if (/^rediss?:\/\//.test(spec)) return { kind: "redis", url: spec };
-  throw new Error(`store "${spec}": expected sqlite:<path> or redis://host:port/db`);
+  if (/^postgres(?:ql)?:\/\//.test(spec)) return { kind: "postgres", url: spec };
+  throw new Error(`store "${spec}": expected memory:, sqlite:<path>, redis://host:port/db or postgres://…`);
+}
+
+/** Opens a usage log of one kind. */
+type UsageLogOpener = (location: StoreLocation, opts: OpenStoreOptions) => Promise<UsageLog>;
+/** Opens the whole state on a shared store (accounts, limiter, keyed store) beside a usage log. */
+type SharedStateOpener = (location: StoreLocation, usageLog: UsageLog, opts: OpenStateOptions) => Promise<State>;
+
+/**
+ * The implementations, by scheme: the usage log (memory, SQLite, PostgreSQL), and the live
+ * state shared by many processes (Redis) beside it; memory and SQLite stores keep the live
+ * state in this process.
+ */
+const usageLogs: Partial<Record<StoreLocation["kind"], UsageLogOpener>> = {
+  memory: async () => new StoreUsageLog(createMemoryStore()),
+  sqlite: async (location, opts) =>
+    new StoreUsageLog(openSqliteStore((location as { path: string }).path, { mustExist: opts.mustExist })),
+  postgres: (location) => openPostgresUsageLog((location as { url: string }).url),
+};
+const sharedStates: Partial<Record<StoreLocation["kind"], SharedStateOpener>> = {
+  redis: (location, usageLog, opts) =>
+    openRedisSharedState((location as { url: string }).url, usageLog, { upstreamTimeoutMs: opts.upstreamTimeoutMs }),
+};
+
+/** Thrown at start for a spec this build cannot open (a 400-style refusal of the config). */
+export class StateUnavailable extends Error {}
+
+function unavailable(what: string, spec: string): StateUnavailable {
+  return new StateUnavailable(`${what} ${spec} is not available in this build`);
+}
+
+function described(location: StoreLocation): string {
+  return location.kind === "memory" ? "memory:" : location.kind === "sqlite" ? `sqlite:${location.path}` : location.url;
+}
+
+/** The usage log named by `ledger`, else the one beside `store` (memory or SQLite): what
+ * the CLI reads. */
+export async function openUsageLog(spec: { store: string; ledger?: string }, opts: OpenStoreOptions): Promise<UsageLog> {
+  const location = parseStoreSpec(spec.ledger ?? spec.store, opts.baseDir);
+  const open = usageLogs[location.kind];
+  if (open) return open(location, opts);
+  if (!spec.ledger && location.kind === "redis") {
+    throw new StateUnavailable(`store ${location.url} keeps no usage log: add ledger: postgres://… (or use sqlite:<path>)`);
+  }
+  throw unavailable(spec.ledger ? "ledger" : "store", described(location));
 }
 
 /**
- * Opens the store named by a `store:` spec. A redis spec is accepted by the config
- * schema but not implemented yet, and throws a clear Error saying so.
+ * Opens the state one gateway process uses: the usage log (see openUsageLog) and, for a
+ * shared `store`, the accounts, limiter and keyed store on it; for memory and SQLite they
+ * live in this process. Throws StateUnavailable or what the store throws.
  */
-export function openStore(spec: string, opts: OpenStoreOptions): Store {
-  const location = parseStoreSpec(spec, opts.baseDir);
-  if (location.kind === "redis") throw new Error("redis store is not available yet; use sqlite:<path>");
-  return openSqliteStore(location.path, { mustExist: opts.mustExist });
+export async function openState(spec: { store?: string; ledger?: string }, opts: OpenStateOptions): Promise<State> {
+  const store = parseStoreSpec(spec.store ?? "memory:", opts.baseDir);
+  if (store.kind === "postgres") throw new StateUnavailable(`store ${store.url}: PostgreSQL holds the usage log: write it as ledger:`);
+  const shared = store.kind === "redis" ? sharedStates.redis : undefined;
+  if (store.kind === "redis" && !shared) throw unavailable("store", store.url);
+  const usageLog = await openUsageLog({ store: spec.store ?? "memory:", ledger: spec.ledger }, opts);
+  if (!shared) return inProcessState(usageLog);
+  try {
+    return await shared(store, usageLog, opts);
+  } catch (err) {
+    await usageLog.close();
+    throw err;
+  }
 }

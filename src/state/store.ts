@@ -1,5 +1,7 @@
-// The state store: durable spend counters and the usage log. One interface, several
-// implementations (SQLite embedded by default); the ledger and the CLI use only this.
+// The embedded usage-log engine: durable spend counters and the usage log, synchronous, in
+// this process (SQLite by default, or memory). Nothing above state/ uses it: StoreUsageLog
+// puts it behind the asynchronous UsageLog (interfaces.ts). The entry and filter types are
+// everyone's.
 
 import type { Usage } from "../protocols/usage.js";
 

@@ -8,11 +8,10 @@
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { openSqliteStore } from "../../src/state/sqlite.js";
-import { resetHealth } from "../../src/routing/health.js";
 import type { UsageEntry } from "../../src/state/store.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { startFaultyUpstream, type Fault, type FaultExchange, type FaultyUpstream } from "./fake-faulty.js";
-import { entryOf, eventually, startTestGateway, type TestGateway } from "./gateway.js";
+import { entryOf, eventually, forgetHealthEverywhere, startTestGateway, type TestGateway } from "./gateway.js";
 import { CHANNEL_KEY, TOKEN, config, token, type Obj } from "../integration/support.js";
 
 /** The client protocols, by route. */
@@ -220,4 +219,4 @@ export async function upstreamSide(up: FaultyUpstream, c: Call, timeoutMs = 3000
 }
 
 /** Forgets channel health, so a channel that failed in an earlier test is tried first again. */
-export const forgetHealth = resetHealth;
+export const forgetHealth = forgetHealthEverywhere;

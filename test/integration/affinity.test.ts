@@ -6,7 +6,6 @@ import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startFakeOpenAI, type FakeOpenAI, type Script } from "../helpers/fake-openai.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
-import { clearAffinity } from "../../src/routing/affinity.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { TOKEN, channel, config, hello, postChat, type Obj } from "./support.js";
 
@@ -24,7 +23,6 @@ describe("session affinity", () => {
       fakes[name].received.length = 0;
       scripts[name] = { kind: "ok" };
     }
-    clearAffinity();
   });
   after(async () => {
     for (const f of Object.values(fakes)) await f.close();

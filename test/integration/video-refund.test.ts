@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { runLogs } from "../../src/cli/logs.js";
-import { clearJobs } from "../../src/routing/jobs.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { fakeVideo, startFakeOpenAI, type FakeOpenAI, type VideoJobScript } from "../helpers/fake-openai.js";
@@ -63,7 +62,6 @@ describe("video refunds: a client poll through the gateway", () => {
   let client: OpenAI;
 
   before(async () => {
-    clearJobs();
     upstream = await fakeVideoUpstream();
     // The background check is pushed out of the way: only client polls look here.
     gw = await startTestGateway(videoConfig(upstream.fake.url), { jobWatch: { firstCheckMs: 3_600_000 } });
@@ -143,7 +141,6 @@ describe("video refunds: the gateway's background check", () => {
   let gw: TestGateway;
 
   before(async () => {
-    clearJobs();
     upstream = await fakeVideoUpstream();
     gw = await startTestGateway(videoConfig(upstream.fake.url), {
       store: openSqliteStore(storePath), jobWatch: { firstCheckMs: 40, maxIntervalMs: 160 },

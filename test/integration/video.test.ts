@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { fakeVideo, startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
-import { clearJobs } from "../../src/routing/jobs.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { CHANNEL_KEY, TOKEN, channel, config, token } from "./support.js";
 
@@ -20,7 +19,6 @@ describe("video", () => {
   let client: OpenAI;
 
   before(async () => {
-    clearJobs();
     fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
     gw = await startTestGateway(config({
       users: { alice: { credit: 100, groups: ["default", "video"] }, bob: { credit: 100, groups: ["video"] } },

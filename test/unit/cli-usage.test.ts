@@ -113,7 +113,8 @@ models:
     assert.equal(missing.code, 1);
     assert.match(missing.err, /no store at/);
     const redis = await run(runUsage, ["--store", "redis://localhost:6379"]);
-    assert.match(redis.err, /redis store is not available yet/);
+    assert.equal(redis.code, 1);
+    assert.match(redis.err, /store redis:\/\/localhost:6379 keeps no usage log: add ledger: postgres:/);
     const noConfig = await run(runUsage, ["--config", join(dir, "absent.yaml")]);
     assert.equal(noConfig.code, 1);
     assert.match(noConfig.err, /pass --store/);

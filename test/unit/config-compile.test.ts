@@ -45,6 +45,7 @@ test("defaults fill every optional setting", () => {
     bodyTimeoutMs: 60_000,
     streamIdleTimeoutMs: 120_000,
     maxBodyMemoryBytes: 512 * 1024 * 1024,
+    workers: 1,
   });
   assert.equal(runtime.store, "sqlite:./data/gateway.db");
   assert.equal(runtime.metricsPath, "/metrics");
@@ -75,7 +76,7 @@ test("explicit settings are parsed", () => {
       "store: redis://localhost:6379/0\nmetrics: { path: /m }\nlimits:\n  request_rate: { max: 60, per: 1m }\n  total_requests: { max: 300, per: 5m }\n",
   );
   assert.deepEqual(runtime.server, { host: "::1", port: 9090, trustProxy: true, maxBodyBytes: 524288, upstreamTimeoutMs: 60_000, upstreamAttempts: 5, drainTimeoutMs: 250,
-    headerTimeoutMs: 5000, bodyTimeoutMs: 10_000, streamIdleTimeoutMs: 30_000, maxBodyMemoryBytes: 64 * 1024 * 1024 });
+    headerTimeoutMs: 5000, bodyTimeoutMs: 10_000, streamIdleTimeoutMs: 30_000, maxBodyMemoryBytes: 64 * 1024 * 1024, workers: 1 });
   assert.equal(runtime.store, "redis://localhost:6379/0");
   assert.deepEqual(runtime.limits, { requestRate: { max: 60, perMs: 60_000 }, totalRequests: { max: 300, perMs: 300_000 } });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { planAttempts } from "../../src/routing/plan.js";
-import { nextKey } from "../../src/routing/keys.js";
+import { KeyRotation } from "../../src/routing/keys.js";
 import type { Channel, ChannelTier } from "../../src/runtime/types.js";
 
 function channel(name: string, priority: number, weight = 1, keys = ["k"]): Channel {
@@ -50,5 +50,6 @@ test("the accept filter drops channels and keeps the order rules", () => {
 
 test("keys rotate round-robin per channel", () => {
   const c = channel("rot", 0, 1, ["k1", "k2", "k3"]);
-  assert.deepEqual([nextKey(c), nextKey(c), nextKey(c), nextKey(c)], ["k1", "k2", "k3", "k1"]);
+  const keys = new KeyRotation();
+  assert.deepEqual([keys.next(c), keys.next(c), keys.next(c), keys.next(c)], ["k1", "k2", "k3", "k1"]);
 });

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { migrate, migrations, schemaVersion } from "../../src/state/migrations.js";
-import { openStore, parseStoreSpec } from "../../src/state/open.js";
+import { openState, openUsageLog, parseStoreSpec } from "../../src/state/open.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { entry } from "../helpers/usage-entry.js";
 import { eventually } from "../helpers/gateway.js";
@@ -94,16 +94,26 @@ test("mustExist refuses a missing file without creating it", () => {
   assert.equal(existsSync(join(dir, "missing")), false);
 });
 
-test("store specs: sqlite paths resolve against the base dir; redis is not available yet", () => {
+test("store specs: sqlite paths resolve against the base dir; schemes this build lacks are refused", async () => {
   assert.deepEqual(parseStoreSpec("sqlite:./data/g.db", "/etc/gw"), { kind: "sqlite", path: "/etc/gw/data/g.db" });
   assert.deepEqual(parseStoreSpec("sqlite:/var/g.db", "/etc/gw"), { kind: "sqlite", path: "/var/g.db" });
   assert.deepEqual(parseStoreSpec("sqlite::memory:", "/etc/gw"), { kind: "sqlite", path: ":memory:" });
-  assert.throws(() => openStore("redis://localhost:6379/0", { baseDir: dir }), /redis store is not available yet; use sqlite:<path>/);
-  assert.throws(() => openStore("postgres://x", { baseDir: dir }), /expected sqlite:<path>/);
-  const store = openStore("sqlite:./spec/g.db", { baseDir: dir });
-  store.record(entry({ requestId: "s" }));
-  store.close();
+  assert.deepEqual(parseStoreSpec("memory:", "/etc/gw"), { kind: "memory" });
+  assert.deepEqual(parseStoreSpec("postgres://x/y", "/etc/gw"), { kind: "postgres", url: "postgres://x/y" });
+  assert.throws(() => parseStoreSpec("mysql://x", dir), /expected memory:, sqlite:<path>, redis:\/\/host:port\/db or postgres:\/\/…/);
+  // Redis holds live state only: the usage log must be on a ledger.
+  await assert.rejects(openState({ store: "redis://localhost:6379/0" }, { baseDir: dir }), /keeps no usage log: add ledger:/);
+  await assert.rejects(openState({ store: "postgres://x/y" }, { baseDir: dir }), /PostgreSQL holds the usage log: write it as ledger:/);
+  await assert.rejects(openUsageLog({ store: "redis://localhost:6379/0" }, { baseDir: dir }), /keeps no usage log/);
+  const state = await openState({ store: "sqlite:./spec/g.db" }, { baseDir: dir });
+  await state.usageLog.append(entry({ requestId: "s" }));
+  await state.close();
   assert.equal(existsSync(join(dir, "spec/g.db")), true);
+  const log = await openUsageLog({ store: "sqlite:./spec/g.db" }, { baseDir: dir, mustExist: true });
+  assert.deepEqual((await log.logs({})).map((e) => e.requestId), ["s"]);
+  await assert.rejects(log.append(entry({ requestId: "t" })), /read only/);
+  await log.close();
+  await assert.rejects(openUsageLog({ store: "sqlite:./spec/none.db" }, { baseDir: dir, mustExist: true }), /no store at/);
 });
 
 for (const mode of ["flush", "record"] as const) {

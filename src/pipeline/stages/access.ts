@@ -4,13 +4,13 @@
 import { isIP } from "node:net";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Ledger } from "../../billing/ledger.js";
+import type { Accounts } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-/** @param ledger refuses tokens and users whose money is used up before anything else runs */
-export function accessStage(ledger: Ledger): Stage<RequestContext> {
-  // Synchronous checks: returning next() directly spares a promise per request.
+/** @param accounts refuse tokens and users whose money is used up before anything else runs */
+export function accessStage(accounts: Accounts): Stage<RequestContext> {
+  // Synchronous checks first: a poll returns next() directly, sparing a promise.
   return (ctx, next) => {
     const token = ctx.token!;
     if (!token.active) throw new GatewayError(errors.tokenDisabled);
@@ -27,8 +27,8 @@ export function accessStage(ledger: Ledger): Stage<RequestContext> {
       if (!token.allowIp(ctx.clientIp)) throw new GatewayError(errors.ipNotAllowed);
     }
     // Polls (the balance, a paid-for job) still answer when the money is gone.
-    if (!ctx.route?.poll) ledger.checkNotExhausted(token, user);
-    return next();
+    if (ctx.route?.poll) return next();
+    return accounts.checkNotExhausted(token, user).then(next);
   };
 }
 

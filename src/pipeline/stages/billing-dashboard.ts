@@ -2,19 +2,19 @@
 // /v1/dashboard/billing/subscription (the limit) and /v1/dashboard/billing/usage (spent,
 // in cents). A token with a quota reports its own quota; otherwise its user's credit.
 
-import type { Ledger } from "../../billing/ledger.js";
+import type { Accounts } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
 const toUnits = (nano: bigint): number => Number(nano) / 1e9;
 
-export function billingDashboardStage(ledger: Ledger): Stage<RequestContext> {
+export function billingDashboardStage(accounts: Accounts): Stage<RequestContext> {
   return async (ctx) => {
     const token = ctx.token!;
     const user = ctx.user!;
     const byToken = token.quotaNano !== undefined;
     const limit = toUnits(byToken ? token.quotaNano! : user.creditNano);
-    const spent = byToken ? ledger.spentByToken(token.name) : ledger.spentByUser(user.name);
+    const spent = await (byToken ? accounts.spentByToken(token.name) : accounts.spentByUser(user.name));
     const body = ctx.path.endsWith("/subscription")
       ? {
           object: "billing_subscription",

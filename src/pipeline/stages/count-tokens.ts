@@ -10,7 +10,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { tokenCountEstimates } from "../../observability/metrics.js";
 import type { CountTokensSpec } from "../../protocols/count-tokens.js";
 import { countTokensProtocols } from "../../protocols/registry.js";
-import { coolingLast } from "../../routing/health.js";
+import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel, ChannelTier } from "../../runtime/types.js";
 import { passthroughExchange } from "../../upstream/exchanges/passthrough.js";
@@ -21,17 +21,17 @@ import type { RequestContext } from "../context.js";
 import { candidateTiers } from "./candidates.js";
 import { attemptAll, exchangeInput } from "./upstream.js";
 
-export function countTokensStage(): Stage<RequestContext> {
+export function countTokensStage(routing: RoutingState): Stage<RequestContext> {
   return async (ctx) => {
     const spec = countTokensProtocols[ctx.route!.name];
     spec.check(ctx.json!);
     const tiers = candidateTiers(ctx);
     const native = (c: Channel) => c.protocol === spec.passthrough.channelProtocol;
     // An exact count beats an estimate: the route's own protocol is asked whatever its priority.
-    const plan = coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, native));
+    const plan = await routing.health.coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, native));
     if (plan.length > 0) {
       try {
-        const answer = await countUpstream(ctx, plan, spec);
+        const answer = await countUpstream(ctx, plan, spec, routing);
         if (answer) ctx.served = { ...answer, charge: "none" };
         return;
       } catch (err) {
@@ -45,13 +45,13 @@ export function countTokensStage(): Stage<RequestContext> {
 }
 
 /** Passes the count through to the plan's channels, failing over as any request does. */
-async function countUpstream(ctx: RequestContext, plan: readonly Channel[], spec: CountTokensSpec): Promise<Served | undefined> {
+async function countUpstream(ctx: RequestContext, plan: readonly Channel[], spec: CountTokensSpec, routing: RoutingState): Promise<Served | undefined> {
   const exchange = passthroughExchange(exchangeInput(ctx), spec.passthrough);
   const cancel = new Cancellation();
   const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
   ctx.res.once("close", onClose);
   try {
-    return await attemptAll(ctx, plan, () => exchange, cancel);
+    return await attemptAll(ctx, plan, () => exchange, cancel, routing);
   } finally {
     ctx.res.off("close", onClose);
   }

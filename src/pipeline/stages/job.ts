@@ -8,8 +8,7 @@ import { videoJobPath } from "../../protocols/openai/video-status.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import type { JobOutcomes } from "../../routing/job-outcomes.js";
-import { nextKey } from "../../routing/keys.js";
-import { jobOwner } from "../../routing/jobs.js";
+import type { RoutingState } from "../../routing/routing-state.js";
 import { downstreamResponseHeaders } from "../../upstream/headers.js";
 import { relay } from "../../upstream/relay.js";
 import { cutOff, endingOf, served } from "../../upstream/served.js";
@@ -21,10 +20,10 @@ import type { RequestContext } from "../context.js";
 /** A status answer is a small JSON object; past this the copy read for billing is dropped. */
 const STATUS_BODY_LIMIT = 64 * 1024;
 
-export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
+export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<RequestContext> {
   return async (ctx) => {
     const id = ctx.jobId!;
-    const owner = jobOwner(id);
+    const owner = await routing.jobs.owner(id);
     // Another user's job is as unknown as a job that never was: ids do not leak.
     if (!owner || owner.user !== ctx.token!.user) {
       throw new GatewayError(errors.notFound, `No video job '${id}' was created through this gateway by this account (or it expired).`);
@@ -44,7 +43,7 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
     try {
       const upstream = await send({
         method: "GET", url: upstreamUrl(channel.baseUrl, path), cancel, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(nextKey(channel)) },
+        headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(routing.keys.next(channel)) },
       });
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
         discard(upstream.body);
@@ -61,7 +60,7 @@ export function jobStage(outcomes: JobOutcomes): Stage<RequestContext> {
       ctx.served = relayed.end === "ended" ? served(ctx.res, parts) : cutOff(ctx.res, parts);
       // Acted on before the answer ends, so a client that reads its balance next sees it.
       const body = relayed.end === "ended" ? copy?.bytes() : undefined;
-      if (body) outcomes.observeAnswer(owner, body, "client");
+      if (body) await outcomes.observeAnswer(owner, body, "client");
     } catch (err) {
       if (err instanceof UpstreamFailure) {
         if (err.kind === "aborted") return;

@@ -4,7 +4,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Limiter } from "../../limits/limiter.js";
+import type { Limiter } from "../../state/interfaces.js";
 import type { RateWindow } from "../../runtime/types.js";
 import type { Stage } from "../compose.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
@@ -43,14 +43,14 @@ function limitedStage(limiter: Limiter): Stage<RequestContext> {
     const rateKey = `${name}\0rate`;
     const hits: { total?: number; rate?: number } = {};
     if (totalRequests) {
-      const a = limiter.take(totalKey, totalRequests, now);
+      const a = await limiter.take(totalKey, totalRequests, now);
       if (!a.ok) throw limited("Total request limit", totalRequests, a.retryAfterMs);
       hits.total = a.hit;
     }
     if (requestRate) {
-      const a = limiter.take(rateKey, requestRate, now);
+      const a = await limiter.take(rateKey, requestRate, now);
       if (!a.ok) {
-        if (hits.total !== undefined) limiter.refund(totalKey, hits.total); // refused: not counted
+        if (hits.total !== undefined) await limiter.refund(totalKey, hits.total); // refused: not counted
         throw limited("Request rate limit", requestRate, a.retryAfterMs);
       }
       hits.rate = a.hit;
@@ -60,7 +60,7 @@ function limitedStage(limiter: Limiter): Stage<RequestContext> {
       await next();
       failed = !upstreamServed(ctx) && answeredStatus(ctx) >= 400;
     } finally {
-      if (failed && hits.rate !== undefined) limiter.refund(rateKey, hits.rate);
+      if (failed && hits.rate !== undefined) await limiter.refund(rateKey, hits.rate);
     }
   };
 }

@@ -11,7 +11,7 @@ import { addRealtimeUsage } from "../../protocols/openai/realtime-usage.js";
 import { emptyUsage } from "../../protocols/usage.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
-import { nextKey } from "../../routing/keys.js";
+import type { KeyRotation } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel } from "../../runtime/types.js";
 import { requestIdHeader } from "../../server/request-id.js";
@@ -42,13 +42,13 @@ type Frame = [WebSocket.RawData, boolean];
  * speaks first (session.created), so its frames are held in `early` from the start, before
  * the client is connected to receive them. */
 function connectUpstream(
-  ctx: RequestContext, channel: Channel, upstreamModel: string, early: Frame[],
+  ctx: RequestContext, channel: Channel, key: string, upstreamModel: string, early: Frame[],
 ): Promise<{ upstream: WebSocket; hold: (data: WebSocket.RawData, isBinary: boolean) => void }> {
   const url = upstreamUrl(channel.baseUrl, `/v1/realtime?model=${encodeURIComponent(upstreamModel)}`);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const beta = ctx.req.headers["openai-beta"];
   const upstream = new WebSocket(url, upstreamProtocols(ctx.req.headers), {
-    headers: { ...providers[channel.protocol].authHeaders(nextKey(channel)), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
+    headers: { ...providers[channel.protocol].authHeaders(key), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
     handshakeTimeout: ctx.runtime.server.upstreamTimeoutMs,
   });
   const hold = (data: WebSocket.RawData, isBinary: boolean) => { early.push([data, isBinary]); };
@@ -99,7 +99,7 @@ function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
   throw new GatewayError(errors.clientClosed);
 }
 
-export function realtimeStage(): Stage<RequestContext> {
+export function realtimeStage(keys: KeyRotation): Stage<RequestContext> {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false });
   return async (ctx) => {
     const plan = planAttempts(candidateTiers(ctx), 1, (c) => c.protocol === "openai");
@@ -110,7 +110,7 @@ export function realtimeStage(): Stage<RequestContext> {
     ctx.channel = channel;
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const early: Frame[] = [];
-    const { upstream, hold } = await connectUpstream(ctx, channel, ctx.upstreamModel, early);
+    const { upstream, hold } = await connectUpstream(ctx, channel, keys.next(channel), ctx.upstreamModel, early);
     let client: WebSocket;
     try {
       client = acceptClient(wss, ctx);

@@ -4,18 +4,17 @@
 
 import { costOf } from "../../billing/cost.js";
 import { requestedMaxTokens, reserveUsage } from "../../billing/estimate.js";
-import type { Ledger } from "../../billing/ledger.js";
+import type { Accounts } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-export function reserveStage(ledger: Ledger): Stage<RequestContext> {
-  // Synchronous checks: returning next() directly spares a promise per request.
-  return (ctx, next) => {
+export function reserveStage(accounts: Accounts): Stage<RequestContext> {
+  return async (ctx, next) => {
     const model = ctx.model!;
     const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
     const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
     const amount = costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
-    ctx.reservation = ledger.reserve(ctx.token!, ctx.user!, amount);
+    ctx.reservation = await accounts.reserve(ctx.id, ctx.token!, ctx.user!, amount);
     return next();
   };
 }

@@ -1,24 +1,25 @@
 // Settlement: the stage around everything that can cost money (reserve → upstream). Once
 // the rest of the chain is done it prices what the upstream served (its usage, or a marked
-// estimate), settles the reservation, appends the usage-log entry, waits until both are
-// durable when they charge anything, and only then releases the answer's last bytes. A
-// charge that cannot be committed withholds them: nothing is served unbilled.
+// estimate), settles the reservation against the accounts and appends the usage-log entry
+// together, waits until both are done when they charge anything (the entry durable, the
+// spend updated), and only then releases the answer's last bytes. A charge that cannot be
+// committed withholds them: nothing is served unbilled.
 
 import { costOf } from "../../billing/cost.js";
 import { fallbackUsage } from "../../billing/estimate.js";
-import type { Ledger } from "../../billing/ledger.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { costTally } from "../../observability/metrics.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
+import type { Accounts, UsageLog } from "../../state/interfaces.js";
 import type { UsageEntry } from "../../state/store.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 
-export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestContext> {
+export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
     let failure: unknown;
     try {
@@ -27,7 +28,7 @@ export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestC
       failure = err;
     }
     const entry = usageEntry(ctx, failure);
-    const committed = ledger.settle(ctx.reservation, entry);
+    const committed = commit(accounts, usageLog, ctx.reservation, entry);
     observer.record({ entry, attempts: ctx.attempts });
     const served = ctx.served;
     if (entry.costNano > 0n) {
@@ -45,6 +46,17 @@ export function settleStage(ledger: Ledger, observer: UsageSink): Stage<RequestC
     served?.release();
     if (failure !== undefined) throw failure;
   };
+}
+
+/**
+ * Settles the reservation and appends the entry, both started at once: the accounts first,
+ * so one not loaded yet reads its total from the log before this entry is in it. Either
+ * failing rejects; the spend stays counted either way (money an upstream served is never
+ * offered again).
+ */
+function commit(accounts: Accounts, usageLog: UsageLog, reservation: RequestContext["reservation"], entry: UsageEntry): Promise<unknown> {
+  const settled = accounts.settle(reservation, { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano });
+  return Promise.all([settled, usageLog.append(entry)]);
 }
 
 /** The request's usage-log entry: what it is charged, and how it ended. */

@@ -10,11 +10,9 @@ import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metr
 import { passesThrough, routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
 import type { CredentialRefusal } from "../../providers/provider.js";
-import { nextKey } from "../../routing/keys.js";
 import { planAttempts } from "../../routing/plan.js";
-import { affinityKey, bindChannel, boundChannel, sessionOf } from "../../routing/affinity.js";
-import { coolingLast, recordFailure, recordSuccess } from "../../routing/health.js";
-import { rememberJob } from "../../routing/jobs.js";
+import { affinityKey, sessionOf } from "../../routing/affinity.js";
+import type { RoutingState } from "../../routing/routing-state.js";
 import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import { BrokenAnswer, type Exchange, type ExchangeInput } from "../../upstream/exchanges/exchange.js";
@@ -28,14 +26,16 @@ import type { RequestContext } from "../context.js";
 import { candidateTiers } from "./candidates.js";
 
 /** The model-call handler shared by chat-completions, messages, generate-content, responses. */
-export function upstreamStage(): Stage<RequestContext> {
+export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
   return async (ctx) => {
     const protocol = routeProtocols[ctx.route!.name];
     const reachable = (c: Channel) => c.protocol === protocol.passthrough.channelProtocol || protocol.inbound !== undefined;
     const tiers = candidateTiers(ctx);
-    const session = sessionBinding(ctx);
+    const sessionKey = affinityKeyOf(ctx);
+    const session = sessionKey === undefined ? undefined
+      : { key: sessionKey, bound: await routing.affinity.bound(sessionKey, ctx.runtime.affinityTtlMs) };
     // A channel cooling down after repeated failures goes last; a session's channel first.
-    const plan = coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
+    const plan = await routing.health.coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
     if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
     if (plan.length === 0) {
       throw new GatewayError(errors.conversionUnsupported,
@@ -45,28 +45,26 @@ export function upstreamStage(): Stage<RequestContext> {
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
     try {
-      const served = await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel);
+      const served = await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel, routing);
       if (!served) return; // the client left before any answer
       ctx.served = served;
       const ok = served.status < 300;
       if (served.jobId && ok) {
-        rememberJob(served.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName!, requestId: ctx.id });
+        await routing.jobs.remember(served.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName!, requestId: ctx.id });
       }
       // Bind only after a success, and only a new session: a bound one keeps its channel.
-      if (session && !session.bound && ok) bindChannel(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
+      if (session && !session.bound && ok) await routing.affinity.bind(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
     } finally {
       ctx.res.off("close", onClose);
     }
   };
 }
 
-/** The request's session and the channel it is bound to, when affinity is on and it names one. */
-function sessionBinding(ctx: RequestContext): { key: string; bound?: string } | undefined {
+/** The binding key of the request's session, when affinity is on and it names one. */
+function affinityKeyOf(ctx: RequestContext): string | undefined {
   if (ctx.runtime.affinityTtlMs <= 0) return undefined;
   const session = sessionOf(ctx.req.headers["x-gateway-session-id"], ctx.json);
-  if (session === undefined) return undefined;
-  const key = affinityKey(ctx.token!.name, ctx.modelName!, session);
-  return { key, bound: boundChannel(key) };
+  return session === undefined ? undefined : affinityKey(ctx.token!.name, ctx.modelName!, session);
 }
 
 /**
@@ -116,14 +114,16 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
  * when the client left first. Throws the client-facing error when every attempt failed. */
 export async function attemptAll(
   ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
+  routing: RoutingState,
 ): Promise<Served | undefined> {
+  const { health, keys } = routing;
   let last: LastFailure | undefined;
   for (const channel of plan) {
     ctx.attempts++;
     ctx.channel = channel;
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const exchange = exchangeFor(channel.protocol);
-    const request = exchange.request(channel, ctx.upstreamModel, nextKey(channel));
+    const request = exchange.request(channel, ctx.upstreamModel, keys.next(channel));
     const started = process.hrtime.bigint();
     let upstream: UpstreamResponse;
     try {
@@ -140,7 +140,7 @@ export async function attemptAll(
       if (err.kind === "aborted") return undefined;
       last = { kind: "transport", failure: err };
       if (err.kind === "timeout") break; // a slow upstream is not retried: 504
-      recordFailure(channel.name);
+      await noted(health.recordFailure(channel.name), channel);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
       continue;
@@ -152,7 +152,7 @@ export async function attemptAll(
     if (shouldFailOver(status)) {
       discard(upstream.body); // drained, so the connection returns to the pool
       last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
-      recordFailure(channel.name);
+      await noted(health.recordFailure(channel.name), channel);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
       log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
       continue;
@@ -162,14 +162,20 @@ export async function attemptAll(
       log.warn("upstream answer broken", { requestId: ctx.id, channel: channel.name, reason: answer.reason });
       // A body cut short, stalled or not JSON: nothing of it reached the client: the channel failed, and the next may answer.
       last = { kind: "broken", reason: answer.reason };
-      recordFailure(channel.name);
+      await noted(health.recordFailure(channel.name), channel);
       upstreamRetriesTotal.inc({ channel: channel.name, reason: "broken_answer" });
       continue;
     }
-    recordSuccess(channel.name);
+    // Not waited for: the answer need not wait to forget a channel's past failures.
+    void noted(health.recordSuccess(channel.name), channel);
     return answer;
   }
   throw exhaustedError(last ?? { kind: "status", status: 502 });
+}
+
+/** Health is advice: a store that cannot note an attempt does not fail the request. */
+function noted(recorded: Promise<void>, channel: Channel): Promise<void> {
+  return recorded.catch((err) => log.warn("channel health not recorded", { channel: channel.name, error: String(err) }));
 }
 
 /**

@@ -1,0 +1,155 @@
+// `gateway migrate --from sqlite:<path> --to postgres://…`: copies the embedded store's
+// usage log into the PostgreSQL ledger, refunds included. Idempotent (entries already in
+// the ledger are left alone, so it can be rerun); prints counts and the settled spend on
+// both sides so the operator can compare them. Run it with the gateway stopped.
+
+import { existsSync } from "node:fs";
+import Database from "better-sqlite3";
+import { normalizeEntry } from "../state/entry.js";
+import { parseStoreSpec } from "../state/open.js";
+import { describePostgresUrl, openPostgresUsageLog, type PostgresUsageLog } from "../state/postgres-log.js";
+import { openSqliteStore } from "../state/sqlite.js";
+import type { UsageEntry } from "../state/store.js";
+import { parseFlags, processIo, UsageError, type CliIo } from "./format.js";
+
+export const migrateUsage = `usage: gateway migrate --from sqlite:./data/gateway.db --to postgres://user@host:5432/db`;
+
+/** Entries read from SQLite and committed to PostgreSQL per round. */
+const CHUNK = 1000;
+
+/** A SQLite usage_log row read with safe integers (INTEGER columns are bigint). */
+interface SqliteRow {
+  request_id: string; time: bigint; token: string; user: string; grp: string; model: string;
+  upstream_model: string | null; channel: string | null; inbound_protocol: string; upstream_protocol: string | null;
+  input: bigint; cache_read: bigint; cache_write: bigint; output: bigint; reasoning: bigint; cost_nano: bigint;
+  status: bigint; error: string | null; duration_ms: number; ttfb_ms: number | null; estimated: bigint;
+  refunded_at: bigint | null; dropped_fields: string | null;
+}
+
+function entryOf(r: SqliteRow): UsageEntry {
+  return normalizeEntry({
+    requestId: r.request_id, time: Number(r.time), token: r.token, user: r.user, group: r.grp, model: r.model,
+    upstreamModel: r.upstream_model, channel: r.channel, inboundProtocol: r.inbound_protocol,
+    upstreamProtocol: r.upstream_protocol,
+    usage: { input: Number(r.input), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write), output: Number(r.output), reasoning: Number(r.reasoning) },
+    costNano: r.cost_nano, status: Number(r.status), error: r.error, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms,
+    estimated: r.estimated !== 0n, refundedAt: r.refunded_at === null ? null : Number(r.refunded_at),
+    droppedFields: r.dropped_fields === null ? null : r.dropped_fields.split(","),
+  });
+}
+
+/** Counts and settled spend of one side. */
+interface Side {
+  readonly entries: number;
+  readonly refunded: number;
+  readonly tokens: ReadonlyMap<string, bigint>;
+  readonly users: ReadonlyMap<string, bigint>;
+}
+
+function total(m: ReadonlyMap<string, bigint>): bigint {
+  let sum = 0n;
+  for (const v of m.values()) sum += v;
+  return sum;
+}
+
+function sqliteSide(db: Database.Database): Side {
+  const counts = db.prepare("SELECT count(*) AS entries, count(refunded_at) AS refunded FROM usage_log").get() as { entries: bigint; refunded: bigint };
+  const tokens = new Map<string, bigint>();
+  const users = new Map<string, bigint>();
+  for (const r of db.prepare("SELECT kind, name, nano FROM spend").all() as { kind: string; name: string; nano: bigint }[]) {
+    (r.kind === "token" ? tokens : users).set(r.name, r.nano);
+  }
+  return { entries: Number(counts.entries), refunded: Number(counts.refunded), tokens, users };
+}
+
+async function postgresSide(ledger: PostgresUsageLog): Promise<Side> {
+  const [counts, totals] = await Promise.all([ledger.counts(), ledger.spendTotals()]);
+  return { ...counts, ...totals };
+}
+
+/** Names whose spend differs between the sides (a name absent on one side counts as 0). */
+function differences(kind: string, a: ReadonlyMap<string, bigint>, b: ReadonlyMap<string, bigint>): string[] {
+  const out: string[] = [];
+  for (const name of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(name) ?? 0n;
+    const y = b.get(name) ?? 0n;
+    if (x !== y) out.push(`  ${kind} ${name}: sqlite ${x} nano, postgres ${y} nano`);
+  }
+  return out;
+}
+
+/** How many of `m` have spent something (a counter refunded back to 0 is left out). */
+function spenders(m: ReadonlyMap<string, bigint>): number {
+  let n = 0;
+  for (const v of m.values()) if (v !== 0n) n++;
+  return n;
+}
+
+function describeSide(name: string, s: Side): string {
+  return `${name}: ${s.entries} entries (${s.refunded} refunded), settled spend ${total(s.users)} nano over ${spenders(s.users)} users and ${spenders(s.tokens)} tokens\n`;
+}
+
+/**
+ * Runs the command; resolves to the exit code: 0 copied and the spend totals match,
+ * 1 they differ or a side could not be read, 2 bad command line.
+ */
+export async function runMigrate(args: readonly string[], io: CliIo = processIo): Promise<number> {
+  let from: string;
+  let to: string;
+  try {
+    const flags = parseFlags(args, { values: ["from", "to"], switches: ["help"] });
+    if (flags.switches.has("help")) {
+      io.out(migrateUsage + "\n");
+      return 0;
+    }
+    const [fromSpec, toSpec] = [flags.values.get("from"), flags.values.get("to")];
+    if (!fromSpec || !toSpec) throw new UsageError("both --from and --to are needed");
+    const source = parseStoreSpec(fromSpec, process.cwd());
+    const target = parseStoreSpec(toSpec, process.cwd());
+    if (source.kind !== "sqlite" || source.path === ":memory:") throw new UsageError("--from must be sqlite:<path> of a store file");
+    if (target.kind !== "postgres") throw new UsageError("--to must be postgres://…");
+    from = source.path;
+    to = target.url;
+  } catch (error) {
+    io.err(`${(error as Error).message}\n${migrateUsage}\n`);
+    return 2;
+  }
+  if (!existsSync(from)) {
+    io.err(`no store at ${from}\n`);
+    return 1;
+  }
+  let ledger: PostgresUsageLog | undefined;
+  let db: Database.Database | undefined;
+  try {
+    // Opening the store to write commits what a stopped gateway left in its journal.
+    openSqliteStore(from).close();
+    db = new Database(from, { readonly: true, fileMustExist: true });
+    db.defaultSafeIntegers(true);
+    ledger = await openPostgresUsageLog(to);
+    const before = (await ledger.counts()).entries;
+    let chunk: UsageEntry[] = [];
+    for (const row of db.prepare("SELECT * FROM usage_log ORDER BY rowid").iterate() as IterableIterator<SqliteRow>) {
+      chunk.push(entryOf(row));
+      if (chunk.length === CHUNK) (await ledger.importEntries(chunk), (chunk = []));
+    }
+    await ledger.importEntries(chunk);
+    const sqlite = sqliteSide(db);
+    const postgres = await postgresSide(ledger);
+    io.out(`copied ${postgres.entries - before} new entries to ${describePostgresUrl(to)} (${sqlite.entries - (postgres.entries - before)} were there already)\n`);
+    io.out(describeSide(`sqlite   ${from}`, sqlite));
+    io.out(describeSide(`postgres ${describePostgresUrl(to)}`, postgres));
+    const diff = [...differences("user", sqlite.users, postgres.users), ...differences("token", sqlite.tokens, postgres.tokens)];
+    if (diff.length === 0) {
+      io.out("settled spend per user and token: identical\n");
+      return 0;
+    }
+    io.out(`settled spend differs for ${diff.length} users or tokens (entries in postgres that sqlite does not have?):\n${diff.join("\n")}\n`);
+    return 1;
+  } catch (error) {
+    io.err(`migrate: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    db?.close();
+    await ledger?.close();
+  }
+}

@@ -1,0 +1,500 @@
+// The usage log on PostgreSQL (node-postgres): the shared, durable system of record.
+// Appends are committed in groups, one statement each: entries arriving while a commit is
+// in flight share the next, which starts as soon as it ends (no timer), and each append
+// resolves only once its commit has returned (settled before acknowledged).
+
+import pg from "pg";
+import { log } from "../observability/log.js";
+import { logLimit, normalizeEntry } from "./entry.js";
+import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
+import { migratePostgres } from "./postgres-migrations.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+
+/** How to open the ledger; the defaults suit a gateway, tests shorten them. */
+export interface PostgresLogOptions {
+  /** Connections in the pool; default 4. */
+  readonly poolSize?: number;
+  /** How long opening a connection may take, at start and while serving; default 3000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** How long a statement may take before it fails (server and client side); default 5000 ms. */
+  readonly statementTimeoutMs?: number;
+  /** How often an unreachable server is probed, so health recovers without traffic; default 1000 ms. */
+  readonly probeIntervalMs?: number;
+}
+
+/** Rows one commit carries at most; the rest go in the next commit, at once. */
+export const MAX_BATCH = 2000;
+
+/** `postgres://user@host:port/db`: where the ledger is, without the password. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.search = "";
+    return u.toString();
+  } catch {
+    return "postgres://(unparsable URL)";
+  }
+}
+
+/**
+ * Connects to the ledger at `url`, checks it answers and migrates its schema. Throws an
+ * Error naming postgres and the address (never the password) when it cannot, within
+ * about `connectTimeoutMs`.
+ */
+export async function openPostgresUsageLog(url: string, opts: PostgresLogOptions = {}): Promise<PostgresUsageLog> {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 4,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
+    // Server side first; the client-side bound also covers a server that stopped answering.
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + 1000,
+    keepAlive: true,
+    application_name: "llm-gateway",
+  });
+  // An idle connection dropped while migrating is reported by the migration itself.
+  const ignore = () => {};
+  pool.on("error", ignore);
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new Error(`ledger: cannot use postgres at ${describePostgresUrl(url)}: ${errorText(error)}`);
+  }
+  pool.off("error", ignore);
+  return new PostgresUsageLog(pool, url, opts.probeIntervalMs ?? 1000);
+}
+
+function errorText(error: unknown): string {
+  const e = error as { message?: string; code?: string };
+  // ECONNREFUSED and friends come as an AggregateError with an empty message.
+  if (error instanceof AggregateError && !e.message) return error.errors.map((x) => String((x as Error).message)).join("; ");
+  return e.message || e.code || String(error);
+}
+
+/**
+ * Errors that mean the server is gone or not answering (connection refused or lost,
+ * timeouts, shutdown) rather than a row it refused: the batch is not retried row by row.
+ */
+function isUnreachable(error: unknown): boolean {
+  if (error instanceof TypeError || error instanceof RangeError) return false; // an entry that is not one
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return true; // a socket error or a client timeout
+  // 08: connection exception; 57: operator intervention (shutdown, statement timeout); 53: out of resources.
+  return code.startsWith("08") || code.startsWith("57") || code.startsWith("53");
+}
+
+/** An append waiting for its commit. */
+interface Pending {
+  readonly entry: UsageEntry;
+  /** Only `importEntries` keeps a refund time; appends never set one. */
+  readonly refundedAt: number | null;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** Column order of the insert statement; each is passed as one array (unnest). */
+const INSERT_COLUMNS = `request_id, time, token, "user", grp, model, upstream_model, channel, inbound_protocol,
+  upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
+  ttfb_ms, estimated, refunded_at, dropped_fields`;
+const INSERT_TYPES = [
+  "text", "int8", "text", "text", "text", "text", "text", "text", "text",
+  "text", "int8", "int8", "int8", "int8", "int8", "int8", "int4", "text", "float8",
+  "float8", "bool", "int8", "text",
+] as const;
+
+/**
+ * One commit: inserts the new entries (a request id recorded already is left alone) and
+ * adds the cost of those inserted, refunds left out, to their tokens' and users' spend, in
+ * one statement (one transaction, one round trip). Spend rows are updated in key order, so
+ * two gateways committing at once wait for each other instead of deadlocking.
+ */
+const INSERT_SQL = `
+  WITH ins AS (
+    INSERT INTO usage_log (${INSERT_COLUMNS})
+    SELECT ${INSERT_COLUMNS} FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(", ")})
+      WITH ORDINALITY AS r(${INSERT_COLUMNS}, ord)
+    ORDER BY ord
+    ON CONFLICT (request_id) DO NOTHING
+    RETURNING token, "user", cost_nano, refunded_at
+  ), charged AS (
+    SELECT 'token' AS kind, token AS name, sum(cost_nano) AS nano FROM ins
+      WHERE refunded_at IS NULL AND cost_nano <> 0 GROUP BY token
+    UNION ALL
+    SELECT 'user', "user", sum(cost_nano) FROM ins
+      WHERE refunded_at IS NULL AND cost_nano <> 0 GROUP BY "user"
+  )
+  INSERT INTO spend (kind, name, nano)
+  SELECT kind, name, nano::bigint FROM charged ORDER BY kind, name
+  ON CONFLICT (kind, name) DO UPDATE SET nano = spend.nano + excluded.nano`;
+
+/**
+ * Marks an entry refunded if it is not yet (a concurrent refund waits for the row lock and
+ * then finds it refunded) and takes its cost off its token's and user's spend, in one
+ * statement. One row with `refunded` true: refunded now; false: refunded before; none: no
+ * such entry.
+ */
+const REFUND_SQL = `
+  WITH r AS (
+    UPDATE usage_log SET refunded_at = $2 WHERE request_id = $1 AND refunded_at IS NULL
+    RETURNING token, "user", cost_nano
+  ), s AS (
+    INSERT INTO spend (kind, name, nano)
+    SELECT 'token', token, -cost_nano FROM r WHERE cost_nano <> 0
+    UNION ALL
+    SELECT 'user', "user", -cost_nano FROM r WHERE cost_nano <> 0
+    ON CONFLICT (kind, name) DO UPDATE SET nano = spend.nano + excluded.nano
+  )
+  SELECT true AS refunded, token, "user", cost_nano FROM r
+  UNION ALL
+  SELECT false, NULL, NULL, NULL FROM usage_log WHERE request_id = $1 AND NOT EXISTS (SELECT 1 FROM r)`;
+
+const dimensionColumn: Record<SpendDimension, string> = { user: `"user"`, token: "token", model: "model", group: "grp" };
+
+/** Equality filters and their columns, in the order conditions are written. */
+const equalities = [
+  ["requestId", "request_id"],
+  ["token", "token"],
+  ["user", `"user"`],
+  ["model", "model"],
+  ["status", "status"],
+] as const;
+
+/** A usage_log row as node-postgres returns it: int8 as a string, never a float. */
+interface LogRow {
+  request_id: string;
+  time: string;
+  token: string;
+  user: string;
+  grp: string;
+  model: string;
+  upstream_model: string | null;
+  channel: string | null;
+  inbound_protocol: string;
+  upstream_protocol: string | null;
+  input: string;
+  cache_read: string;
+  cache_write: string;
+  output: string;
+  reasoning: string;
+  cost_nano: string;
+  status: number;
+  error: string | null;
+  duration_ms: number;
+  ttfb_ms: number | null;
+  estimated: boolean;
+  refunded_at: string | null;
+  dropped_fields: string | null;
+}
+
+function toEntry(row: LogRow): UsageEntry {
+  return normalizeEntry({
+    requestId: row.request_id,
+    time: Number(row.time),
+    token: row.token,
+    user: row.user,
+    group: row.grp,
+    model: row.model,
+    upstreamModel: row.upstream_model,
+    channel: row.channel,
+    inboundProtocol: row.inbound_protocol,
+    upstreamProtocol: row.upstream_protocol,
+    usage: {
+      input: Number(row.input),
+      cacheRead: Number(row.cache_read),
+      cacheWrite: Number(row.cache_write),
+      output: Number(row.output),
+      reasoning: Number(row.reasoning),
+    },
+    costNano: BigInt(row.cost_nano),
+    status: row.status,
+    error: row.error,
+    durationMs: row.duration_ms,
+    ttfbMs: row.ttfb_ms,
+    estimated: row.estimated,
+    refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
+    droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
+  });
+}
+
+/** The statement's parameters for a batch: one array per column. */
+function columnsOf(batch: readonly Pending[]): unknown[][] {
+  const cols: unknown[][] = INSERT_TYPES.map(() => new Array<unknown>(batch.length));
+  batch.forEach(({ entry: e, refundedAt }, i) => {
+    const u = e.usage;
+    const values = [
+      e.requestId, e.time, e.token, e.user, e.group, e.model, e.upstreamModel ?? null, e.channel ?? null,
+      e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
+      e.costNano.toString(), e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated, refundedAt,
+      e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
+    ];
+    for (let c = 0; c < values.length; c++) cols[c][i] = values[c];
+  });
+  return cols;
+}
+
+export class PostgresUsageLog implements UsageLog {
+  readonly #pool: pg.Pool;
+  readonly #where: string;
+  readonly #probeIntervalMs: number;
+  #queue: Pending[] = [];
+  #committing = false;
+  #scheduled = false;
+  /** Appends not yet settled, so flush and close can wait for them: each resolves to
+   * whether its entry was written (it never rejects). */
+  readonly #outstanding = new Set<Promise<boolean>>();
+  #reachable = true;
+  #probe: NodeJS.Timeout | undefined;
+  #closed = false;
+  #commits = 0;
+
+  constructor(pool: pg.Pool, url: string, probeIntervalMs: number) {
+    this.#pool = pool;
+    this.#where = describePostgresUrl(url);
+    this.#probeIntervalMs = probeIntervalMs;
+    // An idle connection the server dropped: without a listener this would crash the process.
+    pool.on("error", (error) => this.#lost(error));
+  }
+
+  /** Batch statements run so far (commits grouping many appends count once). */
+  get commits(): number {
+    return this.#commits;
+  }
+
+  /** "postgres" is degraded while the last statement could not reach the server. */
+  health(): StateHealth {
+    return { degraded: this.#reachable ? [] : ["postgres"] };
+  }
+
+  append(entry: UsageEntry): Promise<void> {
+    if (typeof entry.costNano !== "bigint") {
+      return Promise.reject(new TypeError(`usage entry ${entry.requestId}: costNano must be a bigint of nano-units`));
+    }
+    return this.#enqueue(entry, null);
+  }
+
+  /**
+   * Copies entries from another store as they are, refund times included (`gateway
+   * migrate`): entries already present are left alone; the spend of those added, refunds
+   * left out, is added. Resolves once all are committed.
+   */
+  async importEntries(entries: readonly UsageEntry[]): Promise<void> {
+    await Promise.all(entries.map((e) => this.#enqueue(e, e.refundedAt ?? null)));
+  }
+
+  #enqueue(entry: UsageEntry, refundedAt: number | null): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("the usage log is closed"));
+    const done = new Promise<void>((resolve, reject) => this.#queue.push({ entry, refundedAt, resolve, reject }));
+    const tracked: Promise<boolean> = done.then(
+      () => this.#outstanding.delete(tracked),
+      () => !this.#outstanding.delete(tracked),
+    );
+    this.#outstanding.add(tracked);
+    this.#kick();
+    return done;
+  }
+
+  /** Starts a commit unless one is in flight (it picks the queue up when it ends). A
+   * microtask, not a timer: appends made in the same turn share the first commit. */
+  #kick(): void {
+    if (this.#committing || this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#committing) return;
+    this.#committing = true;
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.length <= MAX_BATCH ? this.#queue : this.#queue.slice(0, MAX_BATCH);
+        this.#queue = this.#queue.length <= MAX_BATCH ? [] : this.#queue.slice(MAX_BATCH);
+        await this.#commit(batch);
+      }
+    } finally {
+      this.#committing = false;
+    }
+  }
+
+  /** Commits a batch and settles each append in it; never throws. */
+  async #commit(batch: readonly Pending[]): Promise<void> {
+    try {
+      await this.#insert(batch);
+      for (const p of batch) p.resolve();
+      return;
+    } catch (error) {
+      if (batch.length === 1 || isUnreachable(error)) {
+        const failure = this.#failure(error, batch.length);
+        for (const p of batch) p.reject(failure);
+        return;
+      }
+    }
+    // The server refused the batch for one of its rows: one bad row must not take the
+    // others with it, so each is committed alone.
+    for (const p of batch) await this.#commit([p]);
+  }
+
+  async #insert(batch: readonly Pending[]): Promise<void> {
+    this.#commits++;
+    await this.#query({ name: "usage_log_append", text: INSERT_SQL, values: columnsOf(batch) });
+  }
+
+  #failure(error: unknown, entries: number): Error {
+    const what = entries === 1 ? "a usage entry" : `${entries} usage entries`;
+    if (isUnreachable(error)) {
+      return new Error(`${what} could not be written: postgres at ${this.#where} is unreachable (${errorText(error)})`);
+    }
+    log.error("usage entry refused by postgres", { error: errorText(error) });
+    return new Error(`${what} could not be written to postgres: ${errorText(error)}`);
+  }
+
+  /** Runs a statement on the pool, keeping health up to date. */
+  async #query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    try {
+      const result = await this.#pool.query<R>(config);
+      this.#reachable = true;
+      return result;
+    } catch (error) {
+      if (isUnreachable(error)) this.#lost(error);
+      throw error;
+    }
+  }
+
+  /** The server is gone: report it, and probe until it answers again. */
+  #lost(error: unknown): void {
+    if (this.#reachable) log.error("ledger: postgres unreachable", { where: this.#where, error: errorText(error) });
+    this.#reachable = false;
+    if (this.#probe || this.#closed) return;
+    this.#probe = setInterval(() => {
+      this.#pool.query("SELECT 1").then(
+        () => {
+          this.#reachable = true;
+          clearInterval(this.#probe);
+          this.#probe = undefined;
+          log.info("ledger: postgres reachable again", { where: this.#where });
+        },
+        () => {},
+      );
+    }, this.#probeIntervalMs);
+    this.#probe.unref();
+  }
+
+  /** Waits for every append made so far to settle; rejects when any of them failed. */
+  async flush(): Promise<void> {
+    const written = await Promise.all([...this.#outstanding]);
+    const failed = written.filter((ok) => !ok).length;
+    if (failed > 0) throw new Error(`${failed} usage entries could not be written to postgres at ${this.#where}`);
+  }
+
+  async refund(requestId: string, at: number): Promise<RefundResult> {
+    // An append this process made and has not yet committed is waited for, so it is found.
+    await Promise.all([...this.#outstanding]);
+    const { rows } = await this.#query<{ refunded: boolean; token: string | null; user: string | null; cost_nano: string | null }>({
+      name: "usage_log_refund",
+      text: REFUND_SQL,
+      values: [requestId, at],
+    });
+    const row = rows[0];
+    if (!row) return { kind: "not-recorded" };
+    if (!row.refunded) return { kind: "already-refunded" };
+    return { kind: "refunded", token: row.token!, user: row.user!, costNano: BigInt(row.cost_nano!) };
+  }
+
+  async logs(filter: LogFilter): Promise<UsageEntry[]> {
+    const conditions: string[] = [];
+    const values: unknown[] = [];
+    for (const [name, column] of equalities) {
+      const value = filter[name];
+      if (value === undefined) continue;
+      values.push(value);
+      conditions.push(`${column} = $${values.length}`);
+    }
+    if (filter.since !== undefined) (values.push(filter.since), conditions.push(`time >= $${values.length}`));
+    if (filter.until !== undefined) (values.push(filter.until), conditions.push(`time < $${values.length}`));
+    values.push(logLimit(filter.limit));
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
+    const { rows } = await this.#query<LogRow>({
+      text: `SELECT * FROM usage_log ${where} ORDER BY time DESC, seq DESC LIMIT $${values.length}`,
+      values,
+    });
+    return rows.map(toEntry);
+  }
+
+  async spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]> {
+    const column = dimensionColumn[by];
+    const { rows } = await this.#query<{
+      key: string; requests: string; input: string; cache_read: string; cache_write: string; output: string; reasoning: string; cost: string;
+    }>({
+      name: `usage_log_spend_${by}`,
+      // Sums of int8 are numeric (exact); keys sort bytewise, as SQLite does.
+      text: `SELECT ${column} AS key, count(*) AS requests,
+          sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
+          sum(output) AS output, sum(reasoning) AS reasoning,
+          sum(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
+        FROM usage_log WHERE time >= $1 AND time < $2
+        GROUP BY ${column} ORDER BY cost DESC, ${column} COLLATE "C" ASC`,
+      values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],
+    });
+    return rows.map((r) => ({
+      key: r.key,
+      requests: Number(r.requests),
+      usage: {
+        input: Number(r.input),
+        cacheRead: Number(r.cache_read),
+        cacheWrite: Number(r.cache_write),
+        output: Number(r.output),
+        reasoning: Number(r.reasoning),
+      },
+      costNano: BigInt(r.cost),
+    }));
+  }
+
+  spentByToken(token: string): Promise<bigint> {
+    return this.#spent("token", token);
+  }
+
+  spentByUser(user: string): Promise<bigint> {
+    return this.#spent("user", user);
+  }
+
+  async #spent(kind: "token" | "user", name: string): Promise<bigint> {
+    const { rows } = await this.#query<{ nano: string }>({
+      name: "spend_one",
+      text: "SELECT nano FROM spend WHERE kind = $1 AND name = $2",
+      values: [kind, name],
+    });
+    return rows[0] ? BigInt(rows[0].nano) : 0n;
+  }
+
+  async spendTotals(): Promise<SpendTotals> {
+    const { rows } = await this.#query<{ kind: "token" | "user"; name: string; nano: string }>({
+      text: "SELECT kind, name, nano FROM spend",
+    });
+    const tokens = new Map<string, bigint>();
+    const users = new Map<string, bigint>();
+    for (const r of rows) (r.kind === "token" ? tokens : users).set(r.name, BigInt(r.nano));
+    return { tokens, users };
+  }
+
+  /** How many entries the log holds, and how many of them are refunded. */
+  async counts(): Promise<{ entries: number; refunded: number }> {
+    const { rows } = await this.#query<{ entries: string; refunded: string }>({
+      text: "SELECT count(*) AS entries, count(refunded_at) AS refunded FROM usage_log",
+    });
+    return { entries: Number(rows[0].entries), refunded: Number(rows[0].refunded) };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#probe);
+    this.#probe = undefined;
+    await Promise.all([...this.#outstanding]);
+    await this.#pool.end();
+  }
+}

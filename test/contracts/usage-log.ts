@@ -1,0 +1,203 @@
+// The usage-log contract, run against every implementation: appends are idempotent per
+// request id and add exact money to the spend, logs filter and order, spend aggregates,
+// refunds happen once, and (where the log outlives its object) appends survive a reopen.
+// Each fixture brings its own storage; the suite only uses the UsageLog interface.
+
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, test } from "node:test";
+import type { UsageLog } from "../../src/state/interfaces.js";
+import type { LogFilter } from "../../src/state/store.js";
+import { entry } from "../helpers/usage-entry.js";
+
+export interface UsageLogFixture {
+  readonly usageLog: UsageLog;
+  /** Opens the same log again once `usageLog` is closed (what a restart sees); absent for
+   * a log that vanishes with its object. */
+  readonly reopen?: () => Promise<UsageLog>;
+  /** Closes whatever is still open and removes what the fixture made. */
+  close(): Promise<void>;
+}
+
+export function usageLogContract(name: string, open: () => Promise<UsageLogFixture>): void {
+  describe(`UsageLog contract: ${name}`, () => {
+    let fx: UsageLogFixture;
+    let log: UsageLog;
+    beforeEach(async () => {
+      fx = await open();
+      log = fx.usageLog;
+    });
+    afterEach(() => fx.close());
+
+    const ids = async (f: LogFilter) => (await log.logs(f)).map((e) => e.requestId);
+
+    test("append adds the cost to the token's and the user's spend", async () => {
+      assert.equal(await log.spentByToken("t1"), 0n);
+      await log.append(entry({ requestId: "a", costNano: 300n }));
+      await log.append(entry({ requestId: "b", costNano: 200n, token: "t2" }));
+      await log.append(entry({ requestId: "c", costNano: 7n, user: "bob", token: "t3" }));
+      assert.equal(await log.spentByToken("t1"), 300n);
+      assert.equal(await log.spentByToken("t2"), 200n);
+      assert.equal(await log.spentByUser("alice"), 500n);
+      assert.equal(await log.spentByUser("bob"), 7n);
+      assert.equal(await log.spentByUser("nobody"), 0n);
+      const totals = await log.spendTotals();
+      assert.deepEqual([...totals.tokens].sort(), [["t1", 300n], ["t2", 200n], ["t3", 7n]]);
+      assert.deepEqual([...totals.users].sort(), [["alice", 500n], ["bob", 7n]]);
+    });
+
+    test("a request id appended twice is logged and charged once, even at the same time", async () => {
+      await Promise.all([
+        log.append(entry({ requestId: "dup", costNano: 100n })),
+        log.append(entry({ requestId: "dup", costNano: 100n, time: 1_800_000_000_000 })),
+      ]);
+      await log.append(entry({ requestId: "dup", costNano: 100n, time: 1_900_000_000_000 }));
+      assert.equal(await log.spentByToken("t1"), 100n);
+      assert.equal(await log.spentByUser("alice"), 100n);
+      assert.equal((await log.logs({})).length, 1);
+    });
+
+    test("money is exact bigint nano-units", async () => {
+      const costs = [1n, 999_999_999n, 2n ** 53n + 1n, 123_456_789_012_345n];
+      await Promise.all(costs.map((costNano, i) => log.append(entry({ requestId: `m${i}`, costNano }))));
+      const total = costs.reduce((a, b) => a + b, 0n);
+      assert.equal(await log.spentByToken("t1"), total);
+      assert.equal(await log.spentByUser("alice"), total);
+      assert.equal((await log.spend("user", {}))[0].costNano, total);
+      assert.equal((await log.logs({ requestId: "m2" }))[0].costNano, 2n ** 53n + 1n);
+    });
+
+    test("an entry round-trips, optional fields absent or present", async () => {
+      const full = entry({
+        requestId: "full", upstreamModel: "gpt-4o-mini-2024-07-18", channel: "openai-main", upstreamProtocol: "openai",
+        error: "upstream_timeout", ttfbMs: 3.25, estimated: true, status: 504,
+        droppedFields: ["context_management", "tools[].defer_loading"],
+      });
+      const bare = entry({ requestId: "bare", time: full.time - 1 });
+      await log.append(full);
+      await log.append(bare);
+      assert.deepEqual(await log.logs({}), [full, bare]);
+      assert.equal("channel" in (await log.logs({ requestId: "bare" }))[0], false);
+    });
+
+    test("logs filter by each field, newest first, with a limit", async () => {
+      const t0 = 1_700_000_000_000;
+      await log.append(entry({ requestId: "r1", time: t0 + 1, token: "t1", user: "alice", model: "m1", status: 200 }));
+      await log.append(entry({ requestId: "r2", time: t0 + 3, token: "t2", user: "alice", model: "m2", status: 429 }));
+      await log.append(entry({ requestId: "r3", time: t0 + 2, token: "t3", user: "bob", model: "m1", status: 200 }));
+      await log.append(entry({ requestId: "r4", time: t0 + 3, token: "t3", user: "bob", model: "m2", status: 502 }));
+      assert.deepEqual(await ids({}), ["r4", "r2", "r3", "r1"]);
+      assert.deepEqual(await ids({ requestId: "r3" }), ["r3"]);
+      assert.deepEqual(await ids({ token: "t3" }), ["r4", "r3"]);
+      assert.deepEqual(await ids({ user: "alice" }), ["r2", "r1"]);
+      assert.deepEqual(await ids({ model: "m1" }), ["r3", "r1"]);
+      assert.deepEqual(await ids({ status: 200 }), ["r3", "r1"]);
+      assert.deepEqual(await ids({ since: t0 + 2 }), ["r4", "r2", "r3"]);
+      assert.deepEqual(await ids({ until: t0 + 3 }), ["r3", "r1"]);
+      assert.deepEqual(await ids({ since: t0 + 2, until: t0 + 3, user: "bob" }), ["r3"]);
+      assert.deepEqual(await ids({ limit: 2 }), ["r4", "r2"]);
+      assert.deepEqual(await ids({ model: "m2", limit: 1 }), ["r4"]);
+      assert.deepEqual(await ids({ user: "carol" }), []);
+    });
+
+    test("logs default to the newest 100 entries", async () => {
+      for (let i = 0; i < 105; i++) await log.append(entry({ requestId: `n${i}`, time: i }));
+      const logs = await log.logs({});
+      assert.equal(logs.length, 100);
+      assert.equal(logs[0].requestId, "n104");
+    });
+
+    test("spend aggregates per dimension over [since, until)", async () => {
+      const u = (input: number) => ({ input, cacheRead: 1, cacheWrite: 2, output: 3, reasoning: 1 });
+      await log.append(entry({ requestId: "s1", time: 10, token: "k1", user: "alice", model: "m1", group: "g1", usage: u(1), costNano: 5n }));
+      await log.append(entry({ requestId: "s2", time: 20, token: "k2", user: "alice", model: "m2", group: "g1", usage: u(2), costNano: 7n }));
+      await log.append(entry({ requestId: "s3", time: 30, token: "k3", user: "bob", model: "m1", group: "g2", usage: u(4), costNano: 20n }));
+      const usage = (input: number, n: number) => ({ input, cacheRead: n, cacheWrite: 2 * n, output: 3 * n, reasoning: n });
+      assert.deepEqual(await log.spend("user", {}), [
+        { key: "bob", requests: 1, usage: usage(4, 1), costNano: 20n },
+        { key: "alice", requests: 2, usage: usage(3, 2), costNano: 12n },
+      ]);
+      assert.deepEqual((await log.spend("model", {})).map((r) => [r.key, r.requests, r.costNano]), [["m1", 2, 25n], ["m2", 1, 7n]]);
+      assert.deepEqual((await log.spend("group", {})).map((r) => [r.key, r.costNano]), [["g2", 20n], ["g1", 12n]]);
+      assert.deepEqual((await log.spend("token", {})).map((r) => r.key), ["k3", "k2", "k1"]);
+      assert.deepEqual((await log.spend("user", { since: 20 })).map((r) => [r.key, r.costNano]), [["bob", 20n], ["alice", 7n]]);
+      assert.deepEqual((await log.spend("user", { until: 30 })).map((r) => [r.key, r.requests]), [["alice", 2]]);
+      assert.deepEqual((await log.spend("model", { since: 11, until: 30 })).map((r) => r.key), ["m2"]);
+      assert.deepEqual(await log.spend("token", { since: 31 }), []);
+    });
+
+    test("spend rows of equal cost are ordered by key", async () => {
+      for (const user of ["carol", "alice", "bob"]) await log.append(entry({ requestId: user, user, costNano: 1n }));
+      assert.deepEqual((await log.spend("user", {})).map((r) => r.key), ["alice", "bob", "carol"]);
+    });
+
+    test("refund marks the entry and takes its cost off the token's and the user's spend", async () => {
+      await log.append(entry({ requestId: "job", costNano: 800n }));
+      await log.append(entry({ requestId: "other", costNano: 5n }));
+      assert.deepEqual(await log.refund("job", 1_700_000_000_123), { kind: "refunded", token: "t1", user: "alice", costNano: 800n });
+      assert.equal(await log.spentByToken("t1"), 5n);
+      assert.equal(await log.spentByUser("alice"), 5n);
+      assert.deepEqual([...(await log.spendTotals()).users], [["alice", 5n]]);
+      const [refunded] = await log.logs({ requestId: "job" });
+      assert.equal(refunded.refundedAt, 1_700_000_000_123);
+      assert.equal(refunded.costNano, 800n, "the entry keeps what was charged");
+      assert.equal("refundedAt" in (await log.logs({ requestId: "other" }))[0], false);
+    });
+
+    test("a request id is refunded exactly once, even at the same time; an unknown one not at all", async () => {
+      await log.append(entry({ requestId: "job", costNano: 2n ** 53n + 1n }));
+      const results = await Promise.all([log.refund("job", 10), log.refund("job", 10), log.refund("job", 10)]);
+      assert.deepEqual(results.map((r) => r.kind).sort(), ["already-refunded", "already-refunded", "refunded"]);
+      assert.deepEqual(await log.refund("job", 20), { kind: "already-refunded" });
+      assert.deepEqual(await log.refund("nope", 30), { kind: "not-recorded" });
+      assert.equal(await log.spentByToken("t1"), 0n);
+      assert.equal(await log.spentByUser("alice"), 0n);
+      assert.equal((await log.logs({ requestId: "job" }))[0].refundedAt, 10);
+      // A late duplicate of the refunded request charges nothing either.
+      await log.append(entry({ requestId: "job", costNano: 7n }));
+      assert.equal(await log.spentByUser("alice"), 0n);
+    });
+
+    test("spend aggregates leave refunded costs out but count the request", async () => {
+      await log.append(entry({ requestId: "r1", time: 10, costNano: 30n }));
+      await log.append(entry({ requestId: "r2", time: 20, costNano: 12n }));
+      await log.refund("r1", 25);
+      assert.deepEqual((await log.spend("user", {})).map((r) => [r.key, r.requests, r.costNano]), [["alice", 2, 12n]]);
+    });
+
+    test("append ignores a refundedAt it is given; only refund sets it", async () => {
+      await log.append(entry({ requestId: "r", costNano: 9n, refundedAt: 5 }));
+      assert.equal("refundedAt" in (await log.logs({}))[0], false);
+      assert.equal(await log.spentByUser("alice"), 9n);
+    });
+
+    test("a cost that is not a bigint is refused", async () => {
+      await assert.rejects(log.append(entry({ requestId: "x", costNano: 5 as unknown as bigint })), TypeError);
+      await log.flush().catch(() => {});
+      assert.equal((await log.logs({})).length, 0);
+    });
+
+    test("flush resolves once everything appended is durable", async () => {
+      const appended = Array.from({ length: 50 }, (_, i) => log.append(entry({ requestId: `f${i}`, costNano: 2n })));
+      await log.flush();
+      await Promise.all(appended);
+      assert.equal(await log.spentByUser("alice"), 100n);
+    });
+
+    test("an append that resolved survives closing and reopening the log", async (t) => {
+      if (!fx.reopen) return t.skip("this log does not outlive its object");
+      await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(entry({ requestId: `d${i}`, costNano: 3n }))));
+      await log.refund("d0", 99);
+      await log.close();
+      log = await fx.reopen();
+      try {
+        assert.equal((await log.logs({ limit: 1000 })).length, 20);
+        assert.equal(await log.spentByUser("alice"), 57n);
+        assert.equal((await log.logs({ requestId: "d0" }))[0].refundedAt, 99);
+        await log.append(entry({ requestId: "d1", costNano: 1000n }));
+        assert.equal(await log.spentByToken("t1"), 57n, "still once per request id");
+      } finally {
+        await log.close();
+      }
+    });
+  });
+}
