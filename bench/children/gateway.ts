@@ -62,10 +62,12 @@ ${anthropicUpstream ? `  ${convertModel}:
 await serveChild(async () => {
   const { runtime, warnings } = compileSource(yaml, { path: "bench.yaml", env: {} });
   if (warnings.length) throw new Error(`bench config warnings: ${JSON.stringify(warnings)}`);
-  // The production store: SQLite (WAL, group commit) in a fresh temp folder.
+  // The production store: SQLite (WAL, group commit) in a fresh temp folder; or, with
+  // BENCH_STORE=redis://… and BENCH_LEDGER=postgres://… (an existing database), the shared one.
   const dir = mkdtempSync(join(tmpdir(), "gateway-bench-"));
+  const spec = { store: process.env.BENCH_STORE ?? "sqlite:bench.db", ledger: process.env.BENCH_LEDGER };
   // A build from before the state interfaces (bench/ab.ts's "before") takes a Store.
-  const state = openState ? await openState({ store: "sqlite:bench.db" }, { baseDir: dir }) : undefined;
+  const state = openState ? await openState(spec, { baseDir: dir, upstreamTimeoutMs: 300_000 }) : undefined;
   const legacy = state ? undefined
     : ((await import(`${lib}/state/sqlite.js`)) as { openSqliteStore: (path: string) => { close(): void } }).openSqliteStore(join(dir, "bench.db"));
   const gw = await startGateway({ box: new RuntimeBox(runtime), ...(state ? { state } : { store: legacy }) } as Parameters<typeof startGateway>[0]);

@@ -54,6 +54,9 @@ export const errors = Object.freeze({
   upstreamUnavailable: spec(502, "gateway_error", "upstream_unavailable", "The upstream provider could not be reached."),
   upstreamAuthFailed: spec(502, "gateway_error", "upstream_auth_failed", "The upstream provider rejected the gateway's credentials for this route."),
   upstreamTimeout: spec(504, "gateway_error", "upstream_timeout", "The upstream provider did not answer in time."),
+  // 503 (retried by the SDKs): a billed request is refused rather than served unbilled
+  // while Redis or PostgreSQL is unreachable; the clients reconnect by themselves.
+  stateUnavailable: spec(503, "gateway_error", "state_unavailable", "The gateway cannot reach the state it bills against; the request was not served. Retry shortly."),
   shuttingDown: spec(503, "gateway_error", "shutting_down", "The gateway is shutting down; retry."),
   internal: spec(500, "gateway_error", "internal_error", "Internal gateway error."),
 });

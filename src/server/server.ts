@@ -96,7 +96,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
     if (!upgrade && (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET"))) {
-      void serveOps(path, res, draining, metricsText);
+      void serveOps(path, res, draining, metricsText, state);
       return;
     }
     // Every field present from the start: one object shape for all requests, no
@@ -240,11 +240,17 @@ function malformedAnswer(code: string | undefined): { status: number; reason: st
   return { status: 400, reason: "Bad Request", code: "malformed_request", message: "The request could not be parsed as HTTP." };
 }
 
-/** /healthz (503 while draining, so load balancers stop sending) and /metrics. */
-async function serveOps(path: string, res: http.ServerResponse, draining: boolean, metricsText: () => Promise<string>): Promise<void> {
+/**
+ * /healthz (503 while draining, so load balancers stop sending) and /metrics. A lost Redis
+ * or PostgreSQL is 200 with `"status":"degraded"` and the servers named: every gateway
+ * shares them, so a 503 would pull every instance out of rotation at once (and restart
+ * them under a liveness probe) for an outage no other instance avoids, while the free
+ * routes still answer and billed ones resume by themselves once the server is back.
+ */
+async function serveOps(path: string, res: http.ServerResponse, draining: boolean, metricsText: () => Promise<string>, state: State): Promise<void> {
   try {
     const isHealth = path === "/healthz";
-    const body = isHealth ? (draining ? '{"status":"draining"}' : '{"status":"ok"}') : await metricsText();
+    const body = isHealth ? healthBody(draining, state.health().degraded) : await metricsText();
     const status = isHealth && draining ? 503 : 200;
     res.writeHead(status, { "content-type": isHealth ? "application/json" : registry.contentType });
     res.end(body);
@@ -252,6 +258,11 @@ async function serveOps(path: string, res: http.ServerResponse, draining: boolea
     log.error("metrics failed", { error: String(err) });
     res.writeHead(500).end();
   }
+}
+
+function healthBody(draining: boolean, degraded: readonly string[]): string {
+  const status = draining ? "draining" : degraded.length > 0 ? "degraded" : "ok";
+  return JSON.stringify({ status, degraded });
 }
 
 export { RuntimeBox };

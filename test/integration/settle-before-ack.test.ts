@@ -119,8 +119,9 @@ describe("settle before acknowledging", () => {
     const refused = await rawRequest(`${gw.url}/v1/chat/completions`, {
       method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(hello),
     });
-    assert.equal(refused.status, 500, refused.text);
-    assert.equal(refused.json.error.code, "internal_error");
+    assert.equal(refused.status, 503, refused.text);
+    assert.equal(refused.json.error.code, "state_unavailable");
+    assert.match(refused.json.error.message, /usage log/);
     assert.ok(!refused.text.includes("choices"), "the answer itself never reached the client");
     store.failNext = true;
     const { state, done } = watch(gw.url, { ...hello, stream: true });

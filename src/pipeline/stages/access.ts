@@ -5,6 +5,7 @@ import { isIP } from "node:net";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Accounts } from "../../state/interfaces.js";
+import { stateFailure } from "../state-failure.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
@@ -28,7 +29,11 @@ export function accessStage(accounts: Accounts): Stage<RequestContext> {
     }
     // Polls (the balance, a paid-for job) still answer when the money is gone.
     if (ctx.route?.poll) return next();
-    return accounts.checkNotExhausted(token, user).then(next);
+    return accounts.checkNotExhausted(token, user).then(next, (err: unknown) => {
+      // The model list costs nothing: it still answers while the accounts are unreachable.
+      if (ctx.route?.handler === "models" && !(err instanceof GatewayError)) return next();
+      throw stateFailure(err, "accounts");
+    });
   };
 }
 

@@ -4,11 +4,13 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Limiter } from "../../state/interfaces.js";
+import type { Admission, Limiter } from "../../state/interfaces.js";
 import type { RateWindow } from "../../runtime/types.js";
 import type { Stage } from "../compose.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import type { RequestContext } from "../context.js";
+import { log } from "../../observability/log.js";
+import { stateFailure } from "../state-failure.js";
 
 /** "1 minute", "5 minutes", "30 seconds". */
 export function describeWindow(w: RateWindow): string {
@@ -34,6 +36,25 @@ export function limitsStage(limiter: Limiter): Stage<RequestContext> {
   };
 }
 
+/** An admission, or (the limiter unreachable) a 503; the free model list is let through then. */
+async function take(limiter: Limiter, ctx: RequestContext, key: string, window: RateWindow, now: number): Promise<Admission | undefined> {
+  try {
+    return await limiter.take(key, window, now);
+  } catch (err) {
+    if (ctx.route?.handler === "models") return undefined;
+    throw stateFailure(err, "rate limits");
+  }
+}
+
+/** Takes a hit back; unreachable, it is logged (it lapses with its window). */
+async function refund(limiter: Limiter, key: string, hit: number, requestId: string): Promise<void> {
+  try {
+    await limiter.refund(key, hit);
+  } catch (err) {
+    log.warn("rate limit hit not refunded", { requestId, error: String(err) });
+  }
+}
+
 function limitedStage(limiter: Limiter): Stage<RequestContext> {
   return async (ctx, next) => {
     const { requestRate, totalRequests } = ctx.runtime.limits;
@@ -43,24 +64,24 @@ function limitedStage(limiter: Limiter): Stage<RequestContext> {
     const rateKey = `${name}\0rate`;
     const hits: { total?: number; rate?: number } = {};
     if (totalRequests) {
-      const a = await limiter.take(totalKey, totalRequests, now);
-      if (!a.ok) throw limited("Total request limit", totalRequests, a.retryAfterMs);
-      hits.total = a.hit;
+      const a = await take(limiter, ctx, totalKey, totalRequests, now);
+      if (a && !a.ok) throw limited("Total request limit", totalRequests, a.retryAfterMs);
+      hits.total = a?.hit;
     }
     if (requestRate) {
-      const a = await limiter.take(rateKey, requestRate, now);
-      if (!a.ok) {
-        if (hits.total !== undefined) await limiter.refund(totalKey, hits.total); // refused: not counted
+      const a = await take(limiter, ctx, rateKey, requestRate, now);
+      if (a && !a.ok) {
+        if (hits.total !== undefined) await refund(limiter, totalKey, hits.total, ctx.id); // refused: not counted
         throw limited("Request rate limit", requestRate, a.retryAfterMs);
       }
-      hits.rate = a.hit;
+      hits.rate = a?.hit;
     }
     let failed = true;
     try {
       await next();
       failed = !upstreamServed(ctx) && answeredStatus(ctx) >= 400;
     } finally {
-      if (failed && hits.rate !== undefined) await limiter.refund(rateKey, hits.rate);
+      if (failed && hits.rate !== undefined) await refund(limiter, rateKey, hits.rate, ctx.id);
     }
   };
 }

@@ -7,6 +7,7 @@ import { requestedMaxTokens, reserveUsage } from "../../billing/estimate.js";
 import type { Accounts } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { stateFailure } from "../state-failure.js";
 
 export function reserveStage(accounts: Accounts): Stage<RequestContext> {
   return async (ctx, next) => {
@@ -14,7 +15,11 @@ export function reserveStage(accounts: Accounts): Stage<RequestContext> {
     const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
     const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
     const amount = costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
-    ctx.reservation = await accounts.reserve(ctx.id, ctx.token!, ctx.user!, amount);
+    try {
+      ctx.reservation = await accounts.reserve(ctx.id, ctx.token!, ctx.user!, amount);
+    } catch (err) {
+      throw stateFailure(err, "accounts"); // before any upstream call: nothing served
+    }
     return next();
   };
 }

@@ -17,6 +17,7 @@ import type { Accounts, UsageLog } from "../../state/interfaces.js";
 import type { UsageEntry } from "../../state/store.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { stateFailure, type StatePart } from "../state-failure.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 
 export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
@@ -36,12 +37,13 @@ export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: Us
       try {
         await committed;
       } catch (err) {
-        log.error("charge not recorded; the answer is withheld", { requestId: ctx.id, costNano: entry.costNano, error: String(err) });
+        log.error("charge not recorded; the answer is withheld", { requestId: ctx.id, costNano: entry.costNano, error: causeText(err) });
         served?.abandon();
-        throw failure ?? new GatewayError(errors.internal, "The charge for this answer could not be recorded; it was not delivered.");
+        // A 503 in the caller's protocol when nothing was sent yet; a started stream is cut.
+        throw failure ?? err;
       }
     } else {
-      committed.catch((err) => log.error("usage entry not recorded", { requestId: ctx.id, error: String(err) }));
+      committed.catch((err) => log.error("usage entry not recorded", { requestId: ctx.id, error: causeText(err) }));
     }
     served?.release();
     if (failure !== undefined) throw failure;
@@ -55,8 +57,19 @@ export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: Us
  * offered again).
  */
 function commit(accounts: Accounts, usageLog: UsageLog, reservation: RequestContext["reservation"], entry: UsageEntry): Promise<unknown> {
-  const settled = accounts.settle(reservation, { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano });
-  return Promise.all([settled, usageLog.append(entry)]);
+  const charge = { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano };
+  const settled = accounts.settle(reservation, charge).catch((err: unknown) => thrown(err, "accounts"));
+  const appended = usageLog.append(entry).catch((err: unknown) => thrown(err, "usage log"));
+  return Promise.all([settled, appended]);
+}
+
+/** Rejects with what the client is told (a 503 naming the part), keeping the cause for the log. */
+function thrown(err: unknown, part: StatePart): never {
+  throw Object.assign(stateFailure(err, part), { cause: err });
+}
+
+function causeText(err: unknown): string {
+  return String((err as { cause?: unknown }).cause ?? err);
 }
 
 /** The request's usage-log entry: what it is charged, and how it ended. */
