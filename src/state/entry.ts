@@ -71,3 +71,63 @@ export function addUsage(a: Usage, b: Usage): void {
   a.output += b.output;
   a.reasoning += b.reasoning;
 }
+
+/** A usage_log row as a database driver returns it (the same columns in SQLite and
+ * PostgreSQL; integers as numbers, bigints or decimal strings, by driver). */
+export interface UsageRow {
+  request_id: string;
+  time: bigint | number | string;
+  token: string;
+  user: string;
+  grp: string;
+  model: string;
+  upstream_model: string | null;
+  channel: string | null;
+  inbound_protocol: string;
+  upstream_protocol: string | null;
+  input: bigint | number | string;
+  cache_read: bigint | number | string;
+  cache_write: bigint | number | string;
+  output: bigint | number | string;
+  reasoning: bigint | number | string;
+  cost_nano: bigint | string;
+  status: bigint | number;
+  error: string | null;
+  duration_ms: number;
+  ttfb_ms: number | null;
+  /** PostgreSQL: a boolean; SQLite: 0 or 1. */
+  estimated: boolean | bigint | number;
+  refunded_at: bigint | number | string | null;
+  dropped_fields: string | null;
+}
+
+/** The entry a usage_log row holds; money exact (BigInt of the column, never a float). */
+export function entryOfRow(row: UsageRow): UsageEntry {
+  return normalizeEntry({
+    requestId: row.request_id,
+    time: Number(row.time),
+    token: row.token,
+    user: row.user,
+    group: row.grp,
+    model: row.model,
+    upstreamModel: row.upstream_model,
+    channel: row.channel,
+    inboundProtocol: row.inbound_protocol,
+    upstreamProtocol: row.upstream_protocol,
+    usage: {
+      input: Number(row.input),
+      cacheRead: Number(row.cache_read),
+      cacheWrite: Number(row.cache_write),
+      output: Number(row.output),
+      reasoning: Number(row.reasoning),
+    },
+    costNano: BigInt(row.cost_nano),
+    status: Number(row.status),
+    error: row.error,
+    durationMs: row.duration_ms,
+    ttfbMs: row.ttfb_ms,
+    estimated: row.estimated === true || Number(row.estimated) === 1,
+    refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
+    droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
+  });
+}

@@ -5,7 +5,7 @@
 
 import pg from "pg";
 import { log } from "../observability/log.js";
-import { logLimit, normalizeEntry } from "./entry.js";
+import { entryOfRow, logLimit } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
@@ -189,35 +189,6 @@ interface LogRow {
   dropped_fields: string | null;
 }
 
-function toEntry(row: LogRow): UsageEntry {
-  return normalizeEntry({
-    requestId: row.request_id,
-    time: Number(row.time),
-    token: row.token,
-    user: row.user,
-    group: row.grp,
-    model: row.model,
-    upstreamModel: row.upstream_model,
-    channel: row.channel,
-    inboundProtocol: row.inbound_protocol,
-    upstreamProtocol: row.upstream_protocol,
-    usage: {
-      input: Number(row.input),
-      cacheRead: Number(row.cache_read),
-      cacheWrite: Number(row.cache_write),
-      output: Number(row.output),
-      reasoning: Number(row.reasoning),
-    },
-    costNano: BigInt(row.cost_nano),
-    status: row.status,
-    error: row.error,
-    durationMs: row.duration_ms,
-    ttfbMs: row.ttfb_ms,
-    estimated: row.estimated,
-    refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
-    droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
-  });
-}
 
 /** The statement's parameters for a batch: one array per column. */
 function columnsOf(batch: readonly Pending[]): unknown[][] {
@@ -422,7 +393,7 @@ export class PostgresUsageLog implements UsageLog {
       text: `SELECT * FROM usage_log ${where} ORDER BY time DESC, seq DESC LIMIT $${values.length}`,
       values,
     });
-    return rows.map(toEntry);
+    return rows.map(entryOfRow);
   }
 
   async spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]> {

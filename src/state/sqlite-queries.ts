@@ -2,7 +2,7 @@
 // shape, so each shape can use its index), and the mapping between rows and entries.
 
 import type Database from "better-sqlite3";
-import { logLimit, normalizeEntry } from "./entry.js";
+import { entryOfRow, logLimit } from "./entry.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
 
 /** A usage_log row as read with safeIntegers: INTEGER columns are bigint. */
@@ -55,35 +55,6 @@ const equalities = [
   ["status", "status"],
 ] as const;
 
-function toEntry(row: LogRow): UsageEntry {
-  return normalizeEntry({
-    requestId: row.request_id,
-    time: Number(row.time),
-    token: row.token,
-    user: row.user,
-    group: row.grp,
-    model: row.model,
-    upstreamModel: row.upstream_model,
-    channel: row.channel,
-    inboundProtocol: row.inbound_protocol,
-    upstreamProtocol: row.upstream_protocol,
-    usage: {
-      input: Number(row.input),
-      cacheRead: Number(row.cache_read),
-      cacheWrite: Number(row.cache_write),
-      output: Number(row.output),
-      reasoning: Number(row.reasoning),
-    },
-    costNano: row.cost_nano,
-    status: Number(row.status),
-    error: row.error,
-    durationMs: row.duration_ms,
-    ttfbMs: row.ttfb_ms,
-    estimated: row.estimated !== 0n,
-    refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
-    droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
-  });
-}
 
 /** Prepared statements over one open database. */
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
@@ -230,7 +201,7 @@ export class SqliteQueries {
       statement = this.#db.prepare(`SELECT * FROM usage_log ${where} ORDER BY time DESC, rowid DESC LIMIT @limit`);
       this.#logsByShape.set(shape, statement);
     }
-    return (statement.all(params) as LogRow[]).map(toEntry);
+    return (statement.all(params) as LogRow[]).map(entryOfRow);
   }
 
   /** Spend over [since, until) grouped by `by`, highest cost first, then by key. */
