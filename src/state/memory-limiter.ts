@@ -1,7 +1,7 @@
 // Rate windows in this process: the exact sliding log behind the asynchronous interface,
 // answering with promises already settled.
 
-import { SlidingLog } from "../limits/sliding-log.js";
+import { SlidingLog } from "./sliding-log.js";
 import type { RateWindow } from "../runtime/types.js";
 import type { Admission, Hit, Limiter } from "./interfaces.js";
 

@@ -3,7 +3,7 @@
 // Synchronous, for one process; state/memory-limiter.ts puts it behind the Limiter interface.
 
 import type { RateWindow } from "../runtime/types.js";
-import type { Admission } from "../state/interfaces.js";
+import type { Admission } from "./interfaces.js";
 
 interface Log {
   perMs: number;
