@@ -2,7 +2,7 @@
 // (never present as undefined), so every implementation returns deep-equal values.
 
 import type { Usage } from "../protocols/usage.js";
-import type { UsageEntry } from "./store.js";
+import type { SpendRow, UsageEntry } from "./store.js";
 
 /** Default number of entries `Store.logs` returns when the filter sets no limit. */
 export const DEFAULT_LOG_LIMIT = 100;
@@ -130,4 +130,32 @@ export function entryOfRow(row: UsageRow): UsageEntry {
     refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
     droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
   });
+}
+
+/** A spend aggregate row as a driver returns it (sums as bigints or decimal strings). */
+export interface SpendSqlRow {
+  key: string;
+  requests: bigint | number | string;
+  input: bigint | number | string;
+  cache_read: bigint | number | string;
+  cache_write: bigint | number | string;
+  output: bigint | number | string;
+  reasoning: bigint | number | string;
+  cost: bigint | string;
+}
+
+/** The SpendRow an aggregate row holds; money exact. */
+export function spendRowOf(r: SpendSqlRow): SpendRow {
+  return {
+    key: r.key,
+    requests: Number(r.requests),
+    usage: {
+      input: Number(r.input),
+      cacheRead: Number(r.cache_read),
+      cacheWrite: Number(r.cache_write),
+      output: Number(r.output),
+      reasoning: Number(r.reasoning),
+    },
+    costNano: BigInt(r.cost),
+  };
 }

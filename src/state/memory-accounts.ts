@@ -4,11 +4,11 @@
 // requests in this process cannot overspend. One process only: several gateways on one
 // store need shared accounts (Redis).
 
-import { formatNano } from "../billing/cost.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Token, User } from "../runtime/types.js";
 import type { Accounts, Charge, Reservation, UsageLog } from "./interfaces.js";
+import { preDeductionFailed } from "./money-refusals.js";
 
 /** What is tracked of one token or user. Kept for the process's life (one per name ever
  * used) and only its fields change: a Map whose entries churn with every request would,
@@ -218,8 +218,3 @@ function exhausted(token: Token, tokenAccount: Account, user: User, userAccount:
   if (userAccount.spent >= user.creditNano) throw new GatewayError(errors.insufficientQuota);
 }
 
-function preDeductionFailed(what: string, left: bigint, required: bigint): GatewayError {
-  const remaining = left > 0n ? left : 0n;
-  return new GatewayError(errors.preDeductionFailed,
-    `Pre-deduction failed: the remaining ${what} is ${formatNano(remaining)}, but this request requires a pre-deduction of ${formatNano(required)} (estimated from its size and max tokens). Lower max_tokens or top up.`);
-}

@@ -5,7 +5,7 @@
 
 import pg from "pg";
 import { log } from "../observability/log.js";
-import { entryOfRow, logLimit } from "./entry.js";
+import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
@@ -162,32 +162,6 @@ const equalities = [
   ["status", "status"],
 ] as const;
 
-/** A usage_log row as node-postgres returns it: int8 as a string, never a float. */
-interface LogRow {
-  request_id: string;
-  time: string;
-  token: string;
-  user: string;
-  grp: string;
-  model: string;
-  upstream_model: string | null;
-  channel: string | null;
-  inbound_protocol: string;
-  upstream_protocol: string | null;
-  input: string;
-  cache_read: string;
-  cache_write: string;
-  output: string;
-  reasoning: string;
-  cost_nano: string;
-  status: number;
-  error: string | null;
-  duration_ms: number;
-  ttfb_ms: number | null;
-  estimated: boolean;
-  refunded_at: string | null;
-  dropped_fields: string | null;
-}
 
 
 /** The statement's parameters for a batch: one array per column. */
@@ -389,7 +363,7 @@ export class PostgresUsageLog implements UsageLog {
     if (filter.until !== undefined) (values.push(filter.until), conditions.push(`time < $${values.length}`));
     values.push(logLimit(filter.limit));
     const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-    const { rows } = await this.#query<LogRow>({
+    const { rows } = await this.#query<UsageRow>({
       text: `SELECT * FROM usage_log ${where} ORDER BY time DESC, seq DESC LIMIT $${values.length}`,
       values,
     });
@@ -398,9 +372,7 @@ export class PostgresUsageLog implements UsageLog {
 
   async spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]> {
     const column = dimensionColumn[by];
-    const { rows } = await this.#query<{
-      key: string; requests: string; input: string; cache_read: string; cache_write: string; output: string; reasoning: string; cost: string;
-    }>({
+    const { rows } = await this.#query<SpendSqlRow>({
       name: `usage_log_spend_${by}`,
       // Sums of int8 are numeric (exact); keys sort bytewise, as SQLite does.
       text: `SELECT ${column} AS key, count(*) AS requests,
@@ -411,18 +383,7 @@ export class PostgresUsageLog implements UsageLog {
         GROUP BY ${column} ORDER BY cost DESC, ${column} COLLATE "C" ASC`,
       values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],
     });
-    return rows.map((r) => ({
-      key: r.key,
-      requests: Number(r.requests),
-      usage: {
-        input: Number(r.input),
-        cacheRead: Number(r.cache_read),
-        cacheWrite: Number(r.cache_write),
-        output: Number(r.output),
-        reasoning: Number(r.reasoning),
-      },
-      costNano: BigInt(r.cost),
-    }));
+    return rows.map(spendRowOf);
   }
 
   spentByToken(token: string): Promise<bigint> {

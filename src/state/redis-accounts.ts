@@ -8,11 +8,11 @@
 
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { formatNano } from "../billing/cost.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Token, User } from "../runtime/types.js";
 import type { Accounts, Charge, Reservation, UsageLog } from "./interfaces.js";
+import { preDeductionFailed } from "./money-refusals.js";
 import { defineScript, EXACT_LUA, int64, limiterKeys, type Script } from "./redis-lua.js";
 
 /** Frees what expired, releases one member; shared by reserve, settle, release. */
@@ -416,8 +416,3 @@ function codeOf(reply: number | readonly unknown[]): number {
   return typeof reply === "number" ? reply : Number(reply[0]);
 }
 
-function preDeductionFailed(what: string, left: bigint, required: bigint): GatewayError {
-  const remaining = left > 0n ? left : 0n;
-  return new GatewayError(errors.preDeductionFailed,
-    `Pre-deduction failed: the remaining ${what} is ${formatNano(remaining)}, but this request requires a pre-deduction of ${formatNano(required)} (estimated from its size and max tokens). Lower max_tokens or top up.`);
-}

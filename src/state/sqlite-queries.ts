@@ -2,47 +2,17 @@
 // shape, so each shape can use its index), and the mapping between rows and entries.
 
 import type Database from "better-sqlite3";
-import { entryOfRow, logLimit } from "./entry.js";
+import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
 
 /** A usage_log row as read with safeIntegers: INTEGER columns are bigint. */
-interface LogRow {
-  request_id: string;
-  time: bigint | number;
-  token: string;
-  user: string;
-  grp: string;
-  model: string;
-  upstream_model: string | null;
-  channel: string | null;
-  inbound_protocol: string;
-  upstream_protocol: string | null;
-  input: bigint;
-  cache_read: bigint;
-  cache_write: bigint;
-  output: bigint;
-  reasoning: bigint;
+/** A usage_log row as better-sqlite3 returns it (safe integers: bigints). */
+interface LogRow extends UsageRow {
   cost_nano: bigint;
-  status: bigint;
-  error: string | null;
-  duration_ms: number;
-  ttfb_ms: number | null;
-  estimated: bigint;
   refunded_at: bigint | null;
-  dropped_fields: string | null;
 }
 
 /** An aggregated spend row. */
-interface SpendSqlRow {
-  key: string;
-  requests: bigint;
-  input: bigint;
-  cache_read: bigint;
-  cache_write: bigint;
-  output: bigint;
-  reasoning: bigint;
-  cost: bigint;
-}
 
 const dimensionColumn: Record<SpendDimension, string> = { user: "user", token: "token", model: "model", group: "grp" };
 
@@ -208,17 +178,6 @@ export class SqliteQueries {
   spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
     const params = { since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER };
     const rows = this.#spendBy.get(by)!.all(params) as SpendSqlRow[];
-    return rows.map((r) => ({
-      key: r.key,
-      requests: Number(r.requests),
-      usage: {
-        input: Number(r.input),
-        cacheRead: Number(r.cache_read),
-        cacheWrite: Number(r.cache_write),
-        output: Number(r.output),
-        reasoning: Number(r.reasoning),
-      },
-      costNano: r.cost,
-    }));
+    return rows.map(spendRowOf);
   }
 }

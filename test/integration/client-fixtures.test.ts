@@ -5,8 +5,7 @@
 // `endpoint: responses`); the answer must be a 200 that the client's own SDK parser reads
 // back into the tool call or the text the upstream gave. Then the AI SDK itself runs its
 // multi-step tool loop against the gateway, per provider flavour and channel protocol.
-//
-// Pairs waiting on work in progress are `todo` (reported, not failing); GAPS says why.
+// Every pair must pass: a re-recording that brings a field the gateway cannot take fails here.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -24,16 +23,6 @@ const FINAL = "The file says: The answer is 42. — «ok» 👋";
 /** The channel protocol a client protocol passes through to unconverted. */
 const NATIVE: Record<ClientProtocol, Target> = { messages: "anthropic", chat: "openai", responses: "responses", generate: "gemini" };
 
-/**
- * Pairs that cannot pass until work in progress lands, and the work they need: their tests
- * are `todo` (reported, not failing). A re-recording that brings a field the gateway cannot
- * take yet goes here too.
- */
-const GAPS: readonly { readonly need: string; readonly applies: (fixture: string, target: Target) => boolean }[] = [];
-
-function gapOf(fixture: string, target: Target): string | undefined {
-  return GAPS.find((g) => g.applies(fixture, target))?.need;
-}
 
 /** The protocol each target's upstream speaks. */
 const UPSTREAM: Record<Target, ClientProtocol> = { openai: "chat", anthropic: "messages", gemini: "generate", responses: "responses" };
@@ -68,7 +57,7 @@ describe("client recordings replayed through every channel protocol", () => {
     const proto = protocolOf(f)!;
     for (const target of TARGETS) {
       const how = target === NATIVE[proto] ? "pass-through" : "converted";
-      test(`${f.name} → ${target} (${how})`, { todo: gapOf(f.name, target) }, () => replayOne(w, f, proto, target));
+      test(`${f.name} → ${target} (${how})`, () => replayOne(w, f, proto, target));
     }
   }
 
@@ -91,7 +80,7 @@ describe("client recordings replayed through every channel protocol", () => {
   // that namespace, or Codex cannot route it.
   for (const f of replays.filter((x) => x.name.startsWith("codex/01-"))) {
     for (const target of TARGETS.filter((t) => t !== "responses")) {
-      test(`${f.name} → ${target}: a call of a namespaced tool names its namespace`, { todo: gapOf(f.name, target) }, async () => {
+      test(`${f.name} → ${target}: a call of a namespaced tool names its namespace`, async () => {
         w.answer = () => ({ call: { name: "close_agent", args: { target: "agent-1" } } });
         const answer = await readAnswer("responses", isStream(f), await replay(w.gw.url, f, TARGET_MODEL[target], TOKEN));
         assert.deepEqual(answer.calls, [{ name: "close_agent", args: { target: "agent-1" }, namespace: "multi_agent_v1" }]);

@@ -66,7 +66,7 @@ usageLogContract("postgres", async () => {
   const usageLog = await openPostgresUsageLog(url);
   await sql("TRUNCATE usage_log, spend", [], url);
   return { usageLog, reopen: () => openPostgresUsageLog(url), close: () => usageLog.close() };
-});
+}, { reopens: true });
 
 const turn = () => new Promise((r) => setImmediate(r));
 let unique = 0;

@@ -111,7 +111,7 @@ accountsContract("redis", async () => {
       await deleteKeys(admin, prefix);
     },
   };
-});
+}, { reopens: true });
 limiterContract("redis", async () => {
   const prefix = freshPrefix();
   const state = await openRedisState(REDIS_URL, { keyPrefix: prefix, usageLog: fakeUsageLog(), upstreamTimeoutMs: 30_000 });

@@ -46,7 +46,7 @@ usageLogContract("sqlite file", async () => {
       for (const log of open) await log.close();
     },
   };
-});
+}, { reopens: true });
 
 /** Accounts in this process beside `usageLog`; reopened as a restarted gateway would be. */
 function inProcessAccounts(usageLog: UsageLog) {
@@ -56,8 +56,8 @@ function inProcessAccounts(usageLog: UsageLog) {
     close: () => usageLog.close(),
   };
 }
-accountsContract("memory", async () => inProcessAccounts(new StoreUsageLog(createMemoryStore())));
-accountsContract("sqlite file", async () => inProcessAccounts(new StoreUsageLog(openSqliteStore(freshFile()))));
+accountsContract("memory", async () => inProcessAccounts(new StoreUsageLog(createMemoryStore())), { reopens: true });
+accountsContract("sqlite file", async () => inProcessAccounts(new StoreUsageLog(openSqliteStore(freshFile()))), { reopens: true });
 accountsContract("sqlite file, opened by openState", async () => {
   const state = await openState({ store: `sqlite:./nested/o${++files}.db` }, { baseDir: dir });
   return { accounts: state.accounts, usageLog: state.usageLog, close: () => state.close() };

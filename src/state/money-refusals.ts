@@ -1,0 +1,13 @@
+// The 402 every Accounts implementation gives when a reservation does not fit, in one
+// wording whichever store holds the money.
+
+import { formatNano } from "../billing/cost.js";
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+
+/** Pre-deduction failed: what remains of the token quota or balance, and what was required. */
+export function preDeductionFailed(what: string, left: bigint, required: bigint): GatewayError {
+  const remaining = left > 0n ? left : 0n;
+  return new GatewayError(errors.preDeductionFailed,
+    `Pre-deduction failed: the remaining ${what} is ${formatNano(remaining)}, but this request requires a pre-deduction of ${formatNano(required)} (estimated from its size and max tokens). Lower max_tokens or top up.`);
+}
