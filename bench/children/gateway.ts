@@ -10,6 +10,8 @@
 // `npx tsx bench/heap-summary.ts <file>` prints bytes per request by function. Allocation is
 // the one cost a shared host does not blur. With BENCH_HEAP_PROMOTED=1 only what outlived
 // minor GCs is kept: what feeds the old generation and its full GCs.
+// BENCH_LIMITS=1: the token has a request rate and a total-requests window (never reached),
+// so each request also takes two rate windows, as most operators configure.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +32,9 @@ const upstream = process.argv[2];
 const anthropicUpstream = process.argv[3];
 if (!upstream) throw new Error("usage: gateway.ts <openai upstream url> [anthropic upstream url]");
 
-const yaml = `
+const limits = process.env.BENCH_LIMITS === "1"
+  ? "limits: { request_rate: { max: 100000000, per: 1m }, total_requests: { max: 100000000, per: 1h } }\n" : "";
+const yaml = `${limits}
 server: { listen: "127.0.0.1:0" }
 groups: { default: {} }
 users:

@@ -90,7 +90,9 @@ export class Child {
     const [cmd, args] = o.cpu === undefined
       ? [process.execPath, nodeArgs]
       : ["taskset", ["-c", String(o.cpu), process.execPath, ...nodeArgs]];
-    const proc = spawn(cmd, args, { stdio: ["ignore", "inherit", o.onStderrLine ? "pipe" : "inherit", "ipc"], env: { ...process.env, ...o.env } });
+    // stdout to /dev/null: the gateway writes its request log there (a line per request at
+    // info, still paid for), which would otherwise flood the report.
+    const proc = spawn(cmd, args, { stdio: ["ignore", "ignore", o.onStderrLine ? "pipe" : "inherit", "ipc"], env: { ...process.env, ...o.env } });
     if (o.onStderrLine && proc.stderr) {
       const onLine = o.onStderrLine;
       createInterface({ input: proc.stderr, crlfDelay: Infinity }).on("line", onLine);

@@ -1,8 +1,9 @@
-// Input and output formats of the read-only commands (`gateway usage`, `gateway logs`):
-// flags, time arguments, exact money, aligned tables and JSON lines.
+// Input and output formats of the commands (`gateway usage`, `gateway logs`, …): where they
+// write, time and count arguments, exact money, aligned tables and JSON lines.
 
 import { formatNano } from "../billing/cost.js";
 import { parseDate } from "../config/index.js";
+import { UsageError } from "./args.js";
 
 /** Where a command writes; tests inject one to capture output. */
 export interface CliIo {
@@ -17,40 +18,6 @@ export const processIo: CliIo = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
 };
-
-/** A bad command line; the command prints the message and its usage and exits 2. */
-export class UsageError extends Error {}
-
-/** Parsed flags: `--name value` / `--name=value` pairs and bare boolean switches. */
-export interface Flags {
-  readonly values: ReadonlyMap<string, string>;
-  readonly switches: ReadonlySet<string>;
-}
-
-/**
- * Parses `args` against the accepted value flags and switches (names without `--`);
- * `-c` is `--config` and `-h` is `--help`. Throws UsageError on anything else.
- */
-export function parseFlags(args: readonly string[], accepted: { values: readonly string[]; switches: readonly string[] }): Flags {
-  const values = new Map<string, string>();
-  const switches = new Set<string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] === "-c" ? "--config" : args[i] === "-h" ? "--help" : args[i];
-    const match = /^--([a-z][a-z-]*)(?:=([\s\S]*))?$/.exec(arg);
-    const name = match?.[1];
-    if (name && accepted.switches.includes(name) && match[2] === undefined) {
-      switches.add(name);
-    } else if (name && accepted.values.includes(name)) {
-      const value = match[2] ?? args[++i];
-      const missing = value === undefined || value === "" || (match[2] === undefined && value.startsWith("--"));
-      if (missing) throw new UsageError(`--${name} needs a value`);
-      values.set(name, value);
-    } else {
-      throw new UsageError(`unknown argument '${args[i]}'`);
-    }
-  }
-  return { values, switches };
-}
 
 const relativeUnits: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
 
@@ -70,7 +37,9 @@ export function parseTimeArg(flag: string, value: string, now: number): number {
 
 /** A positive integer argument; throws UsageError otherwise. */
 export function parseCount(flag: string, value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${flag} '${value}': expected a positive integer`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${flag} '${value}': expected a positive integer`);
+  }
   return Number(value);
 }
 

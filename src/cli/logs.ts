@@ -2,18 +2,18 @@
 // token, user, model, status and time; a table for people, JSON lines for machines.
 
 import type { LogFilter, UsageEntry } from "../state/store.js";
-import { formatNano, formatTable, jsonLine, parseCount, processIo, UsageError, type CliIo, type Column, type Flags } from "./format.js";
-import { rangeOf, runReadCommand, type ReadCommand } from "./usage.js";
+import { UsageError, type Flags } from "./args.js";
+import { runCommand, type Command } from "./command.js";
+import { formatNano, formatTable, jsonLine, parseCount, processIo, type CliIo, type Column } from "./format.js";
+import { rangeOf, readCommand, timeOptions } from "./usage.js";
 
-const usageText = `usage: gateway logs [--config gateway.yaml | --store sqlite:<path>]
-         [--request-id ID] [--token NAME] [--user NAME] [--model NAME] [--status CODE]
-         [--since T] [--until T] [--limit N (default 100)] [--json]
-  T: an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d)`;
+function checkStatus(value: string): void {
+  if (!/^[1-5]\d\d$/.test(value)) throw new UsageError(`--status '${value}': expected an HTTP status like 429`);
+}
 
 function filterOf(flags: Flags, io: CliIo): LogFilter {
   const v = flags.values;
   const status = v.get("status");
-  if (status !== undefined && !/^[1-5]\d\d$/.test(status)) throw new UsageError(`--status '${status}': expected an HTTP status like 429`);
   const limit = v.get("limit");
   return {
     requestId: v.get("request-id"),
@@ -88,19 +88,28 @@ function entryCells(e: UsageEntry): string[] {
   ];
 }
 
-const logsCommand: ReadCommand = {
-  usage: usageText,
-  values: ["request-id", "token", "user", "model", "status", "since", "until", "limit"],
-  switches: ["json"],
-  async run(flags, usageLog, io) {
+export const logsCommand: Command = readCommand({
+  name: "logs",
+  summary: "Usage-log entries, newest first, filtered: a table, or JSON lines with --json.",
+  options: {
+    "request-id": { type: "string", value: "ID", description: "only this request (its X-Gateway-Request-Id)" },
+    token: { type: "string", value: "NAME", description: "only requests made with this token" },
+    user: { type: "string", value: "NAME", description: "only this user's requests" },
+    model: { type: "string", value: "NAME", description: "only requests for this model" },
+    status: { type: "string", value: "CODE", description: "only answers with this HTTP status, like 429", check: checkStatus },
+    ...timeOptions,
+    limit: { type: "string", value: "N", description: "at most N entries (default 100)", check: (v) => void parseCount("limit", v) },
+    json: { type: "boolean", description: "one JSON object a line instead of a table" },
+  },
+  async read(flags, usageLog, io) {
     const entries = await usageLog.logs(filterOf(flags, io));
     if (flags.switches.has("json")) io.out(entries.map(entryJson).join(""));
     else if (!entries.length) io.out("no matching requests\n");
     else io.out(formatTable(columns, entries.map(entryCells)));
   },
-};
+});
 
 /** Runs `gateway logs`; resolves to the exit code (0 ok, 1 store unreadable, 2 bad flags). */
 export async function runLogs(args: readonly string[], io: CliIo = processIo): Promise<number> {
-  return runReadCommand(logsCommand, args, io);
+  return runCommand(logsCommand, args, io);
 }

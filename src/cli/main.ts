@@ -1,30 +1,51 @@
-// The `gateway` command: serve (default), check, usage, logs and migrate. Returns the process exit code.
+// The `gateway` command: dispatches to a subcommand (serve when none is named) and prints
+// the overview. Returns the process exit code. A new command is a module exporting a
+// Command (see command.ts) and one entry in `commands`.
 
-import { runCheck } from "./check.js";
-import { runLogs } from "./logs.js";
-import { runMigrate } from "./migrate.js";
-import { runServe } from "./serve.js";
-import { runUsage } from "./usage.js";
+import { commonOptions, runCommand, type Command } from "./command.js";
+import { optionLines } from "./args.js";
+import { channelsCommand } from "./channels.js";
+import { checkCommand } from "./check.js";
+import { processIo, type CliIo } from "./format.js";
+import { logsCommand } from "./logs.js";
+import { migrateCommand } from "./migrate.js";
+import { serveCommand } from "./serve.js";
+import { usageCommand } from "./usage.js";
 
-const usage = `usage: gateway [serve] --config gateway.yaml
-       gateway check --config gateway.yaml
-       gateway usage [--config gateway.yaml] [--by user|token|model|group] [--since 24h] [--json]
-       gateway logs [--config gateway.yaml] [--user NAME] [--since 24h] [--limit N] [--json]
-       gateway migrate --from sqlite:./data/gateway.db --to postgres://user@host:5432/db`;
+/** Every command, in the order `gateway --help` lists them. */
+export const commands: readonly Command[] = [serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand];
 
-/** Dispatches a subcommand; resolves to the exit code (serve resolves at shutdown). */
-export async function main(argv: string[]): Promise<number> {
+/** `gateway --help`: the commands, one line each, and where to read more. */
+export function overview(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}\n`).join("");
+  return `usage: gateway [COMMAND] [options]
+
+commands:
+${lines}
+options:
+${optionLines(commonOptions)}
+With no command, gateway serves: \`gateway --config FILE\` is \`gateway serve --config FILE\`.
+Run 'gateway COMMAND --help' for a command's options.
+`;
+}
+
+/** Dispatches `argv` (what follows `gateway`); resolves to the exit code (serve resolves at shutdown). */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === "check") return runCheck(rest);
-  if (first === "usage") return runUsage(rest);
-  if (first === "logs") return runLogs(rest);
-  if (first === "migrate") return runMigrate(rest);
-  if (first === "serve") return runServe(rest);
-  if (first === undefined || first.startsWith("--")) return runServe(argv);
-  if (first === "help" || first === "-h") {
-    process.stdout.write(usage + "\n");
-    return 0;
+  // No command: serve, with any flags given; --help then shows the overview.
+  if (first === undefined || first.startsWith("-")) return runCommand(serveCommand, argv, io, overview);
+  if (first === "help") {
+    if (rest.length === 0) return runCommand(serveCommand, ["--help"], io, overview);
+    const [name, ...more] = rest;
+    return runNamed(name, ["--help", ...more], io);
   }
-  process.stderr.write(`unknown command '${first}'\n${usage}\n`);
-  return 2;
+  return runNamed(first, rest, io);
+}
+
+function runNamed(name: string, args: readonly string[], io: CliIo): Promise<number> {
+  const command = commands.find((c) => c.name === name);
+  if (command) return runCommand(command, args, io);
+  io.err(`gateway: unknown command '${name}'\nrun 'gateway --help' for the commands\n`);
+  return Promise.resolve(2);
 }

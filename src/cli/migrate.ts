@@ -6,13 +6,13 @@
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { normalizeEntry } from "../state/entry.js";
-import { parseStoreSpec } from "../state/open.js";
+import { parseStoreSpec, type StoreLocation } from "../state/open.js";
 import { describePostgresUrl, openPostgresUsageLog, type PostgresUsageLog } from "../state/postgres-log.js";
 import { openSqliteStore } from "../state/sqlite.js";
 import type { UsageEntry } from "../state/store.js";
-import { parseFlags, processIo, UsageError, type CliIo } from "./format.js";
-
-export const migrateUsage = `usage: gateway migrate --from sqlite:./data/gateway.db --to postgres://user@host:5432/db`;
+import { UsageError, type Flags } from "./args.js";
+import { runCommand, type Command } from "./command.js";
+import { processIo, type CliIo } from "./format.js";
 
 /** Entries read from SQLite and committed to PostgreSQL per round. */
 const CHUNK = 1000;
@@ -89,31 +89,50 @@ function describeSide(name: string, s: Side): string {
   return `${name}: ${s.entries} entries (${s.refunded} refunded), settled spend ${total(s.users)} nano over ${spenders(s.users)} users and ${spenders(s.tokens)} tokens\n`;
 }
 
-/**
- * Runs the command; resolves to the exit code: 0 copied and the spend totals match,
- * 1 they differ or a side could not be read, 2 bad command line.
- */
+export const migrateCommand: Command = {
+  name: "migrate",
+  summary: "Copies the SQLite store's usage log into a PostgreSQL ledger and compares the spend on both sides.",
+  synopsis: "gateway migrate --from sqlite:./data/gateway.db --to postgres://user@host:5432/db",
+  options: {
+    from: { type: "string", value: "sqlite:<path>", description: "the store file to copy from (the gateway stopped)" },
+    to: { type: "string", value: "postgres://…", description: "the PostgreSQL ledger to copy into" },
+  },
+  run: (flags, io) => {
+    const { from, to } = endsOf(flags);
+    return migrate(from, to, io);
+  },
+};
+
+/** Runs `gateway migrate`; resolves to the exit code (see `migrate`; 2 bad command line). */
 export async function runMigrate(args: readonly string[], io: CliIo = processIo): Promise<number> {
-  let from: string;
-  let to: string;
+  return runCommand(migrateCommand, args, io);
+}
+
+/** The SQLite file and the PostgreSQL URL named by --from and --to; UsageError otherwise. */
+function endsOf(flags: Flags): { from: string; to: string } {
+  const [fromSpec, toSpec] = [flags.values.get("from"), flags.values.get("to")];
+  if (!fromSpec || !toSpec) throw new UsageError("both --from and --to are needed");
+  const source = storeOf("from", fromSpec);
+  const target = storeOf("to", toSpec);
+  if (source.kind !== "sqlite" || source.path === ":memory:") throw new UsageError("--from must be sqlite:<path> of a store file");
+  if (target.kind !== "postgres") throw new UsageError("--to must be postgres://…");
+  return { from: source.path, to: target.url };
+}
+
+/** A store spec as parseStoreSpec reads it; an unreadable one is a bad command line. */
+function storeOf(flag: string, spec: string): StoreLocation {
   try {
-    const flags = parseFlags(args, { values: ["from", "to"], switches: ["help"] });
-    if (flags.switches.has("help")) {
-      io.out(migrateUsage + "\n");
-      return 0;
-    }
-    const [fromSpec, toSpec] = [flags.values.get("from"), flags.values.get("to")];
-    if (!fromSpec || !toSpec) throw new UsageError("both --from and --to are needed");
-    const source = parseStoreSpec(fromSpec, process.cwd());
-    const target = parseStoreSpec(toSpec, process.cwd());
-    if (source.kind !== "sqlite" || source.path === ":memory:") throw new UsageError("--from must be sqlite:<path> of a store file");
-    if (target.kind !== "postgres") throw new UsageError("--to must be postgres://…");
-    from = source.path;
-    to = target.url;
+    return parseStoreSpec(spec, process.cwd());
   } catch (error) {
-    io.err(`${(error as Error).message}\n${migrateUsage}\n`);
-    return 2;
+    throw new UsageError(`--${flag}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Copies `from` into `to`; resolves to the exit code: 0 copied and the spend totals
+ * match, 1 they differ or a side could not be read.
+ */
+async function migrate(from: string, to: string, io: CliIo): Promise<number> {
   if (!existsSync(from)) {
     io.err(`no store at ${from}\n`);
     return 1;

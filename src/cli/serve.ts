@@ -6,7 +6,7 @@ import cluster from "node:cluster";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { compileSource, ConfigError, type CompileResult } from "../config/index.js";
-import { log } from "../observability/log.js";
+import { applyLogLevel, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { createReloader } from "../runtime/reload.js";
 import { runClusterPrimary } from "../server/cluster.js";
@@ -15,11 +15,27 @@ import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
 import { openState } from "../state/open.js";
-import { flag } from "./args.js";
+import { runCommand, type Command } from "./command.js";
+import { processIo, type CliIo } from "./format.js";
 
-/** Serves until a termination signal; resolves to the exit code. */
-export async function runServe(args: string[]): Promise<number> {
-  const path = flag(args, "config") ?? "gateway.yaml";
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Serves a config: reloads it on change or SIGHUP, drains on SIGTERM or SIGINT. The default command.",
+  synopsis: "gateway [serve] [options]",
+  options: {
+    config: { type: "string", short: "c", value: "FILE", description: "the config to serve (default gateway.yaml)" },
+  },
+  run: (flags, io) => serve(flags.values.get("config") ?? "gateway.yaml", io),
+};
+
+/** Runs `gateway serve`: serves until a termination signal; resolves to the exit code. */
+export async function runServe(args: readonly string[], io: CliIo = processIo): Promise<number> {
+  return runCommand(serveCommand, args, io);
+}
+
+/** Serves `path` until a termination signal; resolves to the exit code. */
+async function serve(path: string, io: CliIo): Promise<number> {
+  // A cluster worker runs with the primary's argv, so it arrives here with the same path.
   if (cluster.isWorker) return runClusterWorker({ path, start: startServing });
   let source: string;
   let compiled: CompileResult;
@@ -28,16 +44,17 @@ export async function runServe(args: string[]): Promise<number> {
     compiled = compileSource(source, { path });
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(err.message + "\n");
+      io.err(err.message + "\n");
       return 1;
     }
     throw err;
   }
+  applyLogLevel(compiled.runtime.logLevel);
   for (const warning of compiled.warnings) log.warn(warning);
   const workers = workerCount(compiled.runtime.server.workers);
   const refusal = severalWorkersRefusal(compiled.runtime, workers);
   if (refusal) {
-    process.stderr.write(`${path}: ${refusal}\n`);
+    io.err(`${path}: ${refusal}\n`);
     return 1;
   }
   if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers });
@@ -47,7 +64,7 @@ export async function runServe(args: string[]): Promise<number> {
   try {
     serving = await startServing(box);
   } catch (err) {
-    process.stderr.write(`${path}: ${(err as Error).message}\n`);
+    io.err(`${path}: ${(err as Error).message}\n`);
     return 1;
   }
   const reloader = createReloader({ path, box });
@@ -92,9 +109,11 @@ async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>
   } catch (err) {
     throw new Error(`store: ${(err as Error).message}`);
   }
-  const gateway = await startGateway({ box, state, metricsText });
+  // A cluster's primary serves metrics.listen, once for the whole group.
+  const gateway = await startGateway({ box, state, metricsText, opsServedElsewhere: cluster.isWorker });
   return {
     url: gateway.url,
+    degraded: () => state.health().degraded,
     async stop() {
       const { forced } = await gateway.drain();
       destroyAgents();

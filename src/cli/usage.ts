@@ -8,15 +8,32 @@ import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
 import type { UsageLog } from "../state/interfaces.js";
 import { openUsageLog } from "../state/open.js";
 import type { SpendDimension, SpendRow } from "../state/store.js";
-import { formatNano, formatTable, jsonLine, parseFlags, parseTimeArg, processIo, UsageError, type CliIo, type Flags } from "./format.js";
+import { UsageError, type Flags, type OptionTable } from "./args.js";
+import { runCommand, type Command } from "./command.js";
+import { formatNano, formatTable, jsonLine, parseTimeArg, processIo, type CliIo } from "./format.js";
 
-/** What a read-only command accepts and does once its usage log is open. */
-export interface ReadCommand {
-  readonly usage: string;
-  readonly values: readonly string[];
-  readonly switches: readonly string[];
-  run(flags: Flags, usageLog: UsageLog, io: CliIo): Promise<void>;
+/** A read-only command: its own options and what it does once the usage log is open. */
+export interface ReadCommandSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly options: OptionTable;
+  read(flags: Flags, usageLog: UsageLog, io: CliIo): Promise<void>;
 }
+
+/** Where a read-only command finds the usage log. */
+const storeOptions: OptionTable = {
+  config: { type: "string", short: "c", value: "FILE", description: "read the store (or ledger) this config names (default gateway.yaml)" },
+  store: { type: "string", value: "SPEC", description: "read this store instead of a config's: sqlite:<path> or postgres://…" },
+};
+
+/** Help text for the time arguments. */
+const timeNotes = "T: an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d)";
+
+/** `--since`/`--until`: checked when parsed (the clock does not change what is valid). */
+export const timeOptions: OptionTable = {
+  since: { type: "string", value: "T", description: "only requests at or after T", check: (v) => void parseTimeArg("since", v, 0) },
+  until: { type: "string", value: "T", description: "only requests before T", check: (v) => void parseTimeArg("until", v, 0) },
+};
 
 /**
  * Opens the usage log a read-only command reads: `--store <spec>` (a relative sqlite path
@@ -32,45 +49,41 @@ export async function openCliUsageLog(flags: Flags): Promise<UsageLog> {
 }
 
 /**
- * Runs a read-only command: parses flags (exit 2 on a bad command line), opens the store
- * (exit 1 when the config or the store cannot be read), runs it and closes the store.
+ * A read-only command: opens the store (exit 1 when the config or the store cannot be
+ * read), runs, and closes the store. A bad command line throws UsageError (exit 2).
  */
-export async function runReadCommand(command: ReadCommand, args: readonly string[], io: CliIo): Promise<number> {
-  let flags: Flags;
-  let usageLog: UsageLog;
-  try {
-    flags = parseFlags(args, { values: ["config", "store", ...command.values], switches: ["help", ...command.switches] });
-    if (flags.switches.has("help")) {
-      io.out(command.usage + "\n");
-      return 0;
-    }
-    usageLog = await openCliUsageLog(flags);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`${error.message}\n${command.usage}\n`);
-      return 2;
-    }
-    if (error instanceof ConfigError) {
-      for (const issue of error.issues) io.err(formatIssue(issue) + "\n");
-      io.err("cannot read the store location from the config; pass --store sqlite:<path> instead\n");
-      return 1;
-    }
-    io.err(`${(error as Error).message}\n`);
-    return 1;
-  }
-  try {
-    await command.run(flags, usageLog, io);
-    return 0;
-  } catch (error) {
-    if (!(error instanceof UsageError)) {
-      io.err(`cannot read the store: ${(error as Error).message}\n`);
-      return 1;
-    }
-    io.err(`${error.message}\n${command.usage}\n`);
-    return 2;
-  } finally {
-    await usageLog.close();
-  }
+export function readCommand(spec: ReadCommandSpec): Command {
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    notes: timeNotes,
+    options: { ...storeOptions, ...spec.options },
+    async run(flags, io) {
+      if (flags.values.has("config") && flags.values.has("store")) throw new UsageError("give --config or --store, not both");
+      let usageLog: UsageLog;
+      try {
+        usageLog = await openCliUsageLog(flags);
+      } catch (error) {
+        if (error instanceof ConfigError) {
+          for (const issue of error.issues) io.err(formatIssue(issue) + "\n");
+          io.err("cannot read the store location from the config; pass --store sqlite:<path> instead\n");
+          return 1;
+        }
+        io.err(`${(error as Error).message}\n`);
+        return 1;
+      }
+      try {
+        await spec.read(flags, usageLog, io);
+        return 0;
+      } catch (error) {
+        if (error instanceof UsageError) throw error;
+        io.err(`cannot read the store: ${(error as Error).message}\n`);
+        return 1;
+      } finally {
+        await usageLog.close();
+      }
+    },
+  };
 }
 
 /** The `--since`/`--until` range of a command, in epoch ms. */
@@ -85,10 +98,6 @@ export function rangeOf(flags: Flags, io: CliIo): { since?: number; until?: numb
 }
 
 const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group"];
-
-const usageText = `usage: gateway usage [--config gateway.yaml | --store sqlite:<path>]
-         [--by user|token|model|group] [--since T] [--until T] [--json]
-  T: an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d)`;
 
 function usageTable(by: SpendDimension, rows: readonly SpendRow[]): string {
   if (!rows.length) return `by ${by}: no requests\n`;
@@ -105,17 +114,18 @@ function usageJson(by: SpendDimension, row: SpendRow): string {
   return jsonLine({ by, key: row.key, requests: row.requests, ...row.usage, cost: row.costNano });
 }
 
-const usageCommand: ReadCommand = {
-  usage: usageText,
-  values: ["by", "since", "until"],
-  switches: ["json"],
-  async run(flags, usageLog, io) {
-    const by = flags.values.get("by");
-    if (by !== undefined && !dimensions.includes(by as SpendDimension)) {
-      throw new UsageError(`--by '${by}': expected one of ${dimensions.join(", ")}`);
-    }
+export const usageCommand: Command = readCommand({
+  name: "usage",
+  summary: "Spend from the usage log by user, token, model and group: a table, or JSON lines with --json.",
+  options: {
+    by: { type: "string", value: "DIMENSION", choices: dimensions, description: `one section only: ${dimensions.join(", ")} (default: all four)` },
+    ...timeOptions,
+    json: { type: "boolean", description: "one JSON object a line instead of tables" },
+  },
+  async read(flags, usageLog, io) {
+    const by = flags.values.get("by") as SpendDimension | undefined;
     const range = rangeOf(flags, io);
-    const sections = by === undefined ? dimensions : [by as SpendDimension];
+    const sections = by === undefined ? dimensions : [by];
     const json = flags.switches.has("json");
     const texts: string[] = [];
     for (const dimension of sections) {
@@ -124,9 +134,9 @@ const usageCommand: ReadCommand = {
     }
     io.out(texts.join(json ? "" : "\n"));
   },
-};
+});
 
 /** Runs `gateway usage`; resolves to the exit code (0 ok, 1 store unreadable, 2 bad flags). */
 export async function runUsage(args: readonly string[], io: CliIo = processIo): Promise<number> {
-  return runReadCommand(usageCommand, args, io);
+  return runCommand(usageCommand, args, io);
 }

@@ -108,6 +108,9 @@ function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warning
   return token;
 }
 
+/** channels[].key_cooldown when not set (schemas/gateway.schema.json says the same). */
+const DEFAULT_KEY_COOLDOWN = { auth: "10m", quota: "1h" } as const;
+
 function compileChannel(raw: RawChannel, warnings: string[]): Channel {
   const keys = (raw.keys ?? []).filter((key) => key !== "");
   if (keys.length === 0) warnings.push(`channel ${raw.name} has no keys; it starts disabled`);
@@ -116,6 +119,10 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
     protocol: raw.protocol,
     baseUrl: new URL(raw.base_url.replace(/\/+$/, "")),
     keys,
+    keyCooldownMs: {
+      auth: parseDuration(raw.key_cooldown?.auth ?? DEFAULT_KEY_COOLDOWN.auth),
+      quota: parseDuration(raw.key_cooldown?.quota ?? DEFAULT_KEY_COOLDOWN.quota),
+    },
     groups: new Set(raw.groups),
     models: new Set(raw.models),
     modelMap: new Map(Object.entries(raw.model_map ?? {})),
@@ -145,6 +152,7 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
       name, ...endpointsOf(m.endpoint), price: compilePrice(m.price),
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
       conversion: m.conversion ?? "lenient",
+      ...(m.limits?.request_rate === undefined ? {} : { requestRate: compileWindow(m.limits.request_rate) }),
     };
     if (m.request_schema === undefined) {
       models.set(name, model);
@@ -179,7 +187,12 @@ function compileTokens(raw: RawToken[], ctx: TokenContext, warnings: string[]): 
 export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   const warnings: string[] = [];
   const groups = new Map<string, Group>();
-  for (const [name, g] of Object.entries(raw.groups ?? {})) groups.set(name, { name, multiplier: g.multiplier ?? 1, multiplierPpm: toPpm(g.multiplier ?? 1) });
+  for (const [name, g] of Object.entries(raw.groups ?? {})) {
+    groups.set(name, {
+      name, multiplier: g.multiplier ?? 1, multiplierPpm: toPpm(g.multiplier ?? 1), showCost: g.show_cost ?? true,
+      ...(g.limits?.tokens_per_minute === undefined ? {} : { tokensPerMinute: g.limits.tokens_per_minute }),
+    });
+  }
   const users = compileUsers(raw.users);
   const models = compileModels(raw.models, ctx.sourcePath);
   const tokensByHash = compileTokens(raw.tokens ?? [], { users, models }, warnings);
@@ -195,9 +208,13 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     store: raw.store ?? DEFAULTS.store,
     ...(raw.ledger === undefined ? {} : { ledger: raw.ledger }),
     metricsPath: raw.metrics?.path ?? DEFAULTS.metricsPath,
+    ...(raw.metrics?.listen === undefined ? {} : { metricsListen: parseListen(raw.metrics.listen) }),
+    ...(raw.log?.level === undefined ? {} : { logLevel: raw.log.level }),
     limits: {
       requestRate: compileWindow(raw.limits?.request_rate),
       totalRequests: compileWindow(raw.limits?.total_requests),
+      ...(raw.limits?.tokens_per_minute === undefined ? {} : { tokensPerMinute: raw.limits.tokens_per_minute }),
+      ...(raw.limits?.concurrent === undefined ? {} : { concurrent: raw.limits.concurrent }),
     },
     affinityTtlMs: parseDuration(raw.routing?.affinity_ttl ?? DEFAULTS.affinityTtl),
     groups,

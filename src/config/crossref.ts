@@ -75,6 +75,13 @@ class Checker {
 function checkServer(c: Checker): void {
   const server = record(c.root.server);
   if (text(server.listen)) c.parses(["server", "listen"], () => parseListen(server.listen as string));
+  const metricsListen = record(c.root.metrics).listen;
+  if (text(metricsListen)) {
+    c.parses(["metrics", "listen"], () => {
+      const { port } = parseListen(metricsListen);
+      if (port !== 0 && metricsListen === (server.listen ?? "127.0.0.1:8080")) throw new Error("must differ from server.listen");
+    });
+  }
   for (const key of ["upstream_timeout", "drain_timeout"]) {
     if (server[key] !== undefined) c.parses(["server", key], () => parseDuration(server[key] as string | number));
   }

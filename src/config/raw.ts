@@ -25,13 +25,16 @@ export interface RawConfig {
   };
   store?: string;
   ledger?: string;
-  metrics?: { path?: string };
+  metrics?: { path?: string; listen?: string };
+  log?: { level?: "debug" | "info" | "warn" | "error" | "off" };
   limits?: {
     request_rate?: RawWindow;
     total_requests?: RawWindow;
+    tokens_per_minute?: number;
+    concurrent?: number;
   };
   routing?: { affinity_ttl?: Duration };
-  groups?: Record<string, { multiplier?: number; description?: string }>;
+  groups?: Record<string, { multiplier?: number; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string }>;
   users?: Record<
     string,
     { credit?: number; groups?: string[]; status?: "active" | "disabled" }
@@ -59,6 +62,7 @@ export interface RawChannel {
   protocol: "openai" | "anthropic" | "gemini";
   base_url: string;
   keys?: string[];
+  key_cooldown?: { auth?: string | number; quota?: string | number };
   groups: string[];
   models: string[];
   model_map?: Record<string, string>;
@@ -98,4 +102,5 @@ export interface RawModel {
   /** lenient (default): drop provider-only hints a converted request cannot carry; strict: refuse them. */
   conversion?: "lenient" | "strict";
   price?: RawPrice;
+  limits?: { request_rate?: RawWindow };
 }

@@ -53,6 +53,7 @@ export const errors = Object.freeze({
   upstreamError: spec(502, "gateway_error", "upstream_error", "The upstream provider failed to answer."),
   upstreamUnavailable: spec(502, "gateway_error", "upstream_unavailable", "The upstream provider could not be reached."),
   upstreamAuthFailed: spec(502, "gateway_error", "upstream_auth_failed", "The upstream provider rejected the gateway's credentials for this route."),
+  upstreamQuotaExhausted: spec(503, "gateway_error", "upstream_quota_exhausted", "Every upstream key that could serve this request is out of credit or quota; the operator has been told. Retry later."),
   upstreamTimeout: spec(504, "gateway_error", "upstream_timeout", "The upstream provider did not answer in time."),
   // 503 (retried by the SDKs): a billed request is refused rather than served unbilled
   // while Redis or PostgreSQL is unreachable; the clients reconnect by themselves.

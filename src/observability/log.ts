@@ -2,21 +2,37 @@
 // nothing here knows about keys, so nothing here can leak them.
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
+/** The least severe level written (gateway.yaml log.level); "off" writes nothing. */
+export type LogThreshold = LogLevel | "off";
 
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const rank: Record<LogThreshold, number> = { debug: 10, info: 20, warn: 30, error: 40, off: 100 };
 
-function initialLevel(): LogLevel {
-  const env = process.env.GATEWAY_LOG_LEVEL as LogLevel | undefined;
-  if (env && env in rank) return env;
-  return process.env.NODE_TEST_CONTEXT ? "error" : "info";
+/** GATEWAY_LOG_LEVEL when it names a level, else undefined. */
+export function envLogLevel(): LogThreshold | undefined {
+  const env = process.env.GATEWAY_LOG_LEVEL as LogThreshold | undefined;
+  return env && env in rank ? env : undefined;
+}
+
+function initialLevel(): LogThreshold {
+  return envLogLevel() ?? (process.env.NODE_TEST_CONTEXT ? "error" : "info");
 }
 
 let threshold = rank[initialLevel()];
 let sink: (line: string) => void = (line) => process.stderr.write(line + "\n");
 
 /** Changes the least severe level that is written. */
-export function setLogLevel(level: LogLevel): void {
+export function setLogLevel(level: LogThreshold): void {
   threshold = rank[level];
+}
+
+/** Follows gateway.yaml's log.level (at start and on each reload); unset: the initial level. */
+export function applyLogLevel(configured: LogThreshold | undefined): void {
+  threshold = rank[configured ?? initialLevel()];
+}
+
+/** Whether `level` is written under `min` (the request log's own check). */
+export function levelPasses(level: LogLevel, min: LogThreshold): boolean {
+  return rank[level] >= rank[min];
 }
 
 /** Redirects log lines (tests capture them to assert on warnings). */

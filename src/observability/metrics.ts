@@ -73,6 +73,37 @@ export class Tally {
 export const requestTally = new Tally();
 export const tokenTally = new Tally();
 export const costTally = new Tally();
+export const upstreamErrorTally = new Tally();
+
+/** The model label: a model declared in gateway.yaml by its name, anything else (a name a
+ * reload removed, a name no config knows) as "other", none as "": the label set stays
+ * bounded by the config whatever clients send. */
+export function modelLabel(models: ReadonlyMap<string, unknown>, name: string | undefined): string {
+  if (name === undefined || name === "") return "";
+  return models.has(name) ? name : "other";
+}
+
+/** The class of an upstream attempt's outcome (a status, or a transport failure kind) for
+ * gateway_upstream_errors_total; undefined when it is no error (2xx, 1xx, the client left). */
+export function upstreamErrorClass(outcome: string): string | undefined {
+  switch (outcome) {
+    case "connect":
+    case "reset":
+      return "connect";
+    case "timeout":
+      return "timeout";
+    case "aborted":
+      return undefined;
+    case "broken_answer":
+      return "broken_answer";
+  }
+  const status = Number(outcome);
+  if (status === 429) return "rate_limited";
+  if (status === 401 || status === 403) return "auth";
+  if (status >= 500) return "server";
+  if (status >= 400) return "client";
+  return undefined;
+}
 client.collectDefaultMetrics({ register: registry, prefix: "gateway_process_" });
 
 export const requestsTotal = new client.Counter({
@@ -163,6 +194,20 @@ export const requestDuration = new Histogram("gateway_request_duration_seconds",
 export const upstreamDuration = new Histogram("gateway_upstream_duration_seconds",
   "Time from sending an upstream request to its response headers, per attempt.", ["channel", "model", "outcome"], durationBuckets);
 
+export const timeToFirstToken = new Histogram("gateway_time_to_first_token_seconds",
+  "Time from request arrival to the first byte of the answer's body reaching the client (the first chunk of a stream), for answers an upstream served.",
+  ["model", "channel"], durationBuckets);
+
+export const upstreamErrorsTotal = new client.Counter({
+  name: "gateway_upstream_errors_total",
+  help: "Failed upstream attempts by channel and class: connect, timeout, rate_limited (429), auth (401/403), server (5xx), client (other 4xx), broken_answer.",
+  labelNames: ["channel", "class"] as const,
+  registers: [registry],
+  collect() {
+    upstreamErrorTally.drainInto(this);
+  },
+});
+
 export const tokensTotal = new client.Counter({
   name: "gateway_tokens_total",
   help: "Tokens used, by model and kind (input, cache_read, cache_write, output, reasoning).",
@@ -223,6 +268,44 @@ export const configReloadsTotal = new client.Counter({
   registers: [registry],
 });
 
+/** Where the running config's generation is read: each gateway server (or cluster primary) adds its RuntimeBox. */
+const generationSources = new Set<() => number>();
+
+/** Reports a config holder's generation in gateway_config_generation; returns the undo. */
+export function countConfigGeneration(source: () => number): () => void {
+  generationSources.add(source);
+  return () => generationSources.delete(source);
+}
+
+// The gauges below are aggregated across cluster workers by their greatest value: every
+// process runs the same generation, and only the primary (or a lone process) reloads, so
+// the workers' zeros never hide its values.
+export const configGeneration = new client.Gauge({
+  name: "gateway_config_generation",
+  help: "Generation of the running config: 1 at start, one more for each reload applied.",
+  aggregator: "max",
+  registers: [registry],
+  collect() {
+    let generation = 0;
+    for (const source of generationSources) generation = Math.max(generation, source());
+    this.set(generation);
+  },
+});
+
+export const configLastReloadSuccessful = new client.Gauge({
+  name: "gateway_config_last_reload_successful",
+  help: "1 when the last config load or reload attempt succeeded (applied or unchanged), 0 when it was rejected and the previous config kept serving.",
+  aggregator: "max",
+  registers: [registry],
+});
+
+export const configLastReloadTime = new client.Gauge({
+  name: "gateway_config_last_reload_timestamp_seconds",
+  help: "Unix time of the last config load or reload attempt, whatever its outcome.",
+  aggregator: "max",
+  registers: [registry],
+});
+
 export const tokenCountEstimates = new client.Counter({
   name: "gateway_token_count_estimates_total",
   help: "Token-count requests answered by the gateway's local estimate (no channel of the route's protocol could count), by route.",
@@ -236,3 +319,98 @@ export const upstreamRetriesTotal = new client.Counter({
   labelNames: ["channel", "reason"] as const,
   registers: [registry],
 });
+
+// Channel keys, labelled by fingerprint (routing/key-health.ts: the first and last 4 hex
+// digits of the key's sha256), never by the key; bounded by the keys configured.
+
+export const keyFailureTally = new Tally();
+
+export const channelKeyFailuresTotal = new client.Counter({
+  name: "gateway_channel_key_failures_total",
+  help: "Failed upstream attempts per channel key (by fingerprint) and class: auth (refused: 401/403 or the provider's invalid-key answer) and quota (out of credit or quota) take the key out of rotation; rate_limited, server, client, connect, broken_answer do not.",
+  labelNames: ["channel", "key", "class"] as const,
+  registers: [registry],
+  collect() {
+    keyFailureTally.drainInto(this);
+  },
+});
+
+/** A channel key's rotation state. */
+export interface KeyStateReport {
+  readonly channel: string;
+  readonly key: string;
+  /** none: in rotation; auth or quota: out, and why. */
+  readonly reason: "none" | "auth" | "quota";
+  /** While out: when it comes back (epoch ms). */
+  readonly until?: number;
+}
+
+/** A channel key's attempts over the last few minutes, as one process saw them. */
+export interface KeyRecentReport {
+  readonly channel: string;
+  readonly key: string;
+  readonly attempts: number;
+  readonly failures: number;
+  readonly seconds: number;
+}
+
+/** What a gateway server reports of its channel keys. */
+export interface KeyReportSource {
+  states(): Promise<readonly KeyStateReport[]>;
+  recent(): readonly KeyRecentReport[];
+}
+
+const keySources = new Set<KeyReportSource>();
+
+/** Reports a server's channel keys in the gateway_channel_key_* gauges; returns the undo. */
+export function reportKeys(source: KeyReportSource): () => void {
+  keySources.add(source);
+  return () => keySources.delete(source);
+}
+
+export const channelKeyUp = new client.Gauge({
+  name: "gateway_channel_key_up",
+  help: "1 while a channel key (by fingerprint) is in rotation, 0 while it is out of rotation for its reason (auth: refused; quota: out of credit or quota) until channels[].key_cooldown passes.",
+  labelNames: ["channel", "key", "reason"] as const,
+  // Cluster workers read the same shared records: a key any of them sees out is out.
+  aggregator: "min",
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const source of keySources) {
+      for (const r of await source.states()) this.labels(r.channel, r.key, r.reason).set(r.reason === "none" ? 1 : 0);
+    }
+  },
+});
+
+export const channelKeyBackAt = new client.Gauge({
+  name: "gateway_channel_key_back_timestamp_seconds",
+  help: "For a channel key out of rotation (by fingerprint): the Unix time its cooldown ends and it is tried again.",
+  labelNames: ["channel", "key"] as const,
+  aggregator: "max",
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const source of keySources) {
+      for (const r of await source.states()) if (r.until !== undefined) this.labels(r.channel, r.key).set(r.until / 1000);
+    }
+  },
+});
+
+/** A gauge of one field of the recent key reports, summed over the servers of this process. */
+function recentGauge(name: string, help: string, field: "attempts" | "failures" | "seconds"): client.Gauge<"channel" | "key"> {
+  return new client.Gauge({
+    name, help, labelNames: ["channel", "key"] as const, registers: [registry],
+    collect() {
+      this.reset();
+      for (const source of keySources) for (const r of source.recent()) this.labels(r.channel, r.key).inc(r[field]);
+    },
+  });
+}
+
+export const channelKeyRecentAttempts = recentGauge("gateway_channel_key_recent_attempts",
+  "Upstream attempts per channel key (by fingerprint) over the last 5 minutes.", "attempts");
+export const channelKeyRecentFailures = recentGauge("gateway_channel_key_recent_failures",
+  "Failed upstream attempts per channel key (by fingerprint) over the last 5 minutes (see gateway_channel_key_failures_total for their classes).", "failures");
+export const channelKeyRecentSeconds = recentGauge("gateway_channel_key_recent_seconds",
+  "Sum of upstream attempt durations (to response headers) per channel key over the last 5 minutes; divided by gateway_channel_key_recent_attempts, the mean latency.", "seconds");

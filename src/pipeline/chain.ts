@@ -2,11 +2,12 @@
 // route's handler stages; composed once per handler at startup so a request only looks up.
 
 import type { UsageSink } from "../billing/usage-sink.js";
+import type { RequestLog } from "../observability/request-log.js";
 import type { JobOutcomes } from "../routing/job-outcomes.js";
 import type { RoutingState } from "../routing/routing-state.js";
 import type { BodyBudget } from "../server/body-budget.js";
 import type { HandlerName } from "../server/routes.js";
-import type { Accounts, Limiter, UsageLog } from "../state/interfaces.js";
+import type { Accounts, Admitter, Limiter, UsageLog } from "../state/interfaces.js";
 import { compose, type Stage } from "./compose.js";
 import type { RequestContext } from "./context.js";
 import { accessStage } from "./stages/access.js";
@@ -29,18 +30,25 @@ import { rulesStage } from "./stages/rules.js";
 import { settleStage } from "./stages/settle.js";
 import { upstreamStage } from "./stages/upstream.js";
 
+/** Handlers whose chain includes the reserve stage. */
+const reserving: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "realtime", "messages"]);
+
 export interface ChainDeps {
   /** Told about every settled request (after billing, before its last bytes go). */
   readonly usage: UsageSink;
   readonly accounts: Accounts;
   readonly usageLog: UsageLog;
   readonly limiter: Limiter;
+  /** Rate windows and the pre-deduction together (the reserve stage). */
+  readonly admitter: Admitter;
   /** Session affinity, channel health and job ownership (the keyed store). */
   readonly routing: RoutingState;
   /** Memory all request bodies in flight may hold together (server.max_body_memory). */
   readonly bodyBudget: BodyBudget;
   /** Acts on the job statuses client polls relay (a failed job's charge is refunded). */
   readonly jobs: JobOutcomes;
+  /** Where each finished request's JSON line goes (stdout). */
+  readonly requestLog: RequestLog;
 }
 
 /**
@@ -50,13 +58,14 @@ export interface ChainDeps {
  * entry, and a billed answer's last bytes go only once its charge is committed.
  */
 export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<void> {
+  const reserve = reserveStage(deps.admitter);
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
-    proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
-    multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
-    upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
+    proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
+    multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
+    upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     job: compose([jobStage(deps.routing, deps.jobs)]),
-    realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.accounts), realtimeStage(deps.routing.keys)]),
-    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserveStage(deps.accounts), upstreamStage(deps.routing)]),
+    realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing.keys)]),
+    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
     "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
     "count-tokens": compose([bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
@@ -64,7 +73,11 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     billing: compose([billingDashboardStage(deps.accounts)]),
   };
   const dispatch: Stage<RequestContext> = (ctx) => handlers[ctx.route!.handler](ctx);
+  // The handlers above with a reserve stage: it checks the money and takes the rate windows
+  // in one step, so access and limits leave those to it.
+  const admitsLater = (ctx: RequestContext): boolean => reserving.has(ctx.route!.handler);
   return compose([
-    logStage(), routeStage(), authStage(), settleStage(deps.accounts, deps.usageLog, deps.usage), accessStage(deps.accounts), limitsStage(deps.limiter), dispatch,
+    logStage(deps.requestLog), routeStage(), authStage(), settleStage(deps.admitter, deps.usageLog, deps.usage),
+    accessStage(deps.accounts, admitsLater), limitsStage(deps.limiter, admitsLater), dispatch,
   ]);
 }

@@ -7,10 +7,12 @@ import type { GatewayError } from "../errors/gateway-error.js";
 import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
-import type { Reservation } from "../state/interfaces.js";
+import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { Units } from "../billing/cost.js";
 import type { MultipartFile } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";
+import type { UsageEntry } from "../state/store.js";
+import type { PendingLimits } from "./rate-windows.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -59,11 +61,17 @@ export interface RequestContext {
   units?: Units;
   /** Id of the asynchronous job (video) this request fetches. */
   jobId?: string;
+  /** The token's rate windows, when the reserve stage takes them with the pre-deduction. */
+  limits?: PendingLimits;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
+  /** Concurrency slots and tokens-per-minute holds taken with it (settlement gives them back). */
+  holds?: LimitHolds;
   /** What the upstream served, as the upstream stage learned it; its last bytes wait for
    * settlement (served.release). */
   served?: Served;
+  /** The usage-log entry settlement committed (cost, billed usage), for the request log. */
+  settled?: UsageEntry;
 
   /** Set when the response is an error the gateway produced. */
   error?: GatewayError;

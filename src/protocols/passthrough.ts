@@ -7,6 +7,7 @@ import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
+import type { CostStamp } from "./stream-cost.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
 
@@ -39,6 +40,9 @@ export interface PassthroughSpec {
   /** The event that ends a stream the gateway has to cut short, in the protocol's own
    * error shape; `relayed`: events relayed before it. Present with streamTap. */
   streamError?(err: GatewayError, relayed: number): string;
+  /** Puts the answer's cost into a stream's withheld tail (its final usage event). Present
+   * with streamTap. */
+  readonly streamCost?: CostStamp;
   /** Whether a 2xx answer must be JSON (checked before it is relayed); default true.
    * Audio and plain-text answers are relayed as bytes. */
   answersJson?(req: PassRequest): boolean;

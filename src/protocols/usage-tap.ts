@@ -25,6 +25,10 @@ export interface StreamEnds {
   readonly terminal: RegExp;
   /** An error the upstream reports in the stream; it ends the stream too. */
   readonly failure: RegExp;
+  /** The event with the final usage, just before the terminal one (chat-completions' usage
+   * chunk, messages' message_delta): held back with the terminal event, so settlement can
+   * show the cost in it. Tested only on events that carry usage. */
+  readonly lastUsage?: RegExp;
 }
 
 /** How a tapped stream ended, as far as its events tell. */
@@ -141,6 +145,9 @@ export class SseUsageTap {
   readonly #splitter = new SseSplitter();
   /** The terminal (or failure) event and anything after it, held for release. */
   #held: string | undefined;
+  /** A final-usage event (StreamEnds.lastUsage) waiting to see what follows it: the
+   * terminal event takes it into the held tail; any other event sends it on first. */
+  #pending = "";
   #ending: TapEnding;
   /** Characters of generated text seen (JSON-escaped length: close enough for an estimate). */
   outputChars = 0;
@@ -191,6 +198,12 @@ export class SseUsageTap {
     return this.#held ?? "";
   }
 
+  /** Whole events held back that no end took (the stream did not end whole): they go out
+   * before the error event that ends it. */
+  get unsent(): string {
+    return this.#held === undefined ? this.#pending : "";
+  }
+
   /** One event: what to relay of it now ("" when held, stripped or undecodable). */
   #take(event: string): string {
     // An event that does not decode ends the stream (the client is told, not handed it).
@@ -204,17 +217,25 @@ export class SseUsageTap {
     const strip = this.#inspect(event, usage ? data : NO_DATA) && this.#strip;
     if (this.#ends.terminal.test(event)) {
       this.#ending = "terminal";
-      this.#held = strip ? "" : event;
+      this.#held = this.#pending + (strip ? "" : event);
       return "";
     }
     if (this.#ends.failure.test(event)) {
       this.#ending = "failure";
-      this.#held = event;
+      this.#held = this.#pending + event;
       return "";
     }
     if (strip) return "";
     this.relayed++;
-    return event;
+    // The final usage waits for the terminal event; a comment or keep-alive waits with it.
+    if ((usage && this.#ends.lastUsage?.test(event)) || (data === NO_DATA && this.#pending !== "")) {
+      this.#pending += event;
+      return "";
+    }
+    if (this.#pending === "") return event;
+    const out = this.#pending + event;
+    this.#pending = "";
+    return out;
   }
 
   /** Reads one event; true when it is usage-only (strippable). */

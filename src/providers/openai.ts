@@ -1,6 +1,14 @@
-// What an OpenAI-protocol upstream needs from us: its paths and how it authenticates.
+// What an OpenAI-protocol upstream needs from us: its paths, how it authenticates, and
+// how it says the account behind a key is out of credit: 429 with error code (and type)
+// insufficient_quota, unlike an ordinary rate limit (rate_limit_exceeded), where the key
+// stays in rotation.
 
-import type { ProviderSpec } from "./provider.js";
+import { errorObjectOf, type KeyFault, type ProviderSpec } from "./provider.js";
+
+function openaiKeyFault(_status: number, body: string): KeyFault | undefined {
+  const error = errorObjectOf(body);
+  return error?.code === "insufficient_quota" || error?.type === "insufficient_quota" ? "quota" : undefined;
+}
 
 export const openaiProvider: ProviderSpec = Object.freeze({
   protocol: "openai",
@@ -8,4 +16,5 @@ export const openaiProvider: ProviderSpec = Object.freeze({
   authHeaders: (key: string) => ({ authorization: `Bearer ${key}` }),
   /** Response headers that describe our upstream account; clients never see them. */
   privateResponseHeaders: Object.freeze(["openai-organization", "openai-project"]),
+  keyFaultBodies: Object.freeze({ statuses: Object.freeze([429]), classify: openaiKeyFault }),
 });

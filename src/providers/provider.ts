@@ -3,10 +3,20 @@
 
 import type { ChannelProtocol } from "../runtime/types.js";
 
-/** A bad-key refusal sent with an ordinary status (see ProviderSpec.credentialRefusal). */
-export interface CredentialRefusal {
-  readonly status: number;
-  readonly test: (body: string) => boolean;
+/** Why a channel key is taken out of rotation: the provider refused it (401/403, or its
+ * own invalid-key answer), or the account behind it is out of credit or quota. */
+export type KeyFault = "auth" | "quota";
+
+/**
+ * How a provider says with an ordinary status that the channel key is at fault (Gemini:
+ * 400 API_KEY_INVALID; OpenAI: 429 insufficient_quota): the statuses whose body is read
+ * to tell, and what the body means. Such an answer is the key's fault, so the request is
+ * retried on another key instead of reaching the client.
+ */
+export interface KeyFaultBodies {
+  readonly statuses: readonly number[];
+  /** The fault the body names; undefined when it is an ordinary answer of that status. */
+  readonly classify: (status: number, body: string) => KeyFault | undefined;
 }
 
 export interface ProviderSpec {
@@ -17,12 +27,23 @@ export interface ProviderSpec {
   readonly authHeaders: (key: string) => Record<string, string>;
   /** Upstream response headers that identify the operator's account; never relayed. */
   readonly privateResponseHeaders: readonly string[];
-  /**
-   * For a provider that reports a bad channel key with a status other than 401/403: the
-   * status to look at, and how to recognise the refusal in its body. Such an answer is
-   * the channel's fault, so it fails over like a 401 instead of reaching the client.
-   */
-  readonly credentialRefusal?: CredentialRefusal;
+  /** Answers with a status other than 401/403 that still mean the key is at fault. */
+  readonly keyFaultBodies?: KeyFaultBodies;
+}
+
+/** The fault a 401 or 403 names: the provider refused the key. */
+export function keyFaultOfStatus(status: number): KeyFault | undefined {
+  return status === 401 || status === 403 ? "auth" : undefined;
+}
+
+/** The `error` object of a JSON error body (every provider nests one), or undefined. */
+export function errorObjectOf(body: string): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    return parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error as Record<string, unknown> : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Joins a base URL and an API path; a base that already ends in the path's version prefix

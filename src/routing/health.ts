@@ -2,7 +2,9 @@
 // breaker), so requests stop paying its timeouts first. It is never excluded: when every
 // better channel fails, a cooling channel is still tried. Its consecutive failures and
 // cooldown live in the keyed store (`health:` keys) by channel name, so they outlive
-// reloads and, on a shared store, every gateway sees them.
+// reloads and, on a shared store, every gateway sees them. On a shared store each server
+// reads a channel's record at most once per `freshMs` (refreshed in the background while the
+// old one serves), so a healthy channel costs no round trip per request.
 
 import { log } from "../observability/log.js";
 import type { KeyedStore } from "../state/interfaces.js";
@@ -30,11 +32,24 @@ function cooling(h: Health | undefined, now: number): boolean {
   return h !== undefined && h.coolUntil > now;
 }
 
+/** A channel's record as this server last read or wrote it. */
+interface Seen {
+  health: Health | undefined;
+  at: number;
+  refreshing?: Promise<void>;
+}
+
 export class ChannelHealth {
   readonly #keyed: KeyedStore;
+  /** 0: read the store every time (it is in this process). */
+  readonly #freshMs: number;
+  /** By channel name: bounded by the channels configured. */
+  readonly #seen = new Map<string, Seen>();
 
-  constructor(keyed: KeyedStore) {
+  /** @param freshMs how long a record read from a shared store is used before reading it again */
+  constructor(keyed: KeyedStore, { freshMs = 0 }: { readonly freshMs?: number } = {}) {
     this.#keyed = keyed;
+    this.#freshMs = freshMs;
   }
 
   async #read(channel: string): Promise<Health | undefined> {
@@ -52,11 +67,16 @@ export class ChannelHealth {
       h.coolUntil = now + ms;
     }
     await this.#keyed.set(PREFIX + channel, JSON.stringify(h), Math.max(h.coolUntil - now, 0) + FORGET_AFTER_MS);
+    this.#remember(channel, h, now);
   }
 
-  /** Records an answer from the channel (anything but a failover status). */
-  recordSuccess(channel: string): Promise<void> {
-    return this.#keyed.delete(PREFIX + channel);
+  /** Records an answer from the channel (anything but a failover status): its failures are
+   * forgotten. Nothing to write when this server saw no record lately. */
+  async recordSuccess(channel: string, now = Date.now()): Promise<void> {
+    const seen = this.#seen.get(channel);
+    if (this.#freshMs > 0 && seen && seen.health === undefined && now - seen.at < this.#freshMs) return;
+    await this.#keyed.delete(PREFIX + channel);
+    this.#remember(channel, undefined, now);
   }
 
   /** Whether the channel is cooling down after repeated failures. */
@@ -68,16 +88,41 @@ export class ChannelHealth {
    * array when none is cooling. */
   async coolingLast<T extends { readonly name: string }>(plan: T[], now = Date.now()): Promise<T[]> {
     if (plan.length === 0) return plan;
-    // Read together: one round trip's wait on a shared store, whatever the plan's length.
-    const values = await Promise.all(plan.map((c) => this.#keyed.get(PREFIX + c.name)));
-    if (values.every((v) => v === undefined)) return plan;
-    const cool = values.map((v) => cooling(parsed(v), now));
+    const known = plan.map((c) => this.#view(c.name, now));
+    // Never read yet: read together, one round trip's wait whatever the plan's length.
+    const records = known.some((h) => h instanceof Promise) ? await Promise.all(known) : known as (Health | undefined)[];
+    if (records.every((h) => h === undefined)) return plan;
+    const cool = records.map((h) => cooling(h, now));
     if (!cool.includes(true)) return plan;
     return plan.filter((_, i) => !cool[i]).concat(plan.filter((_, i) => cool[i]));
   }
 
+  /** The record to route by: read now (the store is local, or this server never read it),
+   * else the one seen last, refreshed in the background once it is older than freshMs. */
+  #view(channel: string, now: number): Health | undefined | Promise<Health | undefined> {
+    const seen = this.#freshMs > 0 ? this.#seen.get(channel) : undefined;
+    // Health only orders the plan: a store unreachable now means no record known.
+    if (!seen) return this.#refresh(channel, now).catch(() => undefined);
+    if (now - seen.at >= this.#freshMs) {
+      // Unreadable now: the last record serves on, and the next read waits freshMs again.
+      seen.refreshing ??= this.#refresh(channel, now).then(() => undefined, () => void this.#remember(channel, seen.health, now));
+    }
+    return seen.health;
+  }
+
+  async #refresh(channel: string, now: number): Promise<Health | undefined> {
+    const health = await this.#read(channel);
+    this.#remember(channel, health, now);
+    return health;
+  }
+
+  #remember(channel: string, health: Health | undefined, at: number): void {
+    if (this.#freshMs > 0) this.#seen.set(channel, { health, at });
+  }
+
   /** Forgets every channel's health (tests). */
   async forget(): Promise<void> {
+    this.#seen.clear();
     for await (const [key] of this.#keyed.entries(PREFIX)) await this.#keyed.delete(key);
   }
 }

@@ -1,11 +1,14 @@
-// The routing state a request reads and writes: session affinity, channel health and job
-// ownership (all in the keyed store), and the channels' key rotation (this process's).
+// The routing state a request reads and writes: session affinity, channel and key health
+// and job ownership (all in the keyed store), and the channels' key rotation and recent
+// key statistics (this process's).
 // Made once per server from its State.
 
 import type { KeyedStore } from "../state/interfaces.js";
 import { Affinity } from "./affinity.js";
 import { ChannelHealth } from "./health.js";
 import { Jobs } from "./jobs.js";
+import { KeyHealth } from "./key-health.js";
+import { KeyStats } from "./key-stats.js";
 import { KeyRotation } from "./keys.js";
 
 export interface RoutingState {
@@ -13,8 +16,18 @@ export interface RoutingState {
   readonly health: ChannelHealth;
   readonly jobs: Jobs;
   readonly keys: KeyRotation;
+  readonly keyHealth: KeyHealth;
+  readonly keyStats: KeyStats;
 }
 
-export function routingState(keyed: KeyedStore): RoutingState {
-  return { affinity: new Affinity(keyed), health: new ChannelHealth(keyed), jobs: new Jobs(keyed), keys: new KeyRotation() };
+/** How long a server routes by a channel's or a key's health record read from a shared store. */
+const SHARED_HEALTH_FRESH_MS = 1_000;
+
+/** @param shared the keyed store is on a server (each read a round trip) */
+export function routingState(keyed: KeyedStore, { shared = false }: { readonly shared?: boolean } = {}): RoutingState {
+  const freshMs = shared ? SHARED_HEALTH_FRESH_MS : 0;
+  return {
+    affinity: new Affinity(keyed), health: new ChannelHealth(keyed, { freshMs }), jobs: new Jobs(keyed), keys: new KeyRotation(),
+    keyHealth: new KeyHealth(keyed, { freshMs }), keyStats: new KeyStats(),
+  };
 }

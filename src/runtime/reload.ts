@@ -5,8 +5,8 @@
 import { readFile } from "node:fs/promises";
 import { compileSource, ConfigError, formatIssue, sourceHashOf } from "../config/index.js";
 import { watchConfig, type ConfigWatch } from "../config/watch.js";
-import { log } from "../observability/log.js";
-import { configReloadsTotal } from "../observability/metrics.js";
+import { applyLogLevel, log } from "../observability/log.js";
+import { configLastReloadSuccessful, configLastReloadTime, configReloadsTotal } from "../observability/metrics.js";
 import type { RuntimeBox } from "./box.js";
 import type { Runtime } from "./types.js";
 
@@ -37,32 +37,43 @@ export interface Reloader {
 }
 
 function sameServer(a: Runtime, b: Runtime): boolean {
-  return JSON.stringify(a.server) === JSON.stringify(b.server) && a.store === b.store && a.metricsPath === b.metricsPath;
+  return JSON.stringify(a.server) === JSON.stringify(b.server) && a.store === b.store && a.metricsPath === b.metricsPath
+    && JSON.stringify(a.metricsListen) === JSON.stringify(b.metricsListen);
 }
 
 /** `next` with the restart-only settings (server, store, metrics path) of `running`. */
 export function keepStaticSettings(next: Runtime, running: Runtime): Runtime {
   if (sameServer(next, running)) return next;
-  return Object.freeze({ ...next, server: running.server, store: running.store, metricsPath: running.metricsPath });
+  return Object.freeze({
+    ...next, server: running.server, store: running.store, metricsPath: running.metricsPath, metricsListen: running.metricsListen,
+  });
 }
 
 /** Keeps restart-only settings of the running Runtime, and says so when they changed. */
 function withStaticSettings(next: Runtime, running: Runtime): Runtime {
   if (sameServer(next, running)) return next;
   log.warn("server, store and metrics settings changed; they apply after a restart", {
-    running: { server: running.server, store: running.store, metricsPath: running.metricsPath },
-    configured: { server: next.server, store: next.store, metricsPath: next.metricsPath },
+    running: { server: running.server, store: running.store, metricsPath: running.metricsPath, metricsListen: running.metricsListen },
+    configured: { server: next.server, store: next.store, metricsPath: next.metricsPath, metricsListen: next.metricsListen },
   });
   return keepStaticSettings(next, running);
+}
+
+/** Records the last load's result and time (gateway_config_last_reload_*). */
+function noteLoad(ok: boolean): void {
+  configLastReloadSuccessful.set(ok ? 1 : 0);
+  configLastReloadTime.set(Date.now() / 1000);
 }
 
 /** Creates a reloader for `path` that swaps successful compiles into `box`. */
 export function createReloader(opts: ReloaderOptions): Reloader {
   const { path, box } = opts;
+  noteLoad(true); // the config the reloader starts from loaded
 
   async function run(reason: ReloadReason): Promise<ReloadOutcome> {
     const outcome = await attempt(reason);
     configReloadsTotal.inc({ outcome });
+    noteLoad(outcome !== "rejected");
     return outcome;
   }
 
@@ -74,6 +85,7 @@ export function createReloader(opts: ReloaderOptions): Reloader {
       const { runtime, warnings } = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
       const applied = withStaticSettings(runtime, running);
       box.swap(applied);
+      if (applied.logLevel !== running.logLevel) applyLogLevel(applied.logLevel);
       for (const warning of warnings) log.warn(warning, { config: path });
       log.info("config reloaded", { config: path, reason, generation: runtime.generation });
       opts.onApplied?.(text, applied);

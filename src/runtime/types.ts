@@ -11,6 +11,16 @@ export interface RateWindow {
   readonly perMs: number;
 }
 
+/** `limits`: what each access token may do, the same for every token. */
+export interface TokenLimits {
+  readonly requestRate?: RateWindow;
+  readonly totalRequests?: RateWindow;
+  /** Input + output tokens per sliding minute, real usage counted. */
+  readonly tokensPerMinute?: number;
+  /** Model calls in flight at once. */
+  readonly concurrent?: number;
+}
+
 export interface ServerSettings {
   readonly host: string;
   readonly port: number;
@@ -38,6 +48,11 @@ export interface Group {
   readonly multiplier: number;
   /** The multiplier in parts per million (0.7 → 700000n), for exact cost arithmetic. */
   readonly multiplierPpm: bigint;
+  /** groups.<name>.show_cost: answers show their cost (X-Gateway-Cost, or in a stream's final usage event). */
+  readonly showCost: boolean;
+  /** groups.<name>.limits.tokens_per_minute: tokens all the group's tokens may use together
+   * in a sliding minute. */
+  readonly tokensPerMinute?: number;
 }
 
 export interface User {
@@ -96,6 +111,9 @@ export interface Model {
   /** What a converted request does with fields the channel's protocol has no use for:
    * lenient drops them (and reports them), strict refuses the request naming them. */
   readonly conversion: "lenient" | "strict";
+  /** models.<name>.limits.request_rate: requests of this model per window, every token's
+   * together. */
+  readonly requestRate?: RateWindow;
 }
 
 export interface Channel {
@@ -104,6 +122,9 @@ export interface Channel {
   /** Base URL without a trailing slash, e.g. "https://api.openai.com". */
   readonly baseUrl: URL;
   readonly keys: readonly string[];
+  /** How long a key stays out of rotation after the provider refused it (auth) or said
+   * its account is out of credit or quota (quota). */
+  readonly keyCooldownMs: { readonly auth: number; readonly quota: number };
   readonly groups: ReadonlySet<string>;
   readonly models: ReadonlySet<string>;
   /** Client model name → upstream model name. */
@@ -131,7 +152,11 @@ export interface Runtime {
   /** postgres://… of the shared usage log and settled spend; absent: the usage log stays beside `store`. */
   readonly ledger?: string;
   readonly metricsPath: string;
-  readonly limits: { readonly requestRate?: RateWindow; readonly totalRequests?: RateWindow };
+  /** metrics.listen: where /metrics and /healthz are served instead of the main listener. */
+  readonly metricsListen?: { readonly host: string; readonly port: number };
+  /** log.level; undefined: GATEWAY_LOG_LEVEL, else info. */
+  readonly logLevel?: "debug" | "info" | "warn" | "error" | "off";
+  readonly limits: TokenLimits;
   /** How long a session stays bound to its channel; 0: no session affinity. */
   readonly affinityTtlMs: number;
   readonly groups: ReadonlyMap<string, Group>;

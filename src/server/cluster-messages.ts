@@ -15,7 +15,9 @@ export type ToWorker =
   /** Send this worker's own metrics (for an aggregated scrape). */
   | { readonly type: "gateway:metrics-collect"; readonly id: number }
   /** The group's aggregated metrics text a worker asked for (null: aggregation failed). */
-  | { readonly type: "gateway:metrics-text"; readonly id: number; readonly text: string | null };
+  | { readonly type: "gateway:metrics-text"; readonly id: number; readonly text: string | null }
+  /** Say which shared servers this worker cannot reach (for the primary's /healthz). */
+  | { readonly type: "gateway:health-collect"; readonly id: number };
 
 /** Worker → primary. */
 export type ToPrimary =
@@ -24,7 +26,9 @@ export type ToPrimary =
   /** A scrape reached this worker: answer with the whole group's metrics. */
   | { readonly type: "gateway:metrics-ask"; readonly id: number }
   /** This worker's own metrics, answering a metrics-collect. */
-  | { readonly type: "gateway:metrics-json"; readonly id: number; readonly metrics: MetricsJson };
+  | { readonly type: "gateway:metrics-json"; readonly id: number; readonly metrics: MetricsJson }
+  /** This worker's degraded parts (e.g. redis, postgres), answering a health-collect. */
+  | { readonly type: "gateway:health-json"; readonly id: number; readonly degraded: readonly string[] };
 
 /** Whether an IPC message is one of ours (the channel also carries node's own). */
 export function isGatewayMessage<T extends { type: string }>(message: unknown): message is T {

@@ -3,7 +3,7 @@
 // file), and drains when the primary says so or on its own SIGTERM/SIGINT.
 
 import { compileSource, formatIssue, ConfigError, sourceHashOf } from "../config/index.js";
-import { errorText, log } from "../observability/log.js";
+import { applyLogLevel, errorText, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { keepStaticSettings } from "../runtime/reload.js";
 import { isGatewayMessage, type ToPrimary, type ToWorker } from "./cluster-messages.js";
@@ -13,6 +13,8 @@ import { WorkerMetrics } from "./cluster-metrics.js";
 export interface Serving {
   /** Stops accepting, lets in-flight requests finish (server.drain_timeout), releases state. */
   stop(): Promise<{ forced: number }>;
+  /** Shared servers this process cannot reach now (its /healthz `degraded`). */
+  degraded(): readonly string[];
 }
 
 /** Opens the state and starts the gateway on `box`; throws with a message for the operator. */
@@ -28,6 +30,7 @@ export async function runClusterWorker(opts: { path: string; start: StartServing
   };
   const metrics = new WorkerMetrics(toPrimary);
   let box: RuntimeBox | undefined;
+  let serving: Serving | undefined;
   // Before the config came there is nothing to drain; while the gateway starts, a stop
   // request is remembered and honoured once it serves.
   let stopAsked = false;
@@ -40,7 +43,8 @@ export async function runClusterWorker(opts: { path: string; start: StartServing
 
   process.on("message", (message: unknown) => {
     if (!isGatewayMessage<ToWorker>(message) || metrics.handle(message)) return;
-    if (message.type === "gateway:drain") onStop();
+    if (message.type === "gateway:health-collect") toPrimary({ type: "gateway:health-json", id: message.id, degraded: serving?.degraded() ?? [] });
+    else if (message.type === "gateway:drain") onStop();
     else if (message.type === "gateway:config") {
       if (box) apply(box, message, opts.path);
       else firstConfig(message);
@@ -55,9 +59,9 @@ export async function runClusterWorker(opts: { path: string; start: StartServing
   toPrimary({ type: "gateway:hello" });
 
   const first = await configured;
-  let serving: Serving;
   try {
     box = new RuntimeBox(compileSource(first.source, { path: opts.path, generation: first.generation }).runtime);
+    applyLogLevel(box.current.logLevel);
     serving = await opts.start(box, () => metrics.text());
   } catch (err) {
     process.stderr.write(`${opts.path}: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
@@ -66,12 +70,13 @@ export async function runClusterWorker(opts: { path: string; start: StartServing
     process.exit(1);
   }
 
+  const started = serving;
   const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     onStop = () => {
       if (stopping) return;
       stopping = true;
-      void serving.stop().then(({ forced }) => {
+      void started.stop().then(({ forced }) => {
         log.info("worker stopped", { pid: process.pid, forced });
         resolve();
       });
@@ -90,6 +95,7 @@ function apply(box: RuntimeBox, message: ConfigMessage, path: string): void {
   try {
     const { runtime } = compileSource(message.source, { path, generation: message.generation });
     box.swap(keepStaticSettings(runtime, running));
+    if (runtime.logLevel !== running.logLevel) applyLogLevel(runtime.logLevel);
     log.info("worker applied config", { pid: process.pid, generation: message.generation });
   } catch (err) {
     // The primary compiled this same text; failing here means the environment differs.

@@ -5,12 +5,15 @@
 
 import cluster, { type Worker } from "node:cluster";
 import { log } from "../observability/log.js";
+import { countConfigGeneration } from "../observability/metrics.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { createReloader } from "../runtime/reload.js";
 import type { Runtime } from "../runtime/types.js";
 import { isGatewayMessage, type ToPrimary, type ToWorker } from "./cluster-messages.js";
 import { GroupMetrics } from "./cluster-metrics.js";
 import { RestartBackoff } from "./cluster-policy.js";
+import { GroupHealth } from "./cluster-health.js";
+import { startOpsServer, type OpsServer } from "./ops.js";
 
 /** What the primary starts from. */
 export interface PrimaryOptions {
@@ -33,6 +36,7 @@ export async function runClusterPrimary(opts: PrimaryOptions): Promise<number> {
   const serving = new Set<Worker>();
   const bornAt = new Map<Worker, number>();
   const metrics = new GroupMetrics(() => serving);
+  const health = new GroupHealth(() => ({ phase, serving }));
   const backoff = new RestartBackoff();
   const restarts = new Set<NodeJS.Timeout>();
   let phase: "starting" | "serving" | "stopping" = "starting";
@@ -48,7 +52,7 @@ export async function runClusterPrimary(opts: PrimaryOptions): Promise<number> {
     worker.on("message", (message: unknown) => {
       if (!isGatewayMessage<ToPrimary>(message)) return;
       if (message.type === "gateway:hello") send(worker, config);
-      else metrics.handle(worker, message);
+      else if (!health.handle(message)) metrics.handle(worker, message);
     });
     return worker;
   };
@@ -63,6 +67,24 @@ export async function runClusterPrimary(opts: PrimaryOptions): Promise<number> {
   });
   const onHangup = () => void reloader.reload("signal");
   process.on("SIGHUP", onHangup);
+  countConfigGeneration(() => box.current.generation);
+
+  // metrics.listen is served here, once for the group (workers serve only the public port):
+  // bound before any worker starts, so an address in use stops the start at once.
+  let ops: OpsServer | undefined;
+  const metricsListen = opts.runtime.metricsListen;
+  if (metricsListen) {
+    try {
+      ops = await startOpsServer(metricsListen, {
+        metricsPath: opts.runtime.metricsPath, metricsText: () => metrics.text(), health: () => health.answer(),
+      });
+    } catch (err) {
+      process.off("SIGHUP", onHangup);
+      await reloader.close();
+      process.stderr.write(`${opts.path}: metrics.listen: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
 
   const started = new Promise<boolean>((resolve) => {
     cluster.on("listening", (worker, address) => {
@@ -117,6 +139,7 @@ export async function runClusterPrimary(opts: PrimaryOptions): Promise<number> {
     }, timeoutMs + EXIT_GRACE_MS);
     await Promise.all(exited);
     clearTimeout(killer);
+    await ops?.close();
     log.info("stopped", { workers: opts.workers });
   };
 

@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
+import { keyReportSource } from "../routing/key-report.js";
 import { routingState } from "../routing/routing-state.js";
 import { inProcessState } from "../state/in-process.js";
 import type { State } from "../state/interfaces.js";
@@ -15,7 +16,8 @@ import { StoreUsageLog } from "../state/store-usage-log.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { errorText, log } from "../observability/log.js";
-import { countReservations, registry } from "../observability/metrics.js";
+import { countConfigGeneration, countReservations, registry, reportKeys } from "../observability/metrics.js";
+import { RequestLog } from "../observability/request-log.js";
 import { buildChain } from "../pipeline/chain.js";
 import type { RequestContext, Upgrade } from "../pipeline/context.js";
 import { boundUnreadBody } from "../pipeline/read-body.js";
@@ -27,6 +29,7 @@ import { BodyBudget } from "./body-budget.js";
 import { newRequestId, requestIdHeader } from "./request-id.js";
 import { familyOfPath } from "./routes.js";
 import { tuneHeapForServing } from "./gc-tuning.js";
+import { answerOps, healthAnswer, isOpsRequest, startOpsServer, type OpsEndpoints, type OpsServer } from "./ops.js";
 
 export { requestIdHeader };
 
@@ -44,6 +47,10 @@ export interface GatewayServerOptions {
   /** What /metrics answers (default: this process's registry; a cluster worker asks its
    * primary for the whole group's). */
   readonly metricsText?: () => Promise<string>;
+  /** True in a cluster worker: the primary serves metrics.listen, once for the group. */
+  readonly opsServedElsewhere?: boolean;
+  /** Where the per-request JSON lines go (default: stdout). */
+  readonly requestLog?: RequestLog;
 }
 
 export interface GatewayServer {
@@ -55,6 +62,8 @@ export interface GatewayServer {
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   readonly port: number;
+  /** Base URL of the metrics.listen address, when this process serves it. */
+  readonly opsUrl?: string;
   /** Stops accepting, lets in-flight requests finish up to `timeoutMs`, then closes. */
   drain(timeoutMs?: number): Promise<{ forced: number }>;
 }
@@ -65,16 +74,19 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const metricsText = opts.metricsText ?? (() => registry.metrics());
   tuneHeapForServing();
   const state = opts.state ?? inProcessState(new StoreUsageLog(createMemoryStore()));
-  const { accounts, usageLog, limiter, keyed } = state;
+  const { accounts, usageLog, limiter, admitter, keyed } = state;
   const uncountReservations = countReservations(() => accounts.reservationsHeld);
+  const uncountGeneration = countConfigGeneration(() => box.current.generation);
+  const requestLog = opts.requestLog ?? new RequestLog();
   const usage: UsageSink = opts.usage ?? logUsageSink;
   // server.* applies at start only, so the budget's limit is fixed for the server's life.
   const bodyBudget = new BodyBudget(box.current.server.maxBodyMemoryBytes);
   // Failed jobs are refunded when a client poll or the background check sees them.
-  const routing = routingState(keyed);
+  const routing = routingState(keyed, { shared: state.shared });
+  const unreportKeys = reportKeys(keyReportSource(routing, () => box.current));
   const jobs = new JobOutcomes({ accounts, usageLog, keyed });
   const jobWatch = new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, timing: opts.jobWatch });
-  const chain = buildChain({ usage, accounts, usageLog, limiter, routing, bodyBudget, jobs });
+  const chain = buildChain({ usage, accounts, usageLog, limiter, admitter, routing, bodyBudget, jobs, requestLog });
   // Requests in flight are counted, not kept in a Set: a long-lived Set whose table has
   // reached V8's old generation allocates every later table there too, and each table it
   // replaces keeps pointers to the requests it held, which minor GCs cannot see are dead.
@@ -84,6 +96,11 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   let inflight = 0;
   const sessions = new Set<Duplex>();
   let draining = false;
+  const ops: OpsEndpoints = {
+    metricsPath: box.current.metricsPath, metricsText, health: () => healthAnswer(draining, state.health().degraded),
+  };
+  // metrics.listen (restart-only, like metrics.path): the operator endpoints move off the main listener.
+  const metricsListen = box.current.metricsListen;
 
   /** Serves one request; for a WebSocket upgrade, `upgrade` holds the raw socket (and `res`
    * is bound to it, so a refusal is still an ordinary HTTP answer). */
@@ -95,8 +112,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    if (!upgrade && (path === "/healthz" || (path === runtime.metricsPath && req.method === "GET"))) {
-      void serveOps(path, res, draining, metricsText, state);
+    if (!upgrade && !metricsListen && isOpsRequest(path, req.method, ops.metricsPath)) {
+      void answerOps(path, res, ops);
       return;
     }
     // Every field present from the start: one object shape for all requests, no
@@ -106,8 +123,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
       user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
-      channel: undefined, upstreamModel: undefined, reservation: undefined, units: undefined, jobId: undefined,
-      served: undefined, error: undefined, upgrade,
+      channel: undefined, upstreamModel: undefined, reservation: undefined, holds: undefined, units: undefined, jobId: undefined,
+      served: undefined, settled: undefined, error: undefined, upgrade,
     };
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));
@@ -153,12 +170,21 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       resolve();
     });
   });
+  let opsServer: OpsServer | undefined;
+  if (metricsListen && !opts.opsServedElsewhere) {
+    try {
+      opsServer = await startOpsServer(metricsListen, ops);
+    } catch (err) {
+      server.close();
+      throw new Error(`metrics.listen: ${(err as Error).message}`);
+    }
+  }
   jobWatch.start();
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   return {
-    server, box, state, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`,
+    server, box, state, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url,
     async drain(timeoutMs = box.current.server.drainTimeoutMs) {
       draining = true;
       const watchStopped = jobWatch.stop();
@@ -173,8 +199,11 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
       for (const socket of sessions) socket.destroy(); // WebSocket sessions are not server connections
       server.closeAllConnections();
-      await Promise.all([closed, watchStopped]);
+      await Promise.all([closed, watchStopped, opsServer?.close()]);
+      requestLog.flush();
       uncountReservations();
+      uncountGeneration();
+      unreportKeys();
       return { forced };
     },
   };
@@ -238,31 +267,6 @@ function malformedAnswer(code: string | undefined): { status: number; reason: st
     return { status: 408, reason: "Request Timeout", code: "request_timeout", message: "The request headers were not received in time." };
   }
   return { status: 400, reason: "Bad Request", code: "malformed_request", message: "The request could not be parsed as HTTP." };
-}
-
-/**
- * /healthz (503 while draining, so load balancers stop sending) and /metrics. A lost Redis
- * or PostgreSQL is 200 with `"status":"degraded"` and the servers named: every gateway
- * shares them, so a 503 would pull every instance out of rotation at once (and restart
- * them under a liveness probe) for an outage no other instance avoids, while the free
- * routes still answer and billed ones resume by themselves once the server is back.
- */
-async function serveOps(path: string, res: http.ServerResponse, draining: boolean, metricsText: () => Promise<string>, state: State): Promise<void> {
-  try {
-    const isHealth = path === "/healthz";
-    const body = isHealth ? healthBody(draining, state.health().degraded) : await metricsText();
-    const status = isHealth && draining ? 503 : 200;
-    res.writeHead(status, { "content-type": isHealth ? "application/json" : registry.contentType });
-    res.end(body);
-  } catch (err) {
-    log.error("metrics failed", { error: String(err) });
-    res.writeHead(500).end();
-  }
-}
-
-function healthBody(draining: boolean, degraded: readonly string[]): string {
-  const status = draining ? "draining" : degraded.length > 0 ? "degraded" : "ok";
-  return JSON.stringify({ status, degraded });
 }
 
 export { RuntimeBox };

@@ -5,14 +5,16 @@ import type { State, StateHealth, UsageLog } from "./interfaces.js";
 import { MemoryAccounts } from "./memory-accounts.js";
 import { MemoryKeyedStore } from "./memory-keyed.js";
 import { MemoryLimiter } from "./memory-limiter.js";
+import { SequentialAdmitter } from "./sequential-admitter.js";
 
 const healthy: StateHealth = { degraded: [] };
 
 /** In-process state over `usageLog`; closing it closes the log. */
 export function inProcessState(usageLog: UsageLog): State {
   const accounts = new MemoryAccounts(usageLog);
+  const limiter = new MemoryLimiter();
   return {
-    accounts, usageLog, limiter: new MemoryLimiter(), keyed: new MemoryKeyedStore(),
+    accounts, usageLog, limiter, admitter: new SequentialAdmitter(accounts, limiter), keyed: new MemoryKeyedStore(), shared: false,
     // A usage log on a server (PostgreSQL) says whether it answers; the rest is in this process.
     health: () => usageLog.health?.() ?? healthy,
     async close() {

@@ -110,6 +110,90 @@ export interface Limiter {
   refund(key: string, hit: Hit): Promise<void>;
 }
 
+/** One rate window a request takes a hit in. */
+export interface WindowTake {
+  readonly key: string;
+  readonly window: RateWindow;
+}
+
+/** A tokens-per-minute budget a request holds its estimate in until it finishes. */
+export interface TokenBudgetTake {
+  /** Whose budget: a token's, a group's (shared by its tokens). */
+  readonly key: string;
+  /** Most tokens the budget admits: real usage counted in the last minute, plus the
+   * estimates held by requests in flight, plus this request's estimate. */
+  readonly max: number;
+  /** This request's worst-case tokens (a whole number), held until it finishes. */
+  readonly tokens: number;
+}
+
+/** A concurrency limit: the request holds one of `max` slots until it finishes. */
+export interface SlotTake {
+  readonly key: string;
+  readonly max: number;
+}
+
+/** What a request needs before its upstream call: hits in its rate windows, a slot in each
+ * concurrency limit, its estimate in each tokens-per-minute budget, and its pre-deduction. */
+export interface AdmitRequest {
+  /** Names the reservation, the slots and the holds (one admission per request). */
+  readonly requestId: string;
+  readonly token: Token;
+  readonly user: User;
+  /** Held against the token's quota and the user's balance until settled or released. */
+  readonly amountNano: bigint;
+  readonly windows: readonly WindowTake[];
+  readonly slots?: readonly SlotTake[];
+  readonly budgets?: readonly TokenBudgetTake[];
+  /** Epoch ms the windows and budgets are measured at. */
+  readonly now: number;
+}
+
+/** The slots and token holds an admitted request keeps until Admitter.finish. */
+export interface LimitHolds {
+  readonly requestId: string;
+  readonly slots: readonly SlotTake[];
+  readonly budgets: readonly TokenBudgetTake[];
+}
+
+/** Which kind of limit refused an admission: `index` is its place in its list. */
+export type LimitKind = "window" | "slots" | "tokens";
+
+export type AdmitResult =
+  /** `hits[i]` is the hit taken in `windows[i]` (Limiter.refund takes it back); the
+   * reservation and the holds go back through Admitter.finish. */
+  | { readonly ok: true; readonly reservation: Reservation; readonly hits: readonly Hit[]; readonly holds: LimitHolds }
+  /** `windows[index]` is full, `slots[index]` are all taken, or `budgets[index]` has no
+   * room for the estimate: nothing was taken, held or reserved. */
+  | { readonly ok: false; readonly refused: LimitKind; readonly index: number; readonly retryAfterMs: number };
+
+/** What a finished request settles: its reservation and holds, its charge, and the tokens
+ * it really used (counted in its budgets in place of its estimate). */
+export interface Finish {
+  readonly reservation: Reservation | undefined;
+  readonly holds: LimitHolds | undefined;
+  readonly charge: Charge;
+  readonly usedTokens: number;
+  /** Epoch ms the used tokens are counted at. */
+  readonly now: number;
+}
+
+/**
+ * Admission of a billed request in one step, so a shared store answers it in one round
+ * trip: every rate window, concurrency slot and tokens-per-minute hold, then the
+ * pre-deduction, all or nothing; and its end in one step too.
+ */
+export interface Admitter {
+  /** Money refusals throw what Accounts.reserve throws (401, 402), with nothing left taken. */
+  admit(request: AdmitRequest): Promise<AdmitResult>;
+  /**
+   * In one step: Accounts.settle(reservation, charge), each hold replaced by the tokens
+   * really used (counted from `now` for a minute), each slot freed. Once per admission
+   * (a second call would count the tokens again; it charges once, as Accounts.settle).
+   */
+  finish(finish: Finish): Promise<void>;
+}
+
 /** A string store with a time to live per key: session affinity, channel health, jobs. */
 export interface KeyedStore {
   /** The value, or undefined when absent or expired; `refreshTtlMs` restarts its TTL. */
@@ -131,7 +215,12 @@ export interface State {
   readonly accounts: Accounts;
   readonly usageLog: UsageLog;
   readonly limiter: Limiter;
+  /** Rate windows and the pre-deduction together, over `accounts` and `limiter`. */
+  readonly admitter: Admitter;
   readonly keyed: KeyedStore;
+  /** Whether the state is on a server shared by several processes (each call a round trip),
+   * rather than in this process. */
+  readonly shared: boolean;
   health(): StateHealth;
   close(): Promise<void>;
 }

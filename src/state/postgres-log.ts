@@ -91,6 +91,8 @@ interface Pending {
   readonly entry: UsageEntry;
   /** Only `importEntries` keeps a refund time; appends never set one. */
   readonly refundedAt: number | null;
+  /** Its place in the order of appends (commits settle them in this order). */
+  readonly seq: number;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -187,9 +189,13 @@ export class PostgresUsageLog implements UsageLog {
   #queue: Pending[] = [];
   #committing = false;
   #scheduled = false;
-  /** Appends not yet settled, so flush and close can wait for them: each resolves to
-   * whether its entry was written (it never rejects). */
-  readonly #outstanding = new Set<Promise<boolean>>();
+  /** Appends numbered so far, and through which number they have all settled: flush,
+   * refund and close wait on these. Counters, not a set of the appends: a long-lived Set
+   * of per-request objects costs every request (see bench/RESULTS.md). */
+  #appended = 0;
+  #settledThrough = 0;
+  /** Callers waiting for appends through `through` to settle, counting the failures. */
+  #waiters: { readonly through: number; failed: number; readonly resolve: (failed: number) => void }[] = [];
   #reachable = true;
   #probe: NodeJS.Timeout | undefined;
   #closed = false;
@@ -231,12 +237,8 @@ export class PostgresUsageLog implements UsageLog {
 
   #enqueue(entry: UsageEntry, refundedAt: number | null): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("the usage log is closed"));
-    const done = new Promise<void>((resolve, reject) => this.#queue.push({ entry, refundedAt, resolve, reject }));
-    const tracked: Promise<boolean> = done.then(
-      () => this.#outstanding.delete(tracked),
-      () => !this.#outstanding.delete(tracked),
-    );
-    this.#outstanding.add(tracked);
+    const seq = ++this.#appended;
+    const done = new Promise<void>((resolve, reject) => this.#queue.push({ entry, refundedAt, seq, resolve, reject }));
     this.#kick();
     return done;
   }
@@ -271,17 +273,39 @@ export class PostgresUsageLog implements UsageLog {
     try {
       await this.#insert(batch);
       for (const p of batch) p.resolve();
+      this.#settled(batch, true);
       return;
     } catch (error) {
       if (batch.length === 1 || isUnreachable(error)) {
         const failure = this.#failure(error, batch.length);
         for (const p of batch) p.reject(failure);
+        this.#settled(batch, false);
         return;
       }
     }
     // The server refused the batch for one of its rows: one bad row must not take the
     // others with it, so each is committed alone.
     for (const p of batch) await this.#commit([p]);
+  }
+
+  /** Appends settle in order: moves the mark past `batch` and answers the waiters it reached. */
+  #settled(batch: readonly Pending[], written: boolean): void {
+    this.#settledThrough = batch[batch.length - 1].seq;
+    if (this.#waiters.length === 0) return;
+    if (!written) {
+      for (const w of this.#waiters) for (const p of batch) if (p.seq <= w.through) w.failed++;
+    }
+    const done = this.#waiters.filter((w) => w.through <= this.#settledThrough);
+    if (done.length === 0) return;
+    this.#waiters = this.#waiters.filter((w) => w.through > this.#settledThrough);
+    for (const w of done) w.resolve(w.failed);
+  }
+
+  /** Resolves once every append made so far has settled, to how many of those failed. */
+  #allSettled(): Promise<number> {
+    const through = this.#appended;
+    if (through <= this.#settledThrough) return Promise.resolve(0);
+    return new Promise((resolve) => this.#waiters.push({ through, failed: 0, resolve }));
   }
 
   async #insert(batch: readonly Pending[]): Promise<void> {
@@ -331,14 +355,13 @@ export class PostgresUsageLog implements UsageLog {
 
   /** Waits for every append made so far to settle; rejects when any of them failed. */
   async flush(): Promise<void> {
-    const written = await Promise.all([...this.#outstanding]);
-    const failed = written.filter((ok) => !ok).length;
+    const failed = await this.#allSettled();
     if (failed > 0) throw new Error(`${failed} usage entries could not be written to postgres at ${this.#where}`);
   }
 
   async refund(requestId: string, at: number): Promise<RefundResult> {
     // An append this process made and has not yet committed is waited for, so it is found.
-    await Promise.all([...this.#outstanding]);
+    await this.#allSettled();
     const { rows } = await this.#query<{ refunded: boolean; token: string | null; user: string | null; cost_nano: string | null }>({
       name: "usage_log_refund",
       text: REFUND_SQL,
@@ -426,7 +449,7 @@ export class PostgresUsageLog implements UsageLog {
     this.#closed = true;
     clearInterval(this.#probe);
     this.#probe = undefined;
-    await Promise.all([...this.#outstanding]);
+    await this.#allSettled();
     await this.#pool.end();
   }
 }

@@ -110,18 +110,25 @@ return reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], AR
 `;
 
 /**
- * KEYS: token account, user account, token held, user held, settled marker of the request.
- * ARGV: member ('' when nothing was reserved), cost, settled-marker ttl ms.
+ * settle(token account, user account, token held, user held, settled marker of the request,
+ * member ('' when nothing was reserved), cost, settled-marker ttl ms). A function, so one
+ * script can also give back a request's limit holds (see redis-admit.ts).
  */
-const SETTLE_LUA = `${EXACT_LUA}${HELD_LUA}
-if ARGV[1] ~= '' then
-  release(KEYS[1], KEYS[3], ARGV[1])
-  release(KEYS[2], KEYS[4], ARGV[1])
+export const SETTLE_FN_LUA = `${EXACT_LUA}${HELD_LUA}
+local function settle(tacct, uacct, theld, uheld, marker, member, cost, markerTtl)
+  if member ~= '' then
+    release(tacct, theld, member)
+    release(uacct, uheld, member)
+  end
+  if cost ~= '0' and redis.call('SET', marker, '1', 'NX', 'PX', markerTtl) then
+    redis.call('HINCRBY', tacct, 'spent', cost)
+    redis.call('HINCRBY', uacct, 'spent', cost)
+  end
 end
-if ARGV[2] ~= '0' and redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[3]) then
-  redis.call('HINCRBY', KEYS[1], 'spent', ARGV[2])
-  redis.call('HINCRBY', KEYS[2], 'spent', ARGV[2])
-end
+`;
+
+const SETTLE_LUA = `${SETTLE_FN_LUA}
+settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
 return 0
 `;
 
@@ -257,21 +264,35 @@ export class RedisAccounts implements Accounts {
   }
 
   async settle(reservation: Reservation | undefined, charge: Charge): Promise<void> {
-    if (reservation) this.#held.delete(reservation.id);
-    const k = this.#keys;
-    const member = reservation ? memberOf(reservation.id, reservation.amountNano) : "";
-    // The reservation's own accounts are the ones it holds money in, whatever the charge names.
-    const holder = reservation ?? charge;
-    if (holder.token !== charge.token || holder.user !== charge.user) {
-      await this.release(reservation!);
-      await this.settle(undefined, charge);
+    const call = this.settleCall(reservation, charge);
+    if (call) {
+      await this.#scripts.settle(...call.keys, ...call.args);
       return;
     }
-    await this.#scripts.settle(
-      k.account("t", charge.token), k.account("u", charge.user), k.held("t", charge.token), k.held("u", charge.user),
-      k.settled(charge.requestId),
-      member, int64(charge.costNano), String(this.#opts.settledTtlMs),
-    );
+    await this.release(reservation!);
+    await this.settle(undefined, charge);
+  }
+
+  /**
+   * The keys and arguments of the settle function (here, and inside the finish script),
+   * the reservation no longer counted as held by this process; undefined when the
+   * reservation holds money in other accounts than the charge names (release it, then
+   * settle the charge alone).
+   */
+  settleCall(reservation: Reservation | undefined, charge: Charge): { keys: string[]; args: string[] } | undefined {
+    // The reservation's own accounts are the ones it holds money in, whatever the charge names.
+    if (reservation && (reservation.token !== charge.token || reservation.user !== charge.user)) return undefined;
+    if (reservation) this.#held.delete(reservation.id);
+    const k = this.#keys;
+    return {
+      keys: [k.account("t", charge.token), k.account("u", charge.user), k.held("t", charge.token), k.held("u", charge.user), k.settled(charge.requestId)],
+      args: [reservation ? memberOf(reservation.id, reservation.amountNano) : "", int64(charge.costNano), String(this.#opts.settledTtlMs)],
+    };
+  }
+
+  /** How long a reservation (and the limits a request holds with it) outlives a crash. */
+  get reservationTtlMs(): number {
+    return this.#opts.reservationTtlMs;
   }
 
   async release(reservation: Reservation): Promise<void> {

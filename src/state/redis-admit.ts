@@ -1,90 +1,164 @@
-// The hot path in one round trip: a request's rate windows and its pre-deduction in one Lua
-// script, all or nothing. Windows are taken first (a refused request is a 429 before money
-// is looked at, as the stages order it); when one refuses, or the money does not fit, the
-// hits already taken in the script are removed again. Keys and members are the ones
-// RedisLimiter and RedisAccounts use, so their refund, settle and release apply unchanged.
-// Not part of the State interfaces yet: a stage that wants one round trip instead of
-// take + take + reserve calls this where the store is Redis.
+// The hot path in one round trip each way: a request's rate windows, concurrency slots,
+// tokens-per-minute holds and pre-deduction in one Lua script, all or nothing; and its
+// settlement, holds replaced by the tokens really used and slots freed, in another.
+// Windows are taken first (a refused request is a 429 before money is looked at, as the
+// stages order it); when a limit refuses, or the money does not fit, what the script took
+// is given back. Keys and members are the ones RedisLimiter and RedisAccounts use, so
+// their refund, settle and release apply unchanged. The Admitter of a Redis store.
 
 import type { Redis } from "ioredis";
-import type { RateWindow, Token, User } from "../runtime/types.js";
-import type { Hit, Reservation } from "./interfaces.js";
-import { RESERVE_FN_LUA, UNSEEDED, type RedisAccounts, type ReserveReply } from "./redis-accounts.js";
+import type { AdmitRequest, AdmitResult, Admitter, Finish, LimitKind } from "./interfaces.js";
+import { RESERVE_FN_LUA, SETTLE_FN_LUA, UNSEEDED, type RedisAccounts, type ReserveReply } from "./redis-accounts.js";
+import { HOLDS_LUA, holdMember, slotsKey, tokensKeys } from "./redis-holds.js";
 import { defineScript, type Script } from "./redis-lua.js";
 import { TAKE_LUA } from "./redis-limiter.js";
 
 /**
- * KEYS: the five of reserve, then hits and sequence of each window.
- * ARGV: the five of reserve, now, then perMs and max of each window.
- * Reply: {'limited', window index, retry-after}, or {'money', reserve's reply...}, or
+ * KEYS: the five of reserve, then hits and sequence of each window, the set of each slot
+ * limit, used and holds of each budget.
+ * ARGV: the five of reserve (ARGV[3] is the ttl), now, the number of windows, slot limits
+ * and budgets, the request id, then perMs and max of each window, max of each slot limit,
+ * max and tokens of each budget.
+ * Reply: {'limited', kind, index, retry-after}, or {'money', reserve's reply...}, or
  * {'ok', hit of each window...}.
  */
-const ADMIT_LUA = `${RESERVE_FN_LUA}${TAKE_LUA}
+const ADMIT_LUA = `${RESERVE_FN_LUA}${TAKE_LUA}${HOLDS_LUA}
 local now = tonumber(ARGV[6])
-local windows = (#KEYS - 5) / 2
-local taken = {}
-local function untake()
+local nw, ns, nb = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local id = ARGV[10]
+local ttl = tonumber(ARGV[3])
+local clock = now_ms()
+local k, a = 6, 11
+local taken, slots, holds = {}, {}, {}
+local function undo()
   for i, hit in ipairs(taken) do redis.call('ZREM', KEYS[4 + 2 * i], hit) end
+  for _, z in ipairs(slots) do redis.call('ZREM', z, id) end
+  for _, h in ipairs(holds) do tokens_unhold(h[1], h[2], h[3]) end
 end
-for i = 1, windows do
-  local a = take(KEYS[4 + 2 * i], KEYS[5 + 2 * i], now, tonumber(ARGV[5 + 2 * i]), tonumber(ARGV[6 + 2 * i]))
-  if a[1] == 0 then
-    untake()
-    return {'limited', i - 1, a[2]}
+for i = 1, nw do
+  local r = take(KEYS[k], KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]))
+  if r[1] == 0 then
+    undo()
+    return {'limited', 'window', i - 1, r[2]}
   end
-  taken[i] = a[2]
+  taken[i] = r[2]
+  k, a = k + 2, a + 2
+end
+for i = 1, ns do
+  if slot_take(KEYS[k], id, tonumber(ARGV[a]), clock, ttl) == 0 then
+    undo()
+    return {'limited', 'slots', i - 1, HELD_RETRY_MS}
+  end
+  slots[i] = KEYS[k]
+  k, a = k + 1, a + 1
+end
+for i = 1, nb do
+  local member = ARGV[a + 1] .. ':' .. id
+  local wait = tokens_hold(KEYS[k], KEYS[k + 1], member, tonumber(ARGV[a + 1]), tonumber(ARGV[a]), now, clock, ttl)
+  if wait > 0 then
+    undo()
+    return {'limited', 'tokens', i - 1, wait}
+  end
+  holds[i] = {KEYS[k], KEYS[k + 1], member}
+  k, a = k + 2, a + 2
 end
 local r = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 if r[1] ~= 0 then
-  untake()
+  undo()
   return {'money', unpack(r)}
 end
 return {'ok', unpack(taken)}
 `;
 
-/** One rate window to take for the request. */
-export interface WindowTake {
-  readonly key: string;
-  readonly window: RateWindow;
-}
+/**
+ * KEYS: the five of settle, then the set of each slot limit, used and holds of each budget.
+ * ARGV: the three of settle, now, the number of slot limits and budgets, the request id,
+ * the ttl, the tokens used, then the member of each budget's hold.
+ */
+const FINISH_LUA = `${SETTLE_FN_LUA}${HOLDS_LUA}
+settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
+local now = tonumber(ARGV[4])
+local ns, nb = tonumber(ARGV[5]), tonumber(ARGV[6])
+local id, ttl, used = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+local k, a = 6, 10
+for i = 1, ns do
+  redis.call('ZREM', KEYS[k], id)
+  k = k + 1
+end
+for i = 1, nb do
+  tokens_unhold(KEYS[k], KEYS[k + 1], ARGV[a])
+  tokens_count(KEYS[k], used, now, ttl)
+  k, a = k + 2, a + 1
+end
+return 0
+`;
 
-export type AdmitResult =
-  | { readonly ok: true; readonly reservation: Reservation; readonly hits: readonly Hit[] }
-  | { readonly ok: false; readonly window: number; readonly retryAfterMs: number };
-
-export class RedisAdmission {
+export class RedisAdmitter implements Admitter {
   readonly #accounts: RedisAccounts;
+  readonly #prefix: string;
   readonly #admit: Script;
+  readonly #finish: Script;
 
-  constructor(client: Redis, accounts: RedisAccounts) {
+  constructor(client: Redis, accounts: RedisAccounts, keyPrefix: string) {
     this.#accounts = accounts;
-    this.#admit = defineScript(client, "gatewayAdmit", undefined, ADMIT_LUA); // key count given per call
+    this.#prefix = keyPrefix;
+    // Key counts are given per call.
+    this.#admit = defineScript(client, "gatewayAdmit", undefined, ADMIT_LUA);
+    this.#finish = defineScript(client, "gatewayFinish", undefined, FINISH_LUA);
   }
 
-  /**
-   * Takes every window and reserves `amountNano`, or nothing: {ok: false} names the window
-   * that refused; money refusals throw what RedisAccounts.reserve throws.
-   */
-  async admit(requestId: string, token: Token, user: User, amountNano: bigint, windows: readonly WindowTake[], now: number): Promise<AdmitResult> {
+  async admit(request: AdmitRequest): Promise<AdmitResult> {
+    const { requestId, token, user, amountNano, windows, now } = request;
+    const slots = request.slots ?? [];
+    const budgets = request.budgets ?? [];
     const call = this.#accounts.reserveCall(requestId, token, user, amountNano);
     const keys = [...call.keys];
-    const args = [...call.args, String(Math.floor(now))];
+    const args = [...call.args, String(Math.floor(now)), String(windows.length), String(slots.length), String(budgets.length), requestId];
     for (const { key, window } of windows) {
       keys.push(...this.#accounts.limiterKeys(key));
       args.push(String(window.perMs), String(window.max));
     }
-    let reply = await this.#run(keys, args);
+    for (const { key, max } of slots) {
+      keys.push(slotsKey(this.#prefix, key));
+      args.push(String(max));
+    }
+    for (const { key, max, tokens } of budgets) {
+      keys.push(...tokensKeys(this.#prefix, key));
+      args.push(String(max), String(tokens));
+    }
+    let reply = await this.#run(this.#admit, keys, args);
     if (reply[0] === "money" && Number(reply[1]) === UNSEEDED) {
       await this.#accounts.seed(); // Redis lost the counters: rebuild, then once more
-      reply = await this.#run(keys, args);
+      reply = await this.#run(this.#admit, keys, args);
     }
-    if (reply[0] === "limited") return { ok: false, window: Number(reply[1]), retryAfterMs: Number(reply[2]) };
+    if (reply[0] === "limited") {
+      return { ok: false, refused: reply[1] as LimitKind, index: Number(reply[2]), retryAfterMs: Number(reply[3]) };
+    }
     const money: ReserveReply = reply[0] === "money" ? [Number(reply[1]), reply[2] as string, reply[3] as string] : [0];
     const reservation = this.#accounts.reserveAnswered(money, requestId, token, user, amountNano); // throws a refusal
-    return { ok: true, reservation, hits: reply.slice(1).map(Number) };
+    return { ok: true, reservation, hits: reply.slice(1).map(Number), holds: { requestId, slots, budgets } };
   }
 
-  async #run(keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {
-    return (await this.#admit(String(keys.length), ...keys, ...args)) as [string, ...(number | string)[]];
+  async finish({ reservation, holds, charge, usedTokens, now }: Finish): Promise<void> {
+    if (!holds || (holds.slots.length === 0 && holds.budgets.length === 0)) return this.#accounts.settle(reservation, charge);
+    let call = this.#accounts.settleCall(reservation, charge);
+    if (!call) {
+      // Money held in other accounts than the charge names (not on the request path).
+      await this.#accounts.settle(reservation, charge);
+      call = this.#accounts.settleCall(undefined, { ...charge, costNano: 0n })!;
+    }
+    const keys = [...call.keys];
+    const args = [...call.args, String(Math.floor(now)), String(holds.slots.length), String(holds.budgets.length), holds.requestId,
+      String(this.#accounts.reservationTtlMs), String(Math.max(0, Math.ceil(usedTokens)))];
+    for (const { key } of holds.slots) keys.push(slotsKey(this.#prefix, key));
+    for (const { key, tokens } of holds.budgets) {
+      keys.push(...tokensKeys(this.#prefix, key));
+      args.push(holdMember(tokens, holds.requestId));
+    }
+    await this.#run(this.#finish, keys, args);
+  }
+
+  async #run(script: Script, keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {
+    return (await script(String(keys.length), ...keys, ...args)) as [string, ...(number | string)[]];
   }
 }

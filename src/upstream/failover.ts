@@ -1,9 +1,12 @@
 // Decides what an upstream answer means for failover: relay it, or try the next channel.
 // Connection errors, 429, 401/403 (a channel credential problem) and 5xx other than 504
-// fail over; everything else is the answer. Nothing is retried after the first byte.
+// fail over; everything else is the answer. Nothing is retried after the first byte. (The
+// model-call stage first retries a refused or out-of-credit key on the channel's next key:
+// pipeline/stages/upstream.ts.)
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { KeyFault } from "../providers/provider.js";
 import type { UpstreamFailure } from "./send.js";
 
 /** Whether an upstream status should make the gateway try another channel. */
@@ -16,13 +19,18 @@ export type LastFailure =
   | { readonly kind: "status"; readonly status: number; readonly retryAfter?: string }
   | { readonly kind: "transport"; readonly failure: UpstreamFailure }
   /** A 2xx that was no answer: not JSON, or cut short. */
-  | { readonly kind: "broken"; readonly reason: string };
+  | { readonly kind: "broken"; readonly reason: string }
+  /** A channel's keys were refused or are out of credit (in this request or before it). */
+  | { readonly kind: "keys"; readonly reason: KeyFault };
 
 /** The client-facing error once every attempt has failed. Upstream bodies are not echoed:
  * they can name the operator's account or quote part of its key. */
 export function exhaustedError(last: LastFailure): GatewayError {
   if (last.kind === "broken") {
     return new GatewayError(errors.upstreamError, `The upstream provider's answer was unusable (${last.reason}); it was not relayed or charged. Retry later.`);
+  }
+  if (last.kind === "keys") {
+    return new GatewayError(last.reason === "quota" ? errors.upstreamQuotaExhausted : errors.upstreamAuthFailed);
   }
   if (last.kind === "transport") {
     if (last.failure.kind === "timeout") return new GatewayError(errors.upstreamTimeout);

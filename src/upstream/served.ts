@@ -4,6 +4,7 @@
 
 import type { ServerResponse } from "node:http";
 import type { Units } from "../billing/cost.js";
+import type { CostStamp } from "../protocols/stream-cost.js";
 import type { Usage } from "../protocols/usage.js";
 import type { RelayEnd } from "./relay.js";
 
@@ -63,8 +64,10 @@ export interface Served {
   readonly droppedFields?: readonly string[];
   /** Writes the withheld last bytes and ends the answer (handed to the socket's buffer:
    * nothing after settlement waits for the client to read it). Call once the charge is
-   * committed. */
-  release(): void;
+   * committed. `cost` (an exact decimal), when given, is shown to the client: in the
+   * X-Gateway-Cost header of an answer whose head is still held, or in a stream's final
+   * usage event. */
+  release(cost?: string): void;
   /** Gives up the answer without its last bytes (its charge could not be committed): an
    * answer under way is cut off; one not started is left for an error answer. */
   abandon(): void;
@@ -84,11 +87,15 @@ export interface ServedParts {
   readonly droppedFields?: readonly string[];
 }
 
+/** The header that shows a non-stream answer's cost. */
+export const COST_HEADER = "x-gateway-cost";
+
 /**
  * A Served whose release() writes `tail` (and, when `head` is given, the status and headers
- * first) and ends the response; abandon() destroys it.
+ * first) and ends the response; abandon() destroys it. `stamp` puts the cost into a
+ * stream's tail (or takes an upstream's out of it when the cost is not shown).
  */
-export function served(res: ServerResponse, parts: ServedParts, tail?: string | Buffer, head?: Head): Served {
+export function served(res: ServerResponse, parts: ServedParts, tail?: string | Buffer, head?: Head, stamp?: CostStamp): Served {
   return {
     status: parts.status,
     ending: parts.ending,
@@ -100,9 +107,12 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     firstByteNs: parts.firstByteNs,
     jobId: parts.jobId,
     droppedFields: parts.droppedFields,
-    release: () => {
-      if (head && !res.headersSent && !res.destroyed) res.writeHead(head.status, head.headers);
-      endResponse(res, tail);
+    release: (cost) => {
+      if (head && !res.headersSent && !res.destroyed) {
+        if (cost !== undefined) res.setHeader(COST_HEADER, cost);
+        res.writeHead(head.status, head.headers);
+      }
+      endResponse(res, stamp && typeof tail === "string" && parts.ending === "complete" ? stamp(tail, cost) : tail);
     },
     // Nothing sent yet: the caller answers with an error instead. Once under way, cut off.
     abandon: () => { if (res.headersSent && !res.writableEnded) res.destroy(); },

@@ -5,7 +5,7 @@
 
 import type http from "node:http";
 import {
-  bearerKey, sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer,
+  bearerKey, sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer, type KeyFaultScript,
 } from "./fake-server.js";
 
 /** What the fake received, for assertions. */
@@ -37,6 +37,8 @@ export type Script =
 export interface FakeAnthropicOptions {
   /** Keys the fake accepts (`x-api-key` or `Authorization: Bearer`); others get Anthropic's 401. Empty: any key. */
   readonly keys?: readonly string[];
+  /** Keys answered with Anthropic's error for that fault, read per request (a test may change it). */
+  readonly keyFaults?: ReadonlyMap<string, KeyFaultScript>;
   /** Name echoed in replies, to tell channels apart. */
   readonly name?: string;
   /** Port to listen on; default 0 (a free one). */
@@ -128,12 +130,26 @@ function anthropicError(res: http.ServerResponse, seq: number, status: number, t
   sendJson(res, status, errorBody(type, message, seq), { "request-id": requestId(seq), ...headers });
 }
 
+/** Anthropic's answers for a key at fault, as the API sends them. */
+function anthropicKeyFault(res: http.ServerResponse, seq: number, fault: KeyFaultScript): void {
+  switch (fault) {
+    case "invalid_key": return anthropicError(res, seq, 401, "authentication_error", "invalid x-api-key");
+    case "forbidden": return anthropicError(res, seq, 403, "permission_error", "Your API key does not have permission to use the specified resource.");
+    case "no_credit":
+      return anthropicError(res, seq, 400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.");
+    case "rate_limited":
+      return anthropicError(res, seq, 429, "rate_limit_error", "This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.", { "retry-after": "20" });
+  }
+}
+
 function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOptions, seq: number): void {
   const path = r.path.split("?")[0];
   const count = path === "/v1/messages/count_tokens";
   if ((path !== "/v1/messages" && !count) || r.method !== "POST") {
     return anthropicError(res, seq, 404, "not_found_error", "Not found");
   }
+  const fault = opts.keyFaults?.get(apiKeyOf(r));
+  if (fault) return anthropicKeyFault(res, seq, fault);
   if (opts.keys && opts.keys.length > 0) {
     const key = apiKeyOf(r);
     if (key === "") return anthropicError(res, seq, 401, "authentication_error", "x-api-key header is required");

@@ -4,7 +4,9 @@
 // on safety or stream on cue.
 
 import type http from "node:http";
-import { sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer } from "./fake-server.js";
+import {
+  sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer, type KeyFaultScript,
+} from "./fake-server.js";
 
 /** What the fake received, for assertions (`path` e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`). */
 export interface Received extends BaseReceived {
@@ -48,6 +50,8 @@ export type Script =
 export interface FakeGeminiOptions {
   /** Keys the fake accepts (`x-goog-api-key` or `?key=`); others get Google's 400, no key 403. Empty: any key. */
   readonly keys?: readonly string[];
+  /** Keys answered with Google's error for that fault, read per request (a test may change it). */
+  readonly keyFaults?: ReadonlyMap<string, KeyFaultScript>;
   /** Name echoed in replies, to tell channels apart. */
   readonly name?: string;
   /** Port to listen on; default 0 (a free one). */
@@ -130,11 +134,47 @@ function googleError(res: http.ServerResponse, code: number, message: string, st
   sendJson(res, code, errorObject(code, message, status, details), { "content-type": "application/json; charset=UTF-8", ...headers }, 2);
 }
 
+/** A google.rpc QuotaFailure for the free tier's request quota of one model, per day or per minute. */
+function quotaFailure(per: "Day" | "Minute"): object[] {
+  return [
+    { "@type": "type.googleapis.com/google.rpc.Help", links: [{ description: "Learn more about Gemini API quotas", url: "https://ai.google.dev/gemini-api/docs/rate-limits" }] },
+    { "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{
+      quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+      quotaId: `GenerateRequestsPer${per}PerProjectPerModel-FreeTier`,
+      quotaDimensions: { location: "global", model: "gemini-2.5-flash" }, quotaValue: per === "Day" ? "250" : "10",
+    }] },
+    { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "43s" },
+  ];
+}
+
+const quotaMessage = "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.";
+
+/** Google's answers for a key at fault, as the Gemini API sends them. */
+function geminiKeyFault(res: http.ServerResponse, fault: KeyFaultScript): void {
+  switch (fault) {
+    case "invalid_key":
+      return googleError(res, 400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT", [
+        { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com",
+          metadata: { service: "generativelanguage.googleapis.com" } },
+        { "@type": "type.googleapis.com/google.rpc.LocalizedMessage", locale: "en-US", message: "API key not valid. Please pass a valid API key." },
+      ]);
+    case "forbidden":
+      return googleError(res, 403, "Permission denied: Consumer 'api_key:fake' has been suspended.", "PERMISSION_DENIED", [
+        { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "CONSUMER_SUSPENDED", domain: "googleapis.com",
+          metadata: { service: "generativelanguage.googleapis.com", consumer: "projects/fake" } },
+      ]);
+    case "no_credit": return googleError(res, 429, quotaMessage, "RESOURCE_EXHAUSTED", quotaFailure("Day"));
+    case "rate_limited": return googleError(res, 429, quotaMessage, "RESOURCE_EXHAUSTED", quotaFailure("Minute"));
+  }
+}
+
 function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, seq: number): void {
   if (r.action === "" || r.method !== "POST") {
     const path = r.path.split("?")[0];
     return googleError(res, 404, `Requested entity was not found. (${path})`, "NOT_FOUND");
   }
+  const fault = opts.keyFaults?.get(r.key);
+  if (fault) return geminiKeyFault(res, fault);
   if (opts.keys && opts.keys.length > 0) {
     if (r.key === "") {
       return googleError(res, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", "PERMISSION_DENIED");

@@ -4,7 +4,7 @@
 
 import type http from "node:http";
 import {
-  bearerKey, sendJson, sendLines, sendOpenAIError, startFakeServer, type BaseReceived, type FakeServer,
+  bearerKey, sendJson, sendLines, sendOpenAIError, startFakeServer, type BaseReceived, type FakeServer, type KeyFaultScript,
 } from "./fake-server.js";
 
 /** What the fake received, for assertions. */
@@ -23,6 +23,8 @@ export type Script =
 export interface FakeOpenAIOptions {
   /** Keys the fake accepts; others get OpenAI's 401. Empty: any key. */
   readonly keys?: readonly string[];
+  /** Keys answered with OpenAI's error for that fault, read per request (a test may change it). */
+  readonly keyFaults?: ReadonlyMap<string, KeyFaultScript>;
   /** Name echoed in replies, to tell channels apart. */
   readonly name?: string;
   /** Port to listen on; default 0 (a free one). */
@@ -60,6 +62,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
     return sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
   }
   const key = bearerKey(r.headers);
+  const fault = opts.keyFaults?.get(key);
+  if (fault) return sendOpenAIKeyFault(res, fault, key);
   if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
     return sendOpenAIError(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
   }
@@ -72,6 +76,20 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
         script.status === 429 ? "rate_limit_exceeded" : script.status >= 500 ? "server_error" : "invalid_request_error", null, script.headers);
     default:
       return r.body.stream === true ? streamAnswer(r, res, script, opts) : jsonAnswer(r, res, script, opts);
+  }
+}
+
+/** OpenAI's answers for a key at fault, as the API sends them. */
+export function sendOpenAIKeyFault(res: http.ServerResponse, fault: KeyFaultScript, key: string): void {
+  switch (fault) {
+    case "invalid_key":
+      return sendOpenAIError(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
+    case "forbidden":
+      return sendOpenAIError(res, 403, "Country, region, or territory not supported", "request_forbidden", "unsupported_country_region_territory");
+    case "no_credit":
+      return sendOpenAIError(res, 429, "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.", "insufficient_quota", "insufficient_quota");
+    case "rate_limited":
+      return sendOpenAIError(res, 429, "Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.", "requests", "rate_limit_exceeded", { "retry-after": "20" });
   }
 }
 
@@ -147,6 +165,8 @@ export const fakeAudio = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), B
 /** /v1/embeddings, /v1/moderations, /v1/images/generations and /v1/audio/speech in OpenAI's real shapes. */
 function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions): void {
   const key = bearerKey(r.headers);
+  const fault = opts.keyFaults?.get(key);
+  if (fault) return sendOpenAIKeyFault(res, fault, key);
   if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
     return sendOpenAIError(res, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key");
   }

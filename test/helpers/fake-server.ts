@@ -71,6 +71,17 @@ export async function startFakeServer<R extends BaseReceived = BaseReceived>(
   };
 }
 
+/**
+ * How a fake upstream answers a request made with a given key, with the provider's real
+ * error body: the key is not valid (OpenAI 401 invalid_api_key, Anthropic 401
+ * authentication_error, Gemini 400 API_KEY_INVALID), forbidden (403: OpenAI
+ * unsupported_country_region_territory, Anthropic permission_error, Gemini
+ * PERMISSION_DENIED), its account is out of credit (OpenAI 429 insufficient_quota,
+ * Anthropic 400 "credit balance is too low", Gemini 429 RESOURCE_EXHAUSTED on a per-day
+ * quota), or it is merely rate limited (429 of an ordinary rate limit: the key stays good).
+ */
+export type KeyFaultScript = "invalid_key" | "forbidden" | "no_credit" | "rate_limited";
+
 /** The key in `Authorization: Bearer …`; "" when there is none. */
 export function bearerKey(headers: http.IncomingHttpHeaders): string {
   const auth = headers.authorization ?? "";

@@ -5,6 +5,7 @@ import type { UsageSink } from "../../src/billing/usage-sink.js";
 import type { Store, UsageEntry } from "../../src/state/store.js";
 import type { JobWatchTiming } from "../../src/routing/job-watch.js";
 import { ChannelHealth } from "../../src/routing/health.js";
+import { KeyHealth } from "../../src/routing/key-health.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
 import { startGateway, type GatewayServer } from "../../src/server/server.js";
 import { inProcessState } from "../../src/state/in-process.js";
@@ -26,7 +27,8 @@ export interface TestGateway extends GatewayServer {
   readonly store: Store;
   /** The gateway's accounts, read synchronously. */
   readonly ledger: LedgerView;
-  /** Forgets channel health, so a channel that failed earlier is tried first again. */
+  /** Forgets channel and key health, so a channel that failed earlier is tried first
+   * again and a key taken out of rotation is back. */
   forgetHealth(): Promise<void>;
   /** Compiles new YAML and swaps it in, as a reload would. */
   swapConfig(yaml: string): void;
@@ -55,7 +57,7 @@ export async function startTestGateway(
   const test = Object.defineProperties(gw, {
     store: { get: () => store ?? thrown(inProcessOnly("store")) },
     ledger: { get: () => view ?? thrown(inProcessOnly("ledger")) },
-    forgetHealth: { value: () => new ChannelHealth(state.keyed).forget() },
+    forgetHealth: { value: () => Promise.all([new ChannelHealth(state.keyed).forget(), new KeyHealth(state.keyed).forget()]).then(() => undefined) },
     swapConfig: { value: (text: string) => void box.swap(compile(text)) },
     close: {
       value: async () => {

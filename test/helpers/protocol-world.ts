@@ -10,6 +10,7 @@ import {
 import { startFakeGemini, type FakeGemini, type Received as GReceived, type Script as GScript } from "./fake-gemini.js";
 import { startFakeOpenAI, type FakeOpenAI, type Received as OReceived, type Script as OScript } from "./fake-openai.js";
 import { entryOf, eventually, startTestGateway, type TestGateway } from "./gateway.js";
+import { formatNano } from "../../src/billing/cost.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import type { UsageEntry } from "../../src/state/store.js";
 import { CHANNEL_KEY, TOKEN, capturingSink, channel, config, token, type Obj, type Recorded } from "../integration/support.js";
@@ -84,6 +85,8 @@ export interface World {
   record(mark: number): Promise<Recorded>;
   /** The usage-log entry (with its cost) of a request id. */
   entry(requestId: string): Promise<UsageEntry>;
+  /** The cost a request was charged, as the gateway shows it to the client (exact decimal). */
+  shownCost(requestId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -97,6 +100,9 @@ export interface WorldOptions {
   readonly tokens?: readonly Obj[];
   /** Extra priced models (e.g. for the extra channels). */
   readonly extraModels?: Obj;
+  /** Groups and users instead of config()'s defaults (for tokens in other groups). */
+  readonly groups?: Obj;
+  readonly users?: Obj;
 }
 
 export async function startWorld(opts: WorldOptions = {}): Promise<World> {
@@ -122,6 +128,8 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       ...(opts.extraChannels?.(urls) ?? []),
     ],
     models: { ...models, ...opts.extraModels },
+    groups: opts.groups,
+    users: opts.users,
   }), { usage: sink });
   return {
     gw, openai, anthropic, gemini, sink,
@@ -145,12 +153,21 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
       return sink.records[mark];
     },
     entry: (requestId) => entryOf(gw.store, requestId),
+    shownCost: async (requestId) => formatNano((await entryOf(gw.store, requestId)).costNano),
     async close() {
       await gw.close();
       await Promise.all([openai.close(), anthropic.close(), gemini.close()]);
       destroyAgents();
     },
   };
+}
+
+/** A stream's final usage as a client reads it, split into the cost the gateway shows
+ * beside it (`gateway_cost`) and the usage proper. */
+export function splitCost<T extends object>(usage: T | null | undefined): { cost: unknown; usage: Omit<T, "gateway_cost"> | undefined } {
+  if (!usage) return { cost: undefined, usage: undefined };
+  const { gateway_cost: cost, ...rest } = usage as T & { gateway_cost?: unknown };
+  return { cost, usage: rest };
 }
 
 /** The last request a fake received (fails when it received none). */

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { fakeUsage } from "../helpers/fake-openai.js";
 import {
-  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
+  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, splitCost, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
 } from "../helpers/protocol-world.js";
 import { TOKEN } from "./support.js";
 
@@ -115,10 +115,12 @@ describe("chat-completions in, every channel protocol", () => {
         const usageChunks = chunks.filter((c) => c.usage);
         assert.equal(usageChunks.length, 1, "exactly one usage chunk");
         assert.deepEqual(usageChunks[0].choices, []);
-        assert.deepEqual(usageChunks[0].usage, t.clientUsage);
+        const final = splitCost(usageChunks[0].usage);
+        assert.deepEqual(final.usage, t.clientUsage);
         assert.equal(chunks.at(-1), usageChunks[0], "usage chunk is last");
         const rec = await w.record(mark);
         assert.deepEqual(rec.usage, t.canonical);
+        assert.equal(final.cost, await w.shownCost(rec.id), "the charged cost beside the usage");
       });
 
       test("stream without include_usage: no usage reaches the client, the gateway still learns it", async () => {
@@ -181,7 +183,7 @@ describe("chat-completions in, every channel protocol", () => {
         const args = deltas.map((d) => d.function?.arguments ?? "").join("");
         assert.deepEqual(JSON.parse(args), weatherArgs);
         assert.equal(chunks.filter((c) => c.choices[0]?.finish_reason).at(-1)?.choices[0].finish_reason, "tool_calls");
-        assert.deepEqual(chunks.at(-1)?.usage, t.clientUsage);
+        assert.deepEqual(splitCost(chunks.at(-1)?.usage).usage, t.clientUsage);
         assert.deepEqual((await w.record(mark)).usage, t.canonical);
       });
 

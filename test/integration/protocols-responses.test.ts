@@ -7,7 +7,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { startFakeResponses, responsesFakeUsage, type FakeResponses, type Script } from "../helpers/fake-responses.js";
-import { M, last, startWorld, type World } from "../helpers/protocol-world.js";
+import { M, last, splitCost, startWorld, type World } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, channel } from "./support.js";
 
 /** responsesFakeUsage normalised: input 20 incl. 4 cached, output 8 incl. 3 reasoning. */
@@ -71,9 +71,12 @@ describe("responses protocol", () => {
     assert.equal(types.at(-1), "response.completed");
     assert.ok(types.filter((t) => t === "response.output_text.delta").length >= 2);
     assert.equal(text, "streaming responses work ✓");
-    assert.deepEqual(completed?.usage, responsesFakeUsage);
+    const final = splitCost(completed?.usage);
+    assert.deepEqual(final.usage, responsesFakeUsage);
     assert.equal(last(fake.received).body.stream, true);
-    assert.deepEqual((await w.record(mark)).usage, canonical);
+    const rec = await w.record(mark);
+    assert.deepEqual(rec.usage, canonical);
+    assert.equal(final.cost, await w.shownCost(rec.id), "the charged cost beside the usage");
   });
 
   test("stream helper: finalResponse().output_text", async () => {

@@ -11,7 +11,8 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { ResponseInputItem, ResponseStreamEvent, Response as OResponse } from "openai/resources/responses/responses";
-import { M, TEXT, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
+import { formatNano } from "../../src/billing/cost.js";
+import { M, TEXT, splitCost, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
 import { fakePngBase64 } from "../helpers/fake-gemini.js";
 import { TOKEN, channel } from "./support.js";
 
@@ -159,7 +160,8 @@ describe("responses in, converted to every channel protocol", () => {
         assert.equal(final.output_text, TEXT);
         assert.equal(final.status, "completed");
         assert.equal(final.model, model);
-        assert.deepEqual(final.usage, standard[t].clientUsage);
+        assert.deepEqual(splitCost(final.usage).usage, standard[t].clientUsage);
+        assert.equal(splitCost(final.usage).cost, formatNano(standard[t].costNano), "the charged cost beside the usage");
         assert.equal(w.sent(t).stream ?? (t === "gemini" ? true : undefined), true, "the upstream was asked to stream");
         await assertBilled(requestId, standard[t], () => w.scriptText(t, TEXT), model);
       });
@@ -256,7 +258,7 @@ describe("responses in, converted to every channel protocol", () => {
           if (t === "openai") assert.equal(sent.reasoning_effort, "high");
           else if (t === "anthropic") assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: 24576 });
           else assert.deepEqual(sent.generationConfig.thinkingConfig, { thinkingBudget: 24576, includeThoughts: true });
-          if (t === "gemini") assert.deepEqual(out.usage, wire(12, 0, 8, 3), "thoughts are output and reasoning tokens");
+          if (t === "gemini") assert.deepEqual(splitCost(out.usage).usage, wire(12, 0, 8, 3), "thoughts are output and reasoning tokens");
         }
       });
 
@@ -292,7 +294,8 @@ describe("responses in, converted to every channel protocol", () => {
       assert.deepEqual(data.usage, expect.clientUsage);
       await assertBilled(response.headers.get("x-gateway-request-id")!, expect, () => { w.scripts.anthropic = () => ({ kind: "cache", text: "cached" }); }, RC.anthropic);
       const streamed = await stream({ model: RC.anthropic, input: "again" });
-      assert.deepEqual(streamed.final.usage, expect.clientUsage);
+      assert.deepEqual(splitCost(streamed.final.usage).usage, expect.clientUsage);
+      assert.equal(splitCost(streamed.final.usage).cost, "0.00007805");
       assert.equal((await w.entry(streamed.requestId)).costNano, expect.costNano);
     });
 

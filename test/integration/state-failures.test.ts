@@ -199,6 +199,12 @@ describe("shared state lost while serving", { skip }, () => {
     for (const kind of ["chat", "messages", "generate"] as const) {
       assertUnavailable(kind, await billed[kind](), /accounts store|rate limits store/);
     }
+    // Token counting is free, but its token is checked against the accounts: a 503, not a 500.
+    const counted = await rawRequest(`${gw.url}/v1/messages/count_tokens`, {
+      method: "POST", headers: { "x-api-key": TOKEN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: MODELS.anthropic, messages: [{ role: "user", content: "hello" }] }),
+    });
+    assertUnavailable("messages", counted, /accounts store/);
     assert.equal(upstreamCalls(), calls, "no upstream was called while the request could not be billed");
 
     const models = await rawRequest(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -208,8 +214,10 @@ describe("shared state lost while serving", { skip }, () => {
     assert.equal(geminiModels.status, 200, geminiModels.text);
 
     // The refusals are in the usage log (PostgreSQL is up), charging nothing.
-    const refused = (await state.usageLog.logs({ limit: 1000 })).filter((e) => e.error === "state_unavailable");
-    assert.equal(refused.length, 3);
+    // Unbilled entries are not waited for before the answer: wait for their commits.
+    const refusedNow = async () => (await state.usageLog.logs({ limit: 1000 })).filter((e) => e.error === "state_unavailable");
+    await eventually(async () => (await refusedNow()).length === 4, 5000, "the four refusals in the usage log");
+    const refused = await refusedNow();
     assert.ok(refused.every((e) => e.costNano === 0n && e.status === 503));
 
     await redis.start(); // same port, empty: the spend counters rebuild from the ledger

@@ -11,12 +11,13 @@ import { createServer } from "node:net";
 import type { Redis } from "ioredis";
 import type { Token, User } from "../../src/runtime/types.js";
 import type { SpendTotals, UsageLog } from "../../src/state/interfaces.js";
-import { openRedisSharedState, openRedisState, type RedisState } from "../../src/state/redis.js";
+import { openRedisSharedState, openRedisState, splitKeyPrefix, type RedisState } from "../../src/state/redis.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { createMemoryStore } from "../../src/state/memory.js";
 import { StoreUsageLog } from "../../src/state/store-usage-log.js";
 import { deleteKeys, keysUnder, REDIS_URL, testKeyPrefix, testRedisClient } from "../helpers/redis.js";
 import { accountsContract } from "../contracts/accounts.js";
+import { admitterContract } from "../contracts/admitter.js";
 import { keyedStoreContract } from "../contracts/keyed-store.js";
 import { limiterContract } from "../contracts/limiter.js";
 
@@ -116,6 +117,14 @@ limiterContract("redis", async () => {
   const prefix = freshPrefix();
   const state = await openRedisState(REDIS_URL, { keyPrefix: prefix, usageLog: fakeUsageLog(), upstreamTimeoutMs: 30_000 });
   return { limiter: state.limiter, close: async () => {
+    await state.close();
+    await deleteKeys(admin, prefix);
+  } };
+});
+admitterContract("redis (one script)", async () => {
+  const prefix = freshPrefix();
+  const state = await openRedisState(REDIS_URL, { keyPrefix: prefix, usageLog: fakeUsageLog(), upstreamTimeoutMs: 30_000 });
+  return { admitter: state.admitter, accounts: state.accounts, limiter: state.limiter, close: async () => {
     await state.close();
     await deleteKeys(admin, prefix);
   } };
@@ -294,38 +303,25 @@ describe("Redis accounts", () => {
       assert.equal(await count(() => state.accounts.settle(r, { requestId: "rt", token: "t1", user: "alice", costNano: 100n })), 1);
       assert.equal(await count(() => state.limiter.take("k", { max: 5, perMs: 1000 }, Date.now())), 1);
       const windows = [{ key: "t1\0total", window: { max: 5, perMs: 60_000 } }, { key: "t1\0rate", window: { max: 5, perMs: 1000 } }];
-      assert.equal(await count(() => state.admission.admit("both", t, u, 500n, windows, Date.now())), 1);
+      assert.equal(await count(() => state.admitter.admit({ requestId: "both", token: t, user: u, amountNano: 500n, windows, now: Date.now() })), 1);
     } finally {
       monitor.disconnect();
     }
   });
 });
 
-describe("Redis admission: rate windows and the pre-deduction in one script", () => {
-  const windows = (max: number) => [{ key: "t1\0total", window: { max: 100, perMs: 60_000 } }, { key: "t1\0rate", window: { max, perMs: 60_000 } }];
-
-  test("takes every window and reserves, all or nothing", async () => {
-    const { admission, accounts, limiter } = await open(freshPrefix());
-    const t = token("t1", 1000n);
-    const u = user("alice", 1000n);
-    const first = await admission.admit("a", t, u, 600n, windows(1), 5000);
-    assert.ok(first.ok);
-    assert.equal(first.hits.length, 2);
-    assert.deepEqual(first.reservation, { id: "a", token: "t1", user: "alice", amountNano: 600n });
-    assert.equal(await accounts.reservedByUser("alice"), 600n);
-    // The rate window refuses: nothing reserved, and the total window's hit is taken back.
-    assert.deepEqual(await admission.admit("b", t, u, 1n, windows(1), 5001), { ok: false, window: 1, retryAfterMs: 59_999 });
-    assert.equal(await accounts.reservedByUser("alice"), 0n + 600n);
-    // The money refuses: the hits are taken back, the refusal is reserve's.
-    await rejectsWith(admission.admit("c", t, u, 401n, windows(5), 5002), 402, "pre_deduction_failed");
-    const total = await Promise.all(Array.from({ length: 98 }, () => limiter.take("t1\0total", { max: 100, perMs: 60_000 }, 5003)));
-    assert.equal(total.filter((a) => a.ok).length, 98, "only the admitted request's hit stayed in the total window");
-    // Hits and reservation go back through the ordinary limiter and accounts.
-    await limiter.refund("t1\0rate", first.hits[1]);
-    await accounts.release(first.reservation);
-    assert.equal(accounts.reservationsHeld, 0);
-    const again = await admission.admit("d", t, u, 1000n, windows(1), 5004);
-    assert.ok(again.ok);
+describe("Redis admission holds", () => {
+  test("a crashed process's concurrency slots and token holds expire with its reservations", async () => {
+    const { admitter, accounts } = await open(freshPrefix(), { reservationTtlMs: 300 });
+    const t = token("t1");
+    const u = user("alice", 10_000n);
+    const limits = { slots: [{ key: "t1\0concurrent", max: 1 }], budgets: [{ key: "t1\0tpm", max: 100, tokens: 100 }] };
+    const admit = (id: string) => admitter.admit({ requestId: id, token: t, user: u, amountNano: 10n, windows: [], now: Date.now(), ...limits });
+    assert.ok((await admit("crashed")).ok); // never finished: its process is gone
+    const refused = await admit("next");
+    assert.equal(refused.ok, false);
+    await eventually(async () => (await admit(`later-${Date.now()}`)).ok, 3000, "the slot and the hold to expire");
+    assert.equal(await accounts.reservedByUser("alice"), 10n, "only the later request's reservation");
   });
 });
 
@@ -408,6 +404,27 @@ describe("Redis keyed store", () => {
     await Promise.all(many);
     assert.equal((await list("bulk:")).length, 450);
     assert.ok((await keysUnder(admin, prefix)).every((k) => k.startsWith(`${prefix}kv:`) || k.startsWith(`${prefix}acct`)));
+  });
+});
+
+describe("Redis store URL", () => {
+  test("?key_prefix= namespaces every key and is not passed on to Redis", async () => {
+    const prefix = freshPrefix();
+    assert.deepEqual(splitKeyPrefix(`redis://:pw@127.0.0.1:6379/3?key_prefix=${prefix}&family=4`),
+      { url: "redis://:pw@127.0.0.1:6379/3?family=4", keyPrefix: prefix });
+    assert.deepEqual(splitKeyPrefix("redis://127.0.0.1:6379/3"), { url: "redis://127.0.0.1:6379/3" });
+    assert.throws(() => splitKeyPrefix("redis://127.0.0.1:6379/3?key_prefix="), /key_prefix in the store URL is empty/);
+    const url = new URL(REDIS_URL);
+    url.searchParams.set("key_prefix", prefix);
+    const state = await openRedisSharedState(url.toString(), fakeUsageLog());
+    try {
+      await state.accounts.reserve("kp", token("t1"), user("alice", 10n), 1n);
+      const keys = await keysUnder(admin, prefix);
+      assert.ok(keys.some((k) => k.startsWith(`${prefix}acct:t:t1`)), keys.join(", "));
+    } finally {
+      await state.close();
+      await deleteKeys(admin, prefix);
+    }
   });
 });
 

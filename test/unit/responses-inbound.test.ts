@@ -226,7 +226,7 @@ describe("responses request → canonical", () => {
     assert.equal(decode({ input: "x", include: ["reasoning.encrypted_content"] }).dropped, undefined, "an honoured include is not a drop");
   });
 
-  test("the decoder does what field-policy.ts's table (and so the README) says of each responses field", () => {
+  test("the decoder does what field-policy.ts's table (and so docs/conversion.md) says of each responses field", () => {
     /** A request with `field` (a table path) set to `v`. */
     const withField = (field: string, v: unknown): Record<string, unknown> => {
       const [head, rest] = field.split(".", 2) as [string, string | undefined];

@@ -9,12 +9,14 @@ import { join } from "node:path";
 import { MemoryAccounts } from "../../src/state/memory-accounts.js";
 import { MemoryKeyedStore } from "../../src/state/memory-keyed.js";
 import { MemoryLimiter } from "../../src/state/memory-limiter.js";
+import { SequentialAdmitter } from "../../src/state/sequential-admitter.js";
 import { createMemoryStore } from "../../src/state/memory.js";
 import { openState } from "../../src/state/open.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { StoreUsageLog } from "../../src/state/store-usage-log.js";
 import type { UsageLog } from "../../src/state/interfaces.js";
 import { accountsContract } from "../contracts/accounts.js";
+import { admitterContract } from "../contracts/admitter.js";
 import { keyedStoreContract } from "../contracts/keyed-store.js";
 import { limiterContract } from "../contracts/limiter.js";
 import { usageLogContract } from "../contracts/usage-log.js";
@@ -68,4 +70,14 @@ keyedStoreContract("memory", async () => ({ keyed: new MemoryKeyedStore(), close
 keyedStoreContract("memory, opened by openState", async () => {
   const state = await openState({}, { baseDir: dir });
   return { keyed: state.keyed, close: () => state.close() };
+});
+admitterContract("in-process (sequential)", async () => {
+  const usageLog = new StoreUsageLog(createMemoryStore());
+  const accounts = new MemoryAccounts(usageLog);
+  const limiter = new MemoryLimiter();
+  return { admitter: new SequentialAdmitter(accounts, limiter), accounts, limiter, close: () => usageLog.close() };
+});
+admitterContract("sqlite file, opened by openState", async () => {
+  const state = await openState({ store: `sqlite:./nested/a${++files}.db` }, { baseDir: dir });
+  return { admitter: state.admitter, accounts: state.accounts, limiter: state.limiter, close: () => state.close() };
 });

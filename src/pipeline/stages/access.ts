@@ -9,8 +9,12 @@ import { stateFailure } from "../state-failure.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
-/** @param accounts refuse tokens and users whose money is used up before anything else runs */
-export function accessStage(accounts: Accounts): Stage<RequestContext> {
+/**
+ * @param accounts refuse tokens and users whose money is used up before anything else runs
+ * @param admitsLater whether the request's handler reserves money: its reserve stage refuses
+ * used-up money in the same round trip, so it is not asked here too
+ */
+export function accessStage(accounts: Accounts, admitsLater: (ctx: RequestContext) => boolean): Stage<RequestContext> {
   // Synchronous checks first: a poll returns next() directly, sparing a promise.
   return (ctx, next) => {
     const token = ctx.token!;
@@ -28,7 +32,7 @@ export function accessStage(accounts: Accounts): Stage<RequestContext> {
       if (!token.allowIp(ctx.clientIp)) throw new GatewayError(errors.ipNotAllowed);
     }
     // Polls (the balance, a paid-for job) still answer when the money is gone.
-    if (ctx.route?.poll) return next();
+    if (ctx.route?.poll || admitsLater(ctx)) return next();
     return accounts.checkNotExhausted(token, user).then(next, (err: unknown) => {
       // The model list costs nothing: it still answers while the accounts are unreachable.
       if (ctx.route?.handler === "models" && !(err instanceof GatewayError)) return next();

@@ -15,6 +15,7 @@ import { cutOff, endingOf, served } from "../../upstream/served.js";
 import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/send.js";
 import { exhaustedError } from "../../upstream/failover.js";
 import type { Stage } from "../compose.js";
+import { stateFailure } from "../state-failure.js";
 import type { RequestContext } from "../context.js";
 
 /** A status answer is a small JSON object; past this the copy read for billing is dropped. */
@@ -23,7 +24,9 @@ const STATUS_BODY_LIMIT = 64 * 1024;
 export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<RequestContext> {
   return async (ctx) => {
     const id = ctx.jobId!;
-    const owner = await routing.jobs.owner(id);
+    const owner = await routing.jobs.owner(id).catch((err: unknown) => {
+      throw stateFailure(err, "job records");
+    });
     // Another user's job is as unknown as a job that never was: ids do not leak.
     if (!owner || owner.user !== ctx.token!.user) {
       throw new GatewayError(errors.notFound, `No video job '${id}' was created through this gateway by this account (or it expired).`);

@@ -1,87 +1,125 @@
 // Per-token rate limits from `limits`: total_requests counts every admitted request,
 // failed ones included; request_rate counts requests that did not fail (a failed one is
 // refunded). 429 with "N requests per M minutes" and Retry-After.
+// A billed request's windows are taken by the reserve stage together with its
+// pre-deduction (one round trip on a shared store), with the model's own window
+// (models.<name>.limits.request_rate) once the model is known; other requests take the
+// token's windows here (token counting routes are free: no model window).
 
-import { errors } from "../../errors/catalogue.js";
-import { GatewayError } from "../../errors/gateway-error.js";
-import type { Admission, Limiter } from "../../state/interfaces.js";
-import type { RateWindow } from "../../runtime/types.js";
+import type { Hit, Limiter } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import type { RequestContext } from "../context.js";
 import { log } from "../../observability/log.js";
 import { stateFailure } from "../state-failure.js";
+import { anyModelWindow, tokenWindows, windowFull, type LimitWindow, type PendingLimits } from "../rate-windows.js";
 
-/** "1 minute", "5 minutes", "30 seconds". */
-export function describeWindow(w: RateWindow): string {
-  const [n, unit] = w.perMs % 3_600_000 === 0 ? [w.perMs / 3_600_000, "hour"]
-    : w.perMs % 60_000 === 0 ? [w.perMs / 60_000, "minute"] : [w.perMs / 1000, "second"];
-  return `${n} ${unit}${n === 1 ? "" : "s"}`;
-}
-
-function limited(what: string, w: RateWindow, retryAfterMs: number): GatewayError {
-  return new GatewayError(errors.rateLimited,
-    `${what} exceeded: at most ${w.max} requests per ${describeWindow(w)}. Retry after ${Math.ceil(retryAfterMs / 1000)} seconds.`,
-    { headers: { "retry-after": String(Math.ceil(retryAfterMs / 1000)) } });
-}
-
-export function limitsStage(limiter: Limiter): Stage<RequestContext> {
-  const limit = limitedStage(limiter);
+/**
+ * @param admitsLater whether the request's handler reserves money (its reserve stage then
+ * takes the windows with the reservation)
+ */
+export function limitsStage(limiter: Limiter, admitsLater: (ctx: RequestContext) => boolean): Stage<RequestContext> {
+  // Whether a config has model windows, looked up once per config generation.
+  const modelWindows = new WeakMap<RequestContext["runtime"], boolean>();
+  const hasModelWindows = (runtime: RequestContext["runtime"]): boolean => {
+    let has = modelWindows.get(runtime);
+    if (has === undefined) modelWindows.set(runtime, (has = anyModelWindow(runtime)));
+    return has;
+  };
   // Without limits (or for a poll) the stage is a plain call: no promise of its own.
   return (ctx, next) => {
-    const { requestRate, totalRequests } = ctx.runtime.limits;
     // Polls (balance, job status) must not eat the token's request budget.
-    if ((!requestRate && !totalRequests) || ctx.route?.poll) return next();
-    return limit(ctx, next);
+    if (ctx.route?.poll) return next();
+    const windows = tokenWindows(ctx.runtime, ctx.token!.name);
+    if (admitsLater(ctx)) {
+      if (windows || hasModelWindows(ctx.runtime)) return whenAdmitted(limiter, windows ?? [], ctx, next);
+      return next();
+    }
+    return windows ? takenHere(limiter, windows, ctx, next) : next();
   };
 }
 
-/** An admission, or (the limiter unreachable) a 503; the free model list is let through then. */
-async function take(limiter: Limiter, ctx: RequestContext, key: string, window: RateWindow, now: number): Promise<Admission | undefined> {
+/** Whether the finished request failed (it is not counted by windows that refund failures). */
+function failed(ctx: RequestContext): boolean {
+  return !upstreamServed(ctx) && answeredStatus(ctx) >= 400;
+}
+
+/** Hands the windows to the reserve stage; afterwards refunds a failed request's hits, and
+ * counts a request that ended before it was admitted (a bad body) in the windows that count
+ * failures. */
+async function whenAdmitted(limiter: Limiter, windows: readonly LimitWindow[], ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+  const pending: PendingLimits = { windows, outcome: "pending" };
+  ctx.limits = pending;
+  let ok = false;
   try {
-    return await limiter.take(key, window, now);
-  } catch (err) {
-    if (ctx.route?.handler === "models") return undefined;
-    throw stateFailure(err, "rate limits");
+    await next();
+    ok = !failed(ctx);
+  } finally {
+    // The reserve stage may have added the model's window.
+    if (pending.outcome === "admitted") {
+      if (!ok) await refundFailure(limiter, pending.windows, pending.hits!, ctx.id);
+    } else if (pending.outcome === "pending") {
+      await countUnadmitted(limiter, windows, ctx);
+    }
   }
 }
 
-/** Takes a hit back; unreachable, it is logged (it lapses with its window). */
-async function refund(limiter: Limiter, key: string, hit: number, requestId: string): Promise<void> {
-  try {
-    await limiter.refund(key, hit);
-  } catch (err) {
-    log.warn("rate limit hit not refunded", { requestId, error: String(err) });
-  }
-}
-
-function limitedStage(limiter: Limiter): Stage<RequestContext> {
-  return async (ctx, next) => {
-    const { requestRate, totalRequests } = ctx.runtime.limits;
-    const name = ctx.token!.name;
-    const now = Date.now();
-    const totalKey = `${name}\0total`;
-    const rateKey = `${name}\0rate`;
-    const hits: { total?: number; rate?: number } = {};
-    if (totalRequests) {
-      const a = await take(limiter, ctx, totalKey, totalRequests, now);
-      if (a && !a.ok) throw limited("Total request limit", totalRequests, a.retryAfterMs);
-      hits.total = a?.hit;
-    }
-    if (requestRate) {
-      const a = await take(limiter, ctx, rateKey, requestRate, now);
-      if (a && !a.ok) {
-        if (hits.total !== undefined) await refund(limiter, totalKey, hits.total, ctx.id); // refused: not counted
-        throw limited("Request rate limit", requestRate, a.retryAfterMs);
-      }
-      hits.rate = a?.hit;
-    }
-    let failed = true;
+/** Takes each window now, in order; a full one refunds the hits before it and answers 429. */
+async function takenHere(limiter: Limiter, windows: readonly LimitWindow[], ctx: RequestContext, next: () => Promise<void>): Promise<void> {
+  const now = Date.now();
+  const hits: Hit[] = [];
+  for (const w of windows) {
+    let admission;
     try {
-      await next();
-      failed = !upstreamServed(ctx) && answeredStatus(ctx) >= 400;
-    } finally {
-      if (failed && hits.rate !== undefined) await refund(limiter, rateKey, hits.rate, ctx.id);
+      admission = await limiter.take(w.key, w.window, now);
+    } catch (err) {
+      // The free model list is let through while the limiter is unreachable.
+      if (ctx.route?.handler === "models") return next();
+      throw stateFailure(err, "rate limits");
     }
-  };
+    if (!admission.ok) {
+      await refund(limiter, windows, hits, ctx.id); // refused: not counted anywhere
+      throw windowFull(w, admission.retryAfterMs);
+    }
+    hits.push(admission.hit);
+  }
+  let ok = false;
+  try {
+    await next();
+    ok = !failed(ctx);
+  } finally {
+    if (!ok) await refundFailure(limiter, windows, hits, ctx.id);
+  }
+}
+
+/** A failed request's hits in the windows that do not count failures are taken back. */
+function refundFailure(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string): Promise<void> {
+  return refund(limiter, windows, hits, requestId, (w) => w.refundsFailure);
+}
+
+/** Takes back `hits[i]` of `windows[i]` (those `which` picks); one not taken back is logged
+ * (it lapses with its window). */
+async function refund(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string,
+  which: (w: LimitWindow) => boolean = () => true): Promise<void> {
+  for (let i = 0; i < hits.length; i++) {
+    if (!which(windows[i])) continue;
+    try {
+      await limiter.refund(windows[i].key, hits[i]);
+    } catch (err) {
+      log.warn("rate limit hit not refunded", { requestId, error: String(err) });
+    }
+  }
+}
+
+/** A request that failed before its admission still counts where failures count. */
+async function countUnadmitted(limiter: Limiter, windows: readonly LimitWindow[], ctx: RequestContext): Promise<void> {
+  const now = Date.now();
+  for (const w of windows) {
+    if (w.refundsFailure) continue;
+    try {
+      await limiter.take(w.key, w.window, now);
+    } catch (err) {
+      log.warn("rate limit hit not counted", { requestId: ctx.id, error: String(err) });
+    }
+  }
 }

@@ -1,17 +1,22 @@
 // The outermost stage: turns anything thrown into a rendered error, then records the
-// request in metrics (and, below info level, the log) once the response is done. Billing
-// and the usage log are settlement's (settle.ts).
+// request in metrics and the request log (one JSON line on stdout) once the response is
+// done. Billing and the usage log are settlement's (settle.ts).
 
+import { formatNano } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
-import { inflight, requestDuration, requestTally, tokenTally } from "../../observability/metrics.js";
+import {
+  inflight, modelLabel, requestDuration, requestTally, timeToFirstToken, tokenTally,
+} from "../../observability/metrics.js";
+import { requestLevel, type RequestLine, type RequestLog } from "../../observability/request-log.js";
+import type { Usage } from "../../protocols/usage.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
-import { answeredStatus } from "../outcome.js";
+import { answeredStatus, upstreamServed } from "../outcome.js";
 import { sendError } from "../respond.js";
 
-export function logStage(): Stage<RequestContext> {
+export function logStage(requestLog: RequestLog): Stage<RequestContext> {
   return async (ctx, next) => {
     inflight.count++;
     try {
@@ -21,7 +26,7 @@ export function logStage(): Stage<RequestContext> {
       sendError(ctx, ctx.error);
     } finally {
       inflight.count--;
-      record(ctx);
+      record(ctx, requestLog);
     }
   };
 }
@@ -32,13 +37,15 @@ function internal(ctx: RequestContext, err: unknown): GatewayError {
   return new GatewayError(errors.internal);
 }
 
-function record(ctx: RequestContext): void {
+function record(ctx: RequestContext, requestLog: RequestLog): void {
   const status = answeredStatus(ctx);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const protocol = ctx.route?.name ?? "unknown";
-  const model = ctx.modelName ?? "";
+  // A model the client named that the config does not declare is counted as "other".
+  const model = modelLabel(ctx.runtime.models, ctx.modelName ?? requestedModel(ctx));
+  const channel = ctx.channel?.name ?? "";
   const statusLabel = String(status);
-  requestTally.add(1, protocol, model, ctx.channel?.name ?? "", ctx.token?.group ?? "", statusLabel);
+  requestTally.add(1, protocol, model, channel, ctx.token?.group ?? "", statusLabel);
   requestDuration.observe(durationMs / 1000, protocol, model, statusLabel);
   const u = ctx.served?.usage;
   if (u) {
@@ -48,7 +55,48 @@ function record(ctx: RequestContext): void {
     if (u.output) tokenTally.add(u.output, model, "output");
     if (u.reasoning) tokenTally.add(u.reasoning, model, "reasoning");
   }
-  if (!ctx.token && log.enabled("debug")) {
-    log.debug("request", { requestId: ctx.id, method: ctx.req.method, path: ctx.path, status, durationMs, error: ctx.error?.code });
-  }
+  const firstByteNs = ctx.served?.firstByteNs;
+  const ttfbMs = firstByteNs === undefined ? undefined : Number(firstByteNs - ctx.startNs) / 1e6;
+  if (ttfbMs !== undefined && upstreamServed(ctx)) timeToFirstToken.observe(ttfbMs / 1000, model, channel);
+  const level = requestLevel(status);
+  if (requestLog.enabled(level, ctx.runtime.logLevel)) requestLog.add(level, requestLine(ctx, status, durationMs, ttfbMs));
+}
+
+/** The model a request named, declared or not (only for its bounded metrics label). */
+function requestedModel(ctx: RequestContext): string | undefined {
+  const named = ctx.pathModel ?? ctx.json?.model;
+  return typeof named === "string" ? named : undefined;
+}
+
+/** The request's log line: names and numbers, never a key, a header or a body. */
+function requestLine(ctx: RequestContext, status: number, durationMs: number, ttfbMs: number | undefined): RequestLine {
+  const settled = ctx.settled;
+  const usage = settled?.usage ?? ctx.served?.usage;
+  const token = ctx.token;
+  return {
+    requestId: ctx.id,
+    method: ctx.req.method,
+    // The path only (the query can carry a Gemini-style key), bounded.
+    path: ctx.path.length > 200 ? ctx.path.slice(0, 200) : ctx.path,
+    protocol: ctx.route?.name ?? "unknown",
+    token: token?.name,
+    user: token?.user,
+    group: token?.group,
+    model: ctx.modelName,
+    upstreamModel: ctx.upstreamModel,
+    channel: ctx.channel?.name,
+    attempts: ctx.attempts || undefined,
+    status,
+    error: ctx.error?.code ?? settled?.error,
+    tokens: usage ? tokenCounts(usage) : undefined,
+    cost: settled ? formatNano(settled.costNano) : undefined,
+    estimated: settled?.estimated || undefined,
+    durationMs: Math.round(durationMs * 1000) / 1000,
+    ttfbMs: ttfbMs === undefined ? undefined : Math.round(ttfbMs * 1000) / 1000,
+  };
+}
+
+function tokenCounts(u: Usage): Record<string, number> | undefined {
+  if (!u.input && !u.cacheRead && !u.cacheWrite && !u.output && !u.reasoning) return undefined;
+  return { input: u.input, cache_read: u.cacheRead, cache_write: u.cacheWrite, output: u.output, reasoning: u.reasoning };
 }

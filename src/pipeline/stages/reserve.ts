@@ -1,24 +1,53 @@
 // Pre-deduction: before any upstream call, reserve the request's worst-case cost against
-// the token's quota and the user's balance (402 when it does not fit). The billing sink
-// settles or releases it when the request ends, on every path.
+// the token's quota and the user's balance (401/402 when used up or when it does not fit),
+// taking in the same step the token's and the model's rate windows, a slot of the token's
+// concurrency and the worst-case tokens in its tokens-per-minute budgets (429 when one has
+// no room): one round trip on a shared store. The settle stage settles the reservation and
+// gives back the holds when the request ends, on every path.
 
 import { costOf } from "../../billing/cost.js";
 import { requestedMaxTokens, reserveUsage } from "../../billing/estimate.js";
-import type { Accounts } from "../../state/interfaces.js";
+import type { AdmitResult, Admitter } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "../admission-limits.js";
+import { modelWindow, windowFull, type LimitWindow } from "../rate-windows.js";
 import { stateFailure } from "../state-failure.js";
 
-export function reserveStage(accounts: Accounts): Stage<RequestContext> {
+const noWindows: readonly never[] = [];
+
+export function reserveStage(admitter: Admitter): Stage<RequestContext> {
   return async (ctx, next) => {
     const model = ctx.model!;
     const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
     const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
     const amount = costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
+    const limits = ctx.limits;
+    const ofModel = limits ? modelWindow(model) : undefined;
+    if (limits && ofModel) limits.windows = [...limits.windows, ofModel];
+    const windows: readonly LimitWindow[] = limits?.windows ?? noWindows;
+    const slots = concurrencySlots(ctx.runtime, ctx.token!);
+    const budgets = tokenBudgets(ctx.runtime, ctx.token!, ctx.group!, model, totalTokens(worst));
+    for (const b of budgets) if (b.tokens > b.max) throw tooLargeForBudget(b);
+    let admitted: AdmitResult;
     try {
-      ctx.reservation = await accounts.reserve(ctx.id, ctx.token!, ctx.user!, amount);
+      admitted = await admitter.admit({
+        requestId: ctx.id, token: ctx.token!, user: ctx.user!, amountNano: amount, windows, slots, budgets, now: Date.now(),
+      });
     } catch (err) {
       throw stateFailure(err, "accounts"); // before any upstream call: nothing served
+    }
+    if (!admitted.ok) {
+      if (limits) limits.outcome = "refused";
+      if (admitted.refused === "slots") throw concurrencyFull(slots[admitted.index], admitted.retryAfterMs);
+      if (admitted.refused === "tokens") throw tokensFull(budgets[admitted.index], admitted.retryAfterMs);
+      throw windowFull(windows[admitted.index], admitted.retryAfterMs);
+    }
+    ctx.reservation = admitted.reservation;
+    if (slots.length > 0 || budgets.length > 0) ctx.holds = admitted.holds;
+    if (limits) {
+      limits.outcome = "admitted";
+      limits.hits = admitted.hits;
     }
     return next();
   };

@@ -13,14 +13,16 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { costTally } from "../../observability/metrics.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
-import type { Accounts, UsageLog } from "../../state/interfaces.js";
+import type { Admitter, UsageLog } from "../../state/interfaces.js";
+import { totalTokens } from "../admission-limits.js";
 import type { UsageEntry } from "../../state/store.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { stateFailure, type StatePart } from "../state-failure.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
+import { shownCost } from "../shown-cost.js";
 
-export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
+export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
     let failure: unknown;
     try {
@@ -29,7 +31,8 @@ export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: Us
       failure = err;
     }
     const entry = usageEntry(ctx, failure);
-    const committed = commit(accounts, usageLog, ctx.reservation, entry);
+    ctx.settled = entry;
+    const committed = commit(admitter, usageLog, ctx, entry);
     observer.record({ entry, attempts: ctx.attempts });
     const served = ctx.served;
     if (entry.costNano > 0n) {
@@ -45,20 +48,25 @@ export function settleStage(accounts: Accounts, usageLog: UsageLog, observer: Us
     } else {
       committed.catch((err) => log.error("usage entry not recorded", { requestId: ctx.id, error: causeText(err) }));
     }
-    served?.release();
+    served?.release(shownCost(ctx, entry, failure));
     if (failure !== undefined) throw failure;
   };
 }
 
 /**
- * Settles the reservation and appends the entry, both started at once: the accounts first,
- * so one not loaded yet reads its total from the log before this entry is in it. Either
- * failing rejects; the spend stays counted either way (money an upstream served is never
- * offered again).
+ * Settles the reservation (the limit holds given back with it: slots freed, token estimates
+ * replaced by the tokens billed) and appends the entry, both started at once: the accounts
+ * first, so one not loaded yet reads its total from the log before this entry is in it.
+ * Either failing rejects; the spend stays counted either way (money an upstream served is
+ * never offered again).
  */
-function commit(accounts: Accounts, usageLog: UsageLog, reservation: RequestContext["reservation"], entry: UsageEntry): Promise<unknown> {
+function commit(admitter: Admitter, usageLog: UsageLog, ctx: RequestContext, entry: UsageEntry): Promise<unknown> {
+  const { reservation, holds } = ctx;
   const charge = { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano };
-  const settled = accounts.settle(reservation, charge).catch((err: unknown) => thrown(err, "accounts"));
+  // Nothing held and nothing charged (a refusal): the accounts have nothing to do.
+  const settled = reservation === undefined && holds === undefined && charge.costNano === 0n ? undefined
+    : admitter.finish({ reservation, holds, charge, usedTokens: totalTokens(entry.usage), now: Date.now() })
+      .catch((err: unknown) => thrown(err, "accounts"));
   const appended = usageLog.append(entry).catch((err: unknown) => thrown(err, "usage log"));
   return Promise.all([settled, appended]);
 }

@@ -1,17 +1,22 @@
 // Serves a model call from its channels: plan the attempts, pick per channel a pass-through
-// (same protocol) or a conversion (through the hub), send, fail over before the first
-// byte, then relay the answer while tapping its usage.
+// (same protocol) or a conversion (through the hub) and a key in rotation, send, retry a
+// refused or out-of-credit key on the channel's next key, fail over before the first byte,
+// then relay the answer while tapping its usage.
 
 import { Readable } from "node:stream";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { upstreamDuration, upstreamRetriesTotal } from "../../observability/metrics.js";
+import {
+  keyFailureTally, upstreamDuration, upstreamErrorClass, upstreamErrorTally, upstreamRetriesTotal,
+} from "../../observability/metrics.js";
 import { passesThrough, routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
-import type { CredentialRefusal } from "../../providers/provider.js";
+import { keyFaultOfStatus, type KeyFault } from "../../providers/provider.js";
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, sessionOf } from "../../routing/affinity.js";
+import { isOut, type KeyOut } from "../../routing/key-health.js";
+import type { KeyStats } from "../../routing/key-stats.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
@@ -23,6 +28,7 @@ import { Cancellation, discard, send, UpstreamFailure, type UpstreamResponse } f
 import type { Served } from "../../upstream/served.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
+import { requestQuote } from "../shown-cost.js";
 import { candidateTiers } from "./candidates.js";
 
 /** The model-call handler shared by chat-completions, messages, generate-content, responses. */
@@ -33,7 +39,7 @@ export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
     const tiers = candidateTiers(ctx);
     const sessionKey = affinityKeyOf(ctx);
     const session = sessionKey === undefined ? undefined
-      : { key: sessionKey, bound: await routing.affinity.bound(sessionKey, ctx.runtime.affinityTtlMs) };
+      : { key: sessionKey, bound: await advisory(routing.affinity.bound(sessionKey, ctx.runtime.affinityTtlMs), "read", ctx) };
     // A channel cooling down after repeated failures goes last; a session's channel first.
     const plan = await routing.health.coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, reachable));
     if (session?.bound) preferBound(plan, tiers, session.bound, reachable, ctx);
@@ -53,7 +59,7 @@ export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
         await routing.jobs.remember(served.jobId, { channel: ctx.channel!.name, user: ctx.token!.user, model: ctx.modelName!, requestId: ctx.id });
       }
       // Bind only after a success, and only a new session: a bound one keeps its channel.
-      if (session && !session.bound && ok) await routing.affinity.bind(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs);
+      if (session && !session.bound && ok) await advisory(routing.affinity.bind(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs), "written", ctx);
     } finally {
       ctx.res.off("close", onClose);
     }
@@ -107,94 +113,156 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
     maxOutputTokens: ctx.model!.maxOutputTokens, modelEndpoints: ctx.model!.endpoints,
     conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
+    quote: (usage) => requestQuote(ctx, usage),
   };
 }
 
 /** Tries the plan's channels in order until one answers; the answer served, or undefined
- * when the client left first. Throws the client-facing error when every attempt failed. */
+ * when the client left first. Throws the client-facing error when every attempt failed.
+ * Within a channel, a key the provider refuses or says is out of credit is taken out of
+ * rotation and the request is tried again on the channel's next key; a channel whose keys
+ * are all out is passed over. */
 export async function attemptAll(
   ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
   routing: RoutingState,
 ): Promise<Served | undefined> {
-  const { health, keys } = routing;
+  const { health, keys, keyHealth, keyStats } = routing;
   let last: LastFailure | undefined;
-  for (const channel of plan) {
-    ctx.attempts++;
+  channels: for (const channel of plan) {
     ctx.channel = channel;
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const exchange = exchangeFor(channel.protocol);
-    const request = exchange.request(channel, ctx.upstreamModel, keys.next(channel));
-    const started = process.hrtime.bigint();
-    let upstream: UpstreamResponse;
-    try {
-      // Spelled out, not spread: on Node 20 every property added after an object spread
-      // builds a new hidden class, ~200 B that only a full GC frees; here it was half of
-      // what the gateway promoted per request (BENCH_HEAP_PROMOTED=1).
-      upstream = await send({
-        url: request.url, headers: request.headers, body: request.body, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs, cancel,
-      });
-    } catch (err) {
-      if (!(err instanceof UpstreamFailure)) throw err;
-      observeAttempt(channel, ctx, started, err.kind);
-      if (err.kind === "aborted") return undefined;
-      last = { kind: "transport", failure: err };
-      if (err.kind === "timeout") break; // a slow upstream is not retried: 504
-      await noted(health.recordFailure(channel.name), channel);
-      upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
-      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
-      continue;
+    const viewed = keyHealth.view(channel);
+    const outs = viewed instanceof Promise ? await noted(viewed, channel, noKeysOut) : viewed;
+    const fingerprints = keyHealth.fingerprints(channel);
+    /** Keys refused in this request (indexes), beside those out of rotation before it. */
+    let refused: number[] | undefined;
+    const now = Date.now();
+    const usable = (i: number) => !isOut(outs[i], now) && !refused?.includes(i);
+    for (;;) {
+      const index = keys.pick(channel, usable);
+      if (index === undefined) {
+        // Every key is out: the next channel. Its reason is the answer only if nothing else went wrong.
+        last ??= { kind: "keys", reason: outs.some((o) => o?.reason === "quota") ? "quota" : "auth" };
+        continue channels;
+      }
+      ctx.attempts++;
+      const fingerprint = fingerprints[index];
+      const request = exchange.request(channel, ctx.upstreamModel, channel.keys[index]);
+      const started = process.hrtime.bigint();
+      let upstream: UpstreamResponse;
+      try {
+        // Spelled out, not spread: on Node 20 every property added after an object spread
+        // builds a new hidden class, ~200 B that only a full GC frees; here it was half of
+        // what the gateway promoted per request (BENCH_HEAP_PROMOTED=1).
+        upstream = await send({
+          url: request.url, headers: request.headers, body: request.body, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
+          idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs, cancel,
+        });
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) throw err;
+        observeAttempt(channel, ctx, started, err.kind, keyStats, fingerprint);
+        if (err.kind === "aborted") return undefined;
+        last = { kind: "transport", failure: err };
+        if (err.kind === "timeout") break channels; // a slow upstream is not retried: 504
+        await noted(health.recordFailure(channel.name), channel);
+        upstreamRetriesTotal.inc({ channel: channel.name, reason: err.kind });
+        log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, reason: err.kind, detail: err.message });
+        continue channels;
+      }
+      const judged = await keyFaultOf(channel, upstream);
+      upstream = judged.upstream;
+      const status = upstream.status;
+      observeAttempt(channel, ctx, started, String(status), keyStats, fingerprint, judged.fault);
+      if (judged.fault) {
+        discard(upstream.body); // drained, so the connection returns to the pool
+        last = { kind: "keys", reason: judged.fault };
+        (refused ??= []).push(index);
+        await noted(keyHealth.markOut(channel, index, judged.fault), channel);
+        upstreamRetriesTotal.inc({ channel: channel.name, reason: `key_${judged.fault}` });
+        log.warn("upstream refused a channel key; trying the next", { requestId: ctx.id, channel: channel.name, key: fingerprint, status, reason: judged.fault });
+        continue;
+      }
+      if (shouldFailOver(status)) {
+        discard(upstream.body);
+        last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
+        await noted(health.recordFailure(channel.name), channel);
+        upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
+        log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
+        continue channels;
+      }
+      const answer = await exchange.respond(upstream, channel);
+      if (answer instanceof BrokenAnswer) {
+        log.warn("upstream answer broken", { requestId: ctx.id, channel: channel.name, reason: answer.reason });
+        // A body cut short, stalled or not JSON: nothing of it reached the client: the channel failed, and the next may answer.
+        last = { kind: "broken", reason: answer.reason };
+        upstreamErrorTally.add(1, channel.name, "broken_answer");
+        keyFailureTally.add(1, channel.name, fingerprint, "broken_answer");
+        await noted(health.recordFailure(channel.name), channel);
+        upstreamRetriesTotal.inc({ channel: channel.name, reason: "broken_answer" });
+        continue channels;
+      }
+      // Not waited for: the answer need not wait to forget a channel's past failures.
+      void noted(health.recordSuccess(channel.name), channel);
+      return answer;
     }
-    const refusal = providers[channel.protocol].credentialRefusal;
-    if (refusal?.status === upstream.status) upstream = await relabelCredentialRefusal(refusal, upstream);
-    const status = upstream.status;
-    observeAttempt(channel, ctx, started, String(status));
-    if (shouldFailOver(status)) {
-      discard(upstream.body); // drained, so the connection returns to the pool
-      last = { kind: "status", status, retryAfter: header(upstream, "retry-after") };
-      await noted(health.recordFailure(channel.name), channel);
-      upstreamRetriesTotal.inc({ channel: channel.name, reason: String(status) });
-      log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
-      continue;
-    }
-    const answer = await exchange.respond(upstream, channel);
-    if (answer instanceof BrokenAnswer) {
-      log.warn("upstream answer broken", { requestId: ctx.id, channel: channel.name, reason: answer.reason });
-      // A body cut short, stalled or not JSON: nothing of it reached the client: the channel failed, and the next may answer.
-      last = { kind: "broken", reason: answer.reason };
-      await noted(health.recordFailure(channel.name), channel);
-      upstreamRetriesTotal.inc({ channel: channel.name, reason: "broken_answer" });
-      continue;
-    }
-    // Not waited for: the answer need not wait to forget a channel's past failures.
-    void noted(health.recordSuccess(channel.name), channel);
-    return answer;
   }
   throw exhaustedError(last ?? { kind: "status", status: 502 });
 }
 
-/** Health is advice: a store that cannot note an attempt does not fail the request. */
-function noted(recorded: Promise<void>, channel: Channel): Promise<void> {
-  return recorded.catch((err) => log.warn("channel health not recorded", { channel: channel.name, error: String(err) }));
+/** No key known out: what routing assumes when key health cannot be read. */
+const noKeysOut: readonly (KeyOut | undefined)[] = [];
+
+/** Health is advice: a store that cannot read or note it does not fail the request. */
+/** Session affinity only steers routing: unreachable, the request is routed without it
+ * (and a served answer is not failed for it). */
+function advisory<T>(call: Promise<T>, what: "read" | "written", ctx: RequestContext): Promise<T | undefined> {
+  return call.catch((err) => {
+    log.warn(`session affinity not ${what}`, { requestId: ctx.id, error: String(err) });
+    return undefined;
+  });
+}
+
+function noted<T>(recorded: Promise<T>, channel: Channel, fallback?: T): Promise<T> {
+  return recorded.catch((err) => {
+    log.warn("channel health not recorded", { channel: channel.name, error: String(err) });
+    return fallback as T;
+  });
 }
 
 /**
- * An answer with the status a provider also uses to refuse a bad channel key (Gemini: 400
- * API_KEY_INVALID) is read, and relabelled 401 when it is that refusal, so it fails over
- * like any credential failure. Otherwise it goes on with its body intact.
+ * Whether an answer says the channel key is at fault: a 401/403, or a status the provider
+ * also uses for a refused key or an account out of credit (Gemini 400 API_KEY_INVALID,
+ * OpenAI 429 insufficient_quota, Anthropic 400 "credit balance is too low"), whose body is
+ * read to tell (bounded). An answer that is not goes on with its body intact.
  */
-async function relabelCredentialRefusal(refusal: CredentialRefusal, upstream: UpstreamResponse): Promise<UpstreamResponse> {
-  const body = await readAll(upstream.body);
-  const status = refusal.test(body.toString("utf8")) ? 401 : upstream.status;
-  return { status, headers: upstream.headers, body: Readable.from([body]) };
+async function keyFaultOf(channel: Channel, upstream: UpstreamResponse): Promise<{ fault?: KeyFault; upstream: UpstreamResponse }> {
+  const byStatus = keyFaultOfStatus(upstream.status);
+  if (byStatus) return { fault: byStatus, upstream };
+  const bodies = providers[channel.protocol].keyFaultBodies;
+  if (!bodies?.statuses.includes(upstream.status)) return { upstream };
+  const body = await readAll(upstream.body, KEY_FAULT_BODY_LIMIT);
+  const fault = bodies.classify(upstream.status, body.toString("utf8"));
+  return { fault, upstream: { status: upstream.status, headers: upstream.headers, body: Readable.from([body]) } };
 }
+
+/** The most of an error answer read to tell whether it names a key fault (errors are small). */
+const KEY_FAULT_BODY_LIMIT = 256 * 1024;
 
 function header(res: UpstreamResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-function observeAttempt(channel: Channel, ctx: RequestContext, started: bigint, outcome: string): void {
+function observeAttempt(
+  channel: Channel, ctx: RequestContext, started: bigint, outcome: string, keyStats: KeyStats, key: string, fault?: KeyFault,
+): void {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   upstreamDuration.observe(seconds, channel.name, ctx.modelName!, outcome);
+  const errorClass = upstreamErrorClass(outcome);
+  if (errorClass !== undefined) upstreamErrorTally.add(1, channel.name, errorClass);
+  if (outcome === "aborted") return; // the client left: nothing to say of the key
+  const keyClass = fault ?? errorClass;
+  if (keyClass !== undefined) keyFailureTally.add(1, channel.name, key, keyClass);
+  keyStats.record(channel.name, key, seconds, keyClass !== undefined);
 }

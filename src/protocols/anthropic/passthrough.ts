@@ -2,6 +2,7 @@
 // anthropic-beta, cache_control, thinking) reach the upstream as sent, but for model_map.
 
 import { answerField, renamedBody, type PassthroughSpec } from "../passthrough.js";
+import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderAnthropicStreamError } from "./errors.js";
 import { anthropicGeneratedChars, anthropicStreamEnds, anthropicUsageReader } from "./stream-tap.js";
@@ -14,6 +15,7 @@ export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new SseUsageTap(anthropicUsageReader(), anthropicStreamEnds),
   streamError: (err) => renderAnthropicStreamError(err),
+  streamCost: streamCost.messages,
   bodyUsage: (json) => normalizeAnthropicUsage(answerField(json, "usage")),
   bodyChars: (body) => anthropicGeneratedChars(body.toString("utf8")),
 });

@@ -35,4 +35,5 @@ export function anthropicUsageReader(): UsageReader {
 export const anthropicStreamEnds: StreamEnds = Object.freeze({
   terminal: /^event: ?message_stop\s*$|^data: ?\{\s*"type"\s*:\s*"message_stop"/m,
   failure: /^event: ?error\s*$|^data: ?\{\s*"type"\s*:\s*"error"/m,
+  lastUsage: /^event: ?message_delta\s*$|^data: ?\{\s*"type"\s*:\s*"message_delta"/m,
 });

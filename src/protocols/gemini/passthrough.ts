@@ -3,6 +3,7 @@
 // is kept.
 
 import { answerField, type PassthroughSpec } from "../passthrough.js";
+import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
@@ -16,6 +17,7 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   body: (req) => ({ body: req.raw, stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
+  streamCost: streamCost["generate-content"],
   bodyUsage: (json) => normalizeGeminiUsage(answerField(json, "usageMetadata")),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });

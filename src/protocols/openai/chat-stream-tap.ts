@@ -36,6 +36,7 @@ export function chatUsageReader(): UsageReader {
 export const chatStreamEnds: StreamEnds = Object.freeze({
   terminal: /^data: ?\[DONE\]/m,
   failure: /^data: ?\{\s*"error"\s*:/m,
+  lastUsage: /"choices"\s*:\s*\[\s*\]/,
 });
 
 /** The chat-completions tap; `strip` removes the usage-only chunk. */

@@ -3,6 +3,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { answerField, renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
+import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
@@ -17,6 +18,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
+  streamCost: streamCost["chat-completions"],
   bodyUsage: (json) => normalizeOpenAIUsage(answerField(json, "usage")),
   bodyChars: (body) => generatedChars(body.toString("utf8")),
 });
@@ -28,6 +30,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,
+  streamCost: streamCost.responses,
   bodyUsage: (json) => normalizeResponsesUsage(answerField(json, "usage")),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });

@@ -12,6 +12,7 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../
 import { strictRefusal, targetDrops, type Wire } from "../../protocols/field-policy.js";
 import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
+import { streamCost } from "../../protocols/stream-cost.js";
 import type { Usage } from "../../protocols/usage.js";
 import { DEFAULT_ANTHROPIC_VERSION } from "../../providers/anthropic.js";
 import { providers } from "../../providers/index.js";
@@ -210,10 +211,11 @@ async function relayStream(
     tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
   }
   const complete = ending === "complete";
+  // The tail of a whole stream gets the cost (in its final usage event) at release.
   return served(input.res, {
     status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
     outputChars: chars, firstByteNs: r.firstByteNs, droppedFields: request.dropped,
-  }, ending === "client-gone" ? undefined : tail);
+  }, ending === "client-gone" ? undefined : tail, undefined, streamCost[inbound.wire]);
 }
 
 /** The answer's head, naming what the converted request left out (x-gateway-dropped-fields). */

@@ -4,6 +4,7 @@
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Endpoint } from "../../config/raw.js";
+import type { Usage } from "../../protocols/usage.js";
 import type { Channel } from "../../runtime/types.js";
 import type { UpstreamResponse } from "../send.js";
 import type { Served } from "../served.js";
@@ -33,6 +34,9 @@ export interface ExchangeInput {
   readonly res: ServerResponse;
   /** server.stream_idle_timeout, for the message of a stream that went silent. */
   readonly idleTimeoutMs: number;
+  /** The cost to show (X-Gateway-Cost) for an answer billed by its request alone, whose
+   * head goes before its end; undefined when it is not shown. */
+  readonly quote?: (usage: Usage | undefined) => string | undefined;
 }
 
 export interface UpstreamRequest {

@@ -12,7 +12,7 @@ import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
 import { relay, type RelayState } from "../relay.js";
 import { isEventStream, type UpstreamResponse } from "../send.js";
-import { cutOff, endingOf, served, type Ending, type Served } from "../served.js";
+import { COST_HEADER, cutOff, endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
 import { BrokenAnswer, type Exchange, type ExchangeInput } from "./exchange.js";
 import { readWhole } from "./whole.js";
@@ -107,13 +107,19 @@ async function relayBytes(
   const res = input.res;
   const status = upstream.status;
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
+  const usage = spec.bodyUsage(undefined);
   let held: Buffer | undefined;
   const r = await relay({ res, body: upstream.body,
     transform: (chunk) => {
       const out = held;
       held = chunk;
       if (out === undefined) return EMPTY;
-      if (!res.headersSent) res.writeHead(status, headers);
+      if (!res.headersSent) {
+        // The head goes before the charge is committed: the cost is quoted from the request.
+        const cost = input.quote?.(usage);
+        if (cost !== undefined) res.setHeader(COST_HEADER, cost);
+        res.writeHead(status, headers);
+      }
       return out;
     } });
   if (r.end === "client-gone") return served(res, { status, ending: "client-gone", charge: "estimate", firstByteNs: r.firstByteNs });
@@ -122,7 +128,7 @@ async function relayBytes(
     return cutOff(res, { status, ending: endingOf(r.end), charge: "none", firstByteNs: r.firstByteNs });
   }
   return served(res, {
-    status, ending: "complete", charge: "reported", usage: spec.bodyUsage(undefined),
+    status, ending: "complete", charge: "reported", usage,
     unitsEstimated: spec.bodyUnits !== undefined, firstByteNs: r.firstByteNs ?? process.hrtime.bigint(),
   }, held, res.headersSent ? undefined : { status, headers });
 }
@@ -148,13 +154,14 @@ async function relayStream(
     : r.end === "ended" || r.end === "finished" ? "unterminated" : endingOf(r.end);
   const complete = ending === "complete";
   // The upstream's own error event, or the gateway's in the protocol's shape, ends a
-  // stream that did not complete; a client that left gets nothing more.
+  // stream that did not complete; a client that left gets nothing more. The tail of a whole
+  // stream gets the cost (in its final usage event) at release.
   const last = complete || ending === "upstream-error" ? tail
-    : ending === "client-gone" ? undefined : spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
+    : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
   return served(res, {
     status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
     outputChars: tap.outputChars, firstByteNs: r.firstByteNs,
-  }, last);
+  }, last, undefined, spec.streamCost);
 }
 
 function tapState(tap: SseUsageTap): RelayState {

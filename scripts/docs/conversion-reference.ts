@@ -1,0 +1,41 @@
+// docs/conversion.md: which field each client protocol's requests keep, lose or are refused
+// for toward every channel protocol, from the one table the converters obey
+// (src/protocols/field-policy.ts), with the prose an operator needs around it.
+
+import { fieldPolicyMarkdown } from "../../src/protocols/field-policy.js";
+
+const INTRO = `# Which fields convert
+
+Each field a client sends is, toward a channel of another protocol, **mapped** (it means
+something there: \`top_k\` to Gemini's \`topK\`, a system message partway through the
+conversation to the target's equivalent), **dropped** (it only steers the client's own
+provider: \`context_management\`, \`cache_control\` toward non-Anthropic channels,
+\`thinking.display\`, \`metadata\`, \`service_tier\`, \`safetySettings\`, top-k toward
+chat-completions…), or **refused** with a \`400\` naming the field as sent (its loss would
+change what the client gets: \`n\` above 1, logprobs, audio output, JSON without a schema
+toward an Anthropic channel). A converted answer names what was dropped in the
+\`x-gateway-dropped-fields\` response header (comma-separated, streamed or not) and in the
+usage log (\`droppedFields\` in \`gateway logs --json\`); pass-through requests drop nothing. A
+model that must never lose a field sets \`conversion: strict\`:
+
+\`\`\`yaml
+models:
+  gpt-5:
+    endpoint: chat
+    conversion: strict   # default lenient: drop and report; strict: 400 naming the fields
+\`\`\`
+
+A system (or developer) message partway through the conversation stays in place toward
+chat-completions and responses channels; toward messages and generate-content channels,
+which have no such role, it becomes a user-turn text \`<system>…</system>\` in place rather
+than joining the system prompt, so the conversation keeps its order and the prompt's cached
+prefix stays the same turn after turn. Fields not in the table are refused as unknown, so
+a client release that adds one fails a test rather than a user. The table is
+\`src/protocols/field-policy.ts\`; this page is generated from it (\`npm run docs\`) and a
+test keeps the two equal. "—" is the same protocol: passed through untouched.
+`;
+
+/** The page: the introduction, then the table between markers. */
+export function renderConversionReference(): string {
+  return `${INTRO}\n<!-- field-policy:start -->\n${fieldPolicyMarkdown()}<!-- field-policy:end -->\n`;
+}

@@ -1,0 +1,87 @@
+// What to do about each catalogued error, for the people who meet it: the client that got it
+// and the operator it reports. docs/errors.md is generated from this and the catalogue, and a
+// test requires an entry for every catalogue code, so a new error cannot land undocumented.
+
+/** Advice by catalogue code: when the error happens and what fixes it. */
+export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
+  not_found:
+    "The path is not one the gateway serves (or is absurdly long), or a video job id this account did not create here. Usually a wrong base URL: OpenAI-style SDKs take `{base_url}/v1`, the Anthropic and Gemini SDKs take `{base_url}` itself.",
+  method_not_allowed:
+    "The path exists but not with this HTTP method (e.g. `GET /v1/chat/completions`). Use the method the endpoint documents, usually `POST`.",
+  missing_token:
+    "The request carried no access token. Send it as `Authorization: Bearer <key>`, `x-api-key` (messages) or `x-goog-api-key` / `?key=` (generate-content).",
+  invalid_token:
+    "No token in `tokens` has this key (compared by sha256). Check for a stray space or an old key; an operator can check that the token's `key` variable is set where the gateway runs (an empty key is skipped with a warning at load).",
+  token_expired:
+    "The token's `expires` time has passed. The operator moves `expires` forward (or removes it) in gateway.yaml, or issues a new token.",
+  token_disabled:
+    "The token's `status` is `disabled`. The operator sets it back to `active`.",
+  user_disabled:
+    "The token's user is `status: disabled` (or no longer exists under `users`). The operator re-enables the user.",
+  token_quota_exhausted:
+    "The token has spent its `quota`. The operator raises `tokens[].quota` (it reloads live) or gives the client another token; `gateway usage --by token` shows the spend.",
+  insufficient_quota:
+    "The user's balance (`credit` minus what its tokens spent) is used up. The operator raises `users.<user>.credit`, which tops it up on reload. 402 is not retried by the SDKs, so the client fails at once instead of burning retries.",
+  pre_deduction_failed:
+    "The balance or the token's quota cannot hold this request's worst case (its input plus its `max_tokens`, or the model's `max_output_tokens`). The message gives the remaining amount and the pre-deduction: lower `max_tokens`, or top up.",
+  rate_limited:
+    "The token passed a limit under `limits`; the message names it (\"… N requests per M minutes\"). Wait for `Retry-After` seconds, which the SDKs do by themselves, or ask the operator for a higher limit.",
+  ip_not_allowed:
+    "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
+  model_not_allowed:
+    "The model is not in the token's `models` list (exact names or globs). The operator adds it, or the client uses an allowed model.",
+  group_not_allowed:
+    "The token's `group` is not one of its user's `groups`. The operator adds the group to `users.<user>.groups` or moves the token to a group the user has; `gateway check` warns about this at load.",
+  body_too_large:
+    "The request body is larger than `server.max_body` (default 32MiB). Send less (smaller images, fewer files), or the operator raises `max_body`.",
+  request_timeout:
+    "The client took longer than `server.header_timeout` to send its headers, or its body went silent for `server.body_timeout`. Usually a stalled network; the SDKs retry it.",
+  body_memory_exhausted:
+    "The bodies of the requests in flight together reached `server.max_body_memory`; answered with `Retry-After: 1` and retried by the SDKs. Frequent ones mean the gateway needs a larger budget or more instances.",
+  expectation_failed:
+    "The request sent an `Expect` header other than `100-continue`. Drop the header.",
+  client_closed_request:
+    "The client hung up before its request was read; recorded in logs and metrics (status 499), never seen by the client. Many of them point at client timeouts shorter than the model's answers.",
+  invalid_json:
+    "The body is not valid JSON. Check the client's serialisation and `Content-Type`.",
+  unsupported_media_type:
+    "The endpoint takes JSON and the body was sent as something else. Send `Content-Type: application/json` (multipart endpoints such as transcriptions take `multipart/form-data`).",
+  missing_required_parameter:
+    "A required field is absent (`model`, `messages`, `input`, …, or one a model's `request_schema` requires); the message names it. Fix the request.",
+  invalid_parameter:
+    "A field has a wrong value or type, a multipart body is malformed, or a field cannot be converted for the model's channel; the message names the field. Fix the request.",
+  missing_version_header:
+    "A messages request (`/v1/messages`) came without the `anthropic-version` header. The Anthropic SDKs send it; a hand-written client adds `anthropic-version: 2023-06-01`.",
+  model_not_found:
+    "The model is not in the price list (`models`). Model names are exact and case-sensitive; `GET /v1/models` lists those the token may use. The operator adds the model under `models` and to a channel's `models`.",
+  wrong_endpoint:
+    "The model is priced for another kind of endpoint (e.g. an embeddings model called on chat completions); the message names the path to call. To open a chat model to `/v1/responses`, the operator prices it `endpoint: [chat, responses]`.",
+  upgrade_required:
+    "`/v1/realtime` is a WebSocket: connect with an `Upgrade: websocket` request, as the realtime SDKs do.",
+  affinity_channel_unavailable:
+    "The request names a session (`x-gateway-session-id`, `prompt_cache_key` or `metadata.user_id`) bound to a channel that is now disabled or removed. Start a new session id; the operator can also set `routing.affinity_ttl: 0` to turn affinity off.",
+  channel_not_found:
+    "No enabled channel serves this model in the token's group. The operator lists the model and the group on a channel (`channels[].models`, `channels[].groups`) and checks that the channel has keys (one without keys starts disabled).",
+  upstream_rejected:
+    "The provider refused the converted request with a 4xx; the status is the provider's and the message quotes its reason. Usually a request the model does not accept (unknown parameter, context too long): fix the request.",
+  conversion_unsupported:
+    "The request needs something the channel's protocol cannot express (e.g. `n` > 1, logprobs or audio output toward another provider, a realtime session without an OpenAI-protocol channel). Send it to a model served in its own protocol, or drop the field.",
+  upstream_rate_limited:
+    "Every channel tried answered 429. The answer carries the provider's `Retry-After` when it gave one, and the SDKs retry. Frequent ones mean the operator needs more keys or channels for the model.",
+  upstream_error:
+    "The provider answered with a server error (its 500–503 status is passed on, others become 502), or an answer that was unusable (not JSON, cut short, undecodable); mid-stream, the stream ended with an error event and what was delivered is billed as a marked estimate. Retry; persistent ones show in the channel's metrics and `gateway logs`.",
+  upstream_unavailable:
+    "No channel could be reached (connection refused, DNS, TLS). The operator checks `channels[].base_url` and the network path from the gateway.",
+  upstream_auth_failed:
+    "The provider refused every key of the channels tried (401/403, Gemini's 400 API_KEY_INVALID), in this request or within `channels[].key_cooldown.auth` before it (such keys are out of rotation). The operator checks `gateway channels` and replaces the keys it shows out for `auth`; changing a channel's `keys` puts them back at once. The provider's body is not echoed since it may quote the key.",
+  upstream_quota_exhausted:
+    "Every key of the channels tried is out of credit or quota (OpenAI 429 insufficient_quota, Anthropic's credit balance too low, Gemini's per-day quota used up), in this request or within `channels[].key_cooldown.quota` before it. The operator tops up the provider account, then reloads with changed `keys` or waits out the cooldown; `gateway channels` shows which keys are out. Retrying soon does not help.",
+  upstream_timeout:
+    "The provider did not answer within `server.upstream_timeout`, or a stream went silent for `server.stream_idle_timeout`; not retried on another channel. Retry later; raise the timeout for slow models.",
+  state_unavailable:
+    "Redis (`store`) or PostgreSQL (`ledger`) is unreachable, so a billed request is refused rather than served unbilled (`Retry-After: 2`; the SDKs retry). `/healthz` names the server in `degraded`; service resumes by itself once it answers.",
+  shutting_down:
+    "The gateway is draining after SIGTERM and takes no new requests; another instance (or the restarted one) serves the retry.",
+  internal_error:
+    "A bug in the gateway, or a charge that could not be written (a full disk): the answer is withheld rather than served unbilled. The log line with this request id has the stack; report it with the `X-Gateway-Request-Id`.",
+});

@@ -1,0 +1,64 @@
+// A token's request-count windows (limits.total_requests, limits.request_rate), as the
+// limits stage takes them, or hands them to the reserve stage to take together with the
+// pre-deduction (one round trip on a shared store); a model's window (models.<name>.limits
+// .request_rate, every token's calls together), which the reserve stage adds once the model
+// is known; and the 429 a full window answers.
+
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import type { Model, RateWindow, Runtime } from "../runtime/types.js";
+import type { Hit, WindowTake } from "../state/interfaces.js";
+
+export interface LimitWindow extends WindowTake {
+  /** How the 429 names it: "Total request limit". */
+  readonly what: string;
+  /** request_rate counts requests that did not fail: a failed request's hit is taken back. */
+  readonly refundsFailure: boolean;
+}
+
+/** Windows a billed request takes with its reservation (the reserve stage admits them). */
+export interface PendingLimits {
+  /** The token's windows; the reserve stage adds the model's. */
+  windows: readonly LimitWindow[];
+  /** pending until the reserve stage admits ("admitted", hits set) or a window refuses. */
+  outcome: "pending" | "admitted" | "refused";
+  hits?: readonly Hit[];
+}
+
+/** The token's windows in the order they are taken, or undefined when it has none. */
+export function tokenWindows(runtime: Runtime, tokenName: string): LimitWindow[] | undefined {
+  const { requestRate, totalRequests } = runtime.limits;
+  if (!requestRate && !totalRequests) return undefined;
+  const windows: LimitWindow[] = [];
+  if (totalRequests) windows.push({ key: `${tokenName}\0total`, window: totalRequests, what: "Total request limit", refundsFailure: false });
+  if (requestRate) windows.push({ key: `${tokenName}\0rate`, window: requestRate, what: "Request rate limit", refundsFailure: true });
+  return windows;
+}
+
+/** Whether any model has a request rate of its own (model calls then hand their windows,
+ * even none of the token's, to the reserve stage). */
+export function anyModelWindow(runtime: Runtime): boolean {
+  for (const model of runtime.models.values()) if (model.requestRate) return true;
+  return false;
+}
+
+/** The model's request rate, shared by every token; refunded on failure as request_rate. */
+export function modelWindow(model: Model): LimitWindow | undefined {
+  if (!model.requestRate) return undefined;
+  return { key: `model\0${model.name}\0rate`, window: model.requestRate, what: `Request rate limit of model ${model.name}`, refundsFailure: true };
+}
+
+/** "1 minute", "5 minutes", "30 seconds". */
+export function describeWindow(w: RateWindow): string {
+  const [n, unit] = w.perMs % 3_600_000 === 0 ? [w.perMs / 3_600_000, "hour"]
+    : w.perMs % 60_000 === 0 ? [w.perMs / 60_000, "minute"] : [w.perMs / 1000, "second"];
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
+}
+
+/** The 429 of a full window, with Retry-After. */
+export function windowFull(w: LimitWindow, retryAfterMs: number): GatewayError {
+  const seconds = Math.ceil(retryAfterMs / 1000);
+  return new GatewayError(errors.rateLimited,
+    `${w.what} exceeded: at most ${w.window.max} requests per ${describeWindow(w.window)}. Retry after ${seconds} seconds.`,
+    { headers: { "retry-after": String(seconds) } });
+}

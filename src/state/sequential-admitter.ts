@@ -1,0 +1,89 @@
+// Admission in this process: each window, each concurrency slot, each tokens-per-minute
+// hold, then the reservation, one after the other. Each step is atomic on its own (the
+// in-process limiter, slots, budgets and accounts answer synchronously), so the
+// all-or-nothing promise holds by giving back what was taken when a later step refuses.
+
+import type {
+  Accounts, AdmitRequest, AdmitResult, Admitter, Finish, Hit, LimitHolds, Limiter, SlotTake, TokenBudgetTake, WindowTake,
+} from "./interfaces.js";
+import { MemorySlots } from "./memory-slots.js";
+import { HELD_RETRY_MS, MinuteTokens } from "./minute-tokens.js";
+
+const none: readonly never[] = [];
+
+export class SequentialAdmitter implements Admitter {
+  readonly #accounts: Accounts;
+  readonly #limiter: Limiter;
+  readonly #slots = new MemorySlots();
+  readonly #tokens = new MinuteTokens();
+
+  constructor(accounts: Accounts, limiter: Limiter) {
+    this.#accounts = accounts;
+    this.#limiter = limiter;
+  }
+
+  async admit(request: AdmitRequest): Promise<AdmitResult> {
+    const { windows, requestId, now } = request;
+    const slots = request.slots ?? none;
+    const budgets = request.budgets ?? none;
+    const hits: Hit[] = [];
+    const holds: { slots: SlotTake[]; budgets: TokenBudgetTake[] } = { slots: [], budgets: [] };
+    const giveBack = async () => {
+      this.#free(requestId, holds.slots, holds.budgets);
+      await this.#untake(windows, hits);
+    };
+    try {
+      for (let i = 0; i < windows.length; i++) {
+        const admission = await this.#limiter.take(windows[i].key, windows[i].window, now);
+        if (!admission.ok) {
+          await giveBack();
+          return { ok: false, refused: "window", index: i, retryAfterMs: admission.retryAfterMs };
+        }
+        hits.push(admission.hit);
+      }
+      for (let i = 0; i < slots.length; i++) {
+        if (!this.#slots.take(slots[i].key, requestId, slots[i].max)) {
+          await giveBack();
+          return { ok: false, refused: "slots", index: i, retryAfterMs: HELD_RETRY_MS };
+        }
+        holds.slots.push(slots[i]);
+      }
+      for (let i = 0; i < budgets.length; i++) {
+        const wait = this.#tokens.hold(budgets[i].key, requestId, budgets[i].tokens, budgets[i].max, now);
+        if (wait > 0) {
+          await giveBack();
+          return { ok: false, refused: "tokens", index: i, retryAfterMs: wait };
+        }
+        holds.budgets.push(budgets[i]);
+      }
+      const reservation = await this.#accounts.reserve(requestId, request.token, request.user, request.amountNano);
+      const held: LimitHolds = { requestId, slots, budgets };
+      return { ok: true, reservation, hits, holds: held };
+    } catch (err) {
+      // The refusal (or the failure) is what the caller must see; a hit not taken back
+      // lapses with its window.
+      await giveBack().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async finish({ reservation, holds, charge, usedTokens, now }: Finish): Promise<void> {
+    try {
+      if (reservation !== undefined || charge.costNano !== 0n) await this.#accounts.settle(reservation, charge);
+    } finally {
+      if (holds) {
+        for (const s of holds.slots) this.#slots.free(s.key, holds.requestId);
+        for (const b of holds.budgets) this.#tokens.finish(b.key, holds.requestId, usedTokens, now);
+      }
+    }
+  }
+
+  #free(requestId: string, slots: readonly SlotTake[], budgets: readonly TokenBudgetTake[]): void {
+    for (const s of slots) this.#slots.free(s.key, requestId);
+    for (const b of budgets) this.#tokens.finish(b.key, requestId, 0, 0);
+  }
+
+  async #untake(windows: readonly WindowTake[], hits: readonly Hit[]): Promise<void> {
+    for (let i = 0; i < hits.length; i++) await this.#limiter.refund(windows[i].key, hits[i]);
+  }
+}
