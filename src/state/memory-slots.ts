@@ -1,26 +1,23 @@
-// Concurrency limits in this process: per key, the ids of the requests in flight that hold
-// one of its slots. Synchronous; the SequentialAdmitter puts it behind the Admitter.
+// Concurrency limits in this process: per key, how many requests in flight hold one of its
+// slots. A count, not the requests' ids: a long-lived set of per-request values costs
+// every request once it reaches V8's old generation (bench/RESULTS.md). Synchronous; the
+// SequentialAdmitter puts it behind the Admitter and frees each slot it took once.
 
 export class MemorySlots {
-  readonly #inFlight = new Map<string, Set<string>>();
+  readonly #inFlight = new Map<string, number>();
 
-  /** Takes a slot for `requestId` when fewer than `max` are held; whether it did. */
-  take(key: string, requestId: string, max: number): boolean {
-    let held = this.#inFlight.get(key);
-    if (!held) {
-      held = new Set();
-      this.#inFlight.set(key, held);
-    }
-    if (held.size >= max) return false;
-    held.add(requestId);
+  /** Takes a slot when fewer than `max` are held; whether it did. */
+  take(key: string, max: number): boolean {
+    const held = this.#inFlight.get(key) ?? 0;
+    if (held >= max) return false;
+    this.#inFlight.set(key, held + 1);
     return true;
   }
 
-  /** Frees the request's slot (freeing twice is harmless). */
-  free(key: string, requestId: string): void {
-    const held = this.#inFlight.get(key);
-    if (!held) return;
-    held.delete(requestId);
-    if (held.size === 0) this.#inFlight.delete(key);
+  /** Frees one slot taken before. */
+  free(key: string): void {
+    const held = this.#inFlight.get(key) ?? 0;
+    if (held <= 1) this.#inFlight.delete(key);
+    else this.#inFlight.set(key, held - 1);
   }
 }

@@ -11,11 +11,11 @@ const BUCKETS = TOKENS_WINDOW_MS / BUCKET_MS;
  * holds are estimates, replaced by the (smaller) real usage as their requests finish. */
 export const HELD_RETRY_MS = 1000;
 
-/** One budget: used tokens per second (oldest first) and the holds in flight. */
+/** One budget: used tokens per second (oldest first) and the sum of the holds in flight
+ * (each holder gives back what it held: no per-request entries kept here). */
 interface Budget {
   readonly used: { second: number; tokens: number }[];
   held: number;
-  readonly holds: Map<string, number>;
 }
 
 /** How often idle budgets are dropped. */
@@ -26,34 +26,29 @@ export class MinuteTokens {
   #lastSweep = 0;
 
   /**
-   * Holds `tokens` for `requestId` when the last minute's usage plus the holds in flight
+   * Holds `tokens` when the last minute's usage plus the holds in flight
    * plus `tokens` stay within `max`: 0. Otherwise the ms until enough usage leaves the
    * window (HELD_RETRY_MS when usage leaving cannot make room).
    */
-  hold(key: string, requestId: string, tokens: number, max: number, now: number): number {
+  hold(key: string, tokens: number, max: number, now: number): number {
     this.#sweep(now);
     let budget = this.#budgets.get(key);
     if (!budget) {
-      budget = { used: [], held: 0, holds: new Map() };
+      budget = { used: [], held: 0 };
       this.#budgets.set(key, budget);
     }
     trim(budget, now);
     const wait = retryAfter(budget.used, budget.held + tokens - max, now);
     if (wait > 0) return wait;
     budget.held += tokens;
-    budget.holds.set(requestId, tokens);
     return 0;
   }
 
-  /** Drops the request's hold and counts `used` tokens at `now` (0: counts nothing). */
-  finish(key: string, requestId: string, used: number, now: number): void {
+  /** Gives back a hold of `held` tokens and counts `used` tokens at `now` (0: counts nothing). */
+  finish(key: string, held: number, used: number, now: number): void {
     const budget = this.#budgets.get(key);
     if (!budget) return;
-    const held = budget.holds.get(requestId);
-    if (held !== undefined) {
-      budget.holds.delete(requestId);
-      budget.held -= held;
-    }
+    budget.held = Math.max(0, budget.held - held);
     if (used <= 0) return;
     const second = Math.floor(now / BUCKET_MS);
     const last = budget.used[budget.used.length - 1];
@@ -68,7 +63,7 @@ export class MinuteTokens {
     this.#lastSweep = now;
     for (const [key, budget] of this.#budgets) {
       trim(budget, now);
-      if (budget.holds.size === 0 && budget.used.length === 0) this.#budgets.delete(key);
+      if (budget.held === 0 && budget.used.length === 0) this.#budgets.delete(key);
     }
   }
 }

@@ -11,6 +11,12 @@ import { HELD_RETRY_MS, MinuteTokens } from "./minute-tokens.js";
 
 const none: readonly never[] = [];
 
+/** What an admitted request holds here, until Admitter.finish gives it back (once). */
+class HeldHere implements LimitHolds {
+  open = true;
+  constructor(readonly requestId: string, readonly slots: readonly SlotTake[], readonly budgets: readonly TokenBudgetTake[]) {}
+}
+
 export class SequentialAdmitter implements Admitter {
   readonly #accounts: Accounts;
   readonly #limiter: Limiter;
@@ -29,7 +35,7 @@ export class SequentialAdmitter implements Admitter {
     const hits: Hit[] = [];
     const holds: { slots: SlotTake[]; budgets: TokenBudgetTake[] } = { slots: [], budgets: [] };
     const giveBack = async () => {
-      this.#free(requestId, holds.slots, holds.budgets);
+      this.#free(holds.slots, holds.budgets);
       await this.#untake(windows, hits);
     };
     try {
@@ -42,14 +48,14 @@ export class SequentialAdmitter implements Admitter {
         hits.push(admission.hit);
       }
       for (let i = 0; i < slots.length; i++) {
-        if (!this.#slots.take(slots[i].key, requestId, slots[i].max)) {
+        if (!this.#slots.take(slots[i].key, slots[i].max)) {
           await giveBack();
           return { ok: false, refused: "slots", index: i, retryAfterMs: HELD_RETRY_MS };
         }
         holds.slots.push(slots[i]);
       }
       for (let i = 0; i < budgets.length; i++) {
-        const wait = this.#tokens.hold(budgets[i].key, requestId, budgets[i].tokens, budgets[i].max, now);
+        const wait = this.#tokens.hold(budgets[i].key, budgets[i].tokens, budgets[i].max, now);
         if (wait > 0) {
           await giveBack();
           return { ok: false, refused: "tokens", index: i, retryAfterMs: wait };
@@ -57,7 +63,7 @@ export class SequentialAdmitter implements Admitter {
         holds.budgets.push(budgets[i]);
       }
       const reservation = await this.#accounts.reserve(requestId, request.token, request.user, request.amountNano);
-      const held: LimitHolds = { requestId, slots, budgets };
+      const held: LimitHolds = new HeldHere(requestId, slots, budgets);
       return { ok: true, reservation, hits, holds: held };
     } catch (err) {
       // The refusal (or the failure) is what the caller must see; a hit not taken back
@@ -71,16 +77,18 @@ export class SequentialAdmitter implements Admitter {
     try {
       if (reservation !== undefined || charge.costNano !== 0n) await this.#accounts.settle(reservation, charge);
     } finally {
-      if (holds) {
-        for (const s of holds.slots) this.#slots.free(s.key, holds.requestId);
-        for (const b of holds.budgets) this.#tokens.finish(b.key, holds.requestId, usedTokens, now);
+      // Given back once: the slots and budgets count holds, they do not name them.
+      if (holds instanceof HeldHere && holds.open) {
+        holds.open = false;
+        for (const s of holds.slots) this.#slots.free(s.key);
+        for (const b of holds.budgets) this.#tokens.finish(b.key, b.tokens, usedTokens, now);
       }
     }
   }
 
-  #free(requestId: string, slots: readonly SlotTake[], budgets: readonly TokenBudgetTake[]): void {
-    for (const s of slots) this.#slots.free(s.key, requestId);
-    for (const b of budgets) this.#tokens.finish(b.key, requestId, 0, 0);
+  #free(slots: readonly SlotTake[], budgets: readonly TokenBudgetTake[]): void {
+    for (const s of slots) this.#slots.free(s.key);
+    for (const b of budgets) this.#tokens.finish(b.key, b.tokens, 0, 0);
   }
 
   async #untake(windows: readonly WindowTake[], hits: readonly Hit[]): Promise<void> {

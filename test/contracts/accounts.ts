@@ -27,7 +27,7 @@ const token = (quotaNano?: bigint, name = "t1", owner = "alice"): Token =>
   ({ name, keyHash: "0".repeat(64), user: owner, group: "default", quotaNano, active: true });
 
 /** What a refusal says: "status code", or "ok". */
-async function outcome(p: Promise<unknown>): Promise<string> {
+export async function outcome(p: Promise<unknown>): Promise<string> {
   try {
     await p;
     return "ok";

@@ -9,8 +9,8 @@
 
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { GatewayError } from "../../src/errors/gateway-error.js";
 import type { Token, User } from "../../src/runtime/types.js";
+import { outcome } from "./accounts.js";
 import type { Accounts, AdmitRequest, Admitter, Charge, Limiter, SlotTake, TokenBudgetTake, WindowTake } from "../../src/state/interfaces.js";
 
 export interface AdmitterFixture {
@@ -25,16 +25,6 @@ const user = (creditNano: bigint): User => ({ name: "alice", creditNano, groups:
 const token = (quotaNano?: bigint): Token => ({ name: "t1", keyHash: "0".repeat(64), user: "alice", group: "default", quotaNano, active: true });
 const total = (max: number): WindowTake => ({ key: "t1\0total", window: { max, perMs: 60_000 } });
 const rate = (max: number): WindowTake => ({ key: "t1\0rate", window: { max, perMs: 60_000 } });
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return "ok";
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, String(err));
-    return `${err.status} ${err.code}`;
-  }
-}
 
 export function admitterContract(name: string, open: () => Promise<AdmitterFixture>): void {
   describe(`Admitter contract: ${name}`, () => {
@@ -87,10 +77,10 @@ export function admitterContract(name: string, open: () => Promise<AdmitterFixtu
 
     test("a money refusal throws the accounts' refusal with no hit left taken", async () => {
       const u = user(1000n);
-      assert.equal(await refusal(fx.admitter.admit(request(1001n, [total(10), rate(10)], 5000, token(), u))), "402 pre_deduction_failed");
-      assert.equal(await refusal(fx.admitter.admit(request(11n, [total(10)], 5000, token(10n), u))), "402 pre_deduction_failed");
-      assert.equal(await refusal(fx.admitter.admit(request(1n, [total(10)], 5000, token(), user(0n)))), "402 insufficient_quota");
-      assert.equal(await refusal(fx.admitter.admit(request(1n, [total(10)], 5000, token(0n), u))), "401 token_quota_exhausted");
+      assert.equal(await outcome(fx.admitter.admit(request(1001n, [total(10), rate(10)], 5000, token(), u))), "402 pre_deduction_failed");
+      assert.equal(await outcome(fx.admitter.admit(request(11n, [total(10)], 5000, token(10n), u))), "402 pre_deduction_failed");
+      assert.equal(await outcome(fx.admitter.admit(request(1n, [total(10)], 5000, token(), user(0n)))), "402 insufficient_quota");
+      assert.equal(await outcome(fx.admitter.admit(request(1n, [total(10)], 5000, token(0n), u))), "401 token_quota_exhausted");
       assert.equal(await fx.accounts.reservedByUser("alice"), 0n);
       assert.equal(fx.accounts.reservationsHeld, 0);
       assert.equal(await room(total(10), 5001), 10);
@@ -112,7 +102,7 @@ export function admitterContract(name: string, open: () => Promise<AdmitterFixtu
       assert.equal(byWindow.filter((a) => a.ok).length, 7);
       const t = { ...token(50n), name: "t2" };
       const byMoney = await Promise.all(Array.from({ length: 30 }, (_, i) =>
-        refusal(fx.admitter.admit({ ...request(10n, [{ key: "t2\0total", window: { max: 1000, perMs: 60_000 } }], 9100 + i, t, u) }))));
+        outcome(fx.admitter.admit({ ...request(10n, [{ key: "t2\0total", window: { max: 1000, perMs: 60_000 } }], 9100 + i, t, u) }))));
       assert.equal(byMoney.filter((r) => r === "ok").length, 5);
       assert.equal(await room({ key: "t2\0total", window: { max: 1000, perMs: 60_000 } }, 9200), 995, "refused requests left no hit");
     });
@@ -191,7 +181,7 @@ export function admitterContract(name: string, open: () => Promise<AdmitterFixtu
       assert.equal((await fx.admitter.admit(limited(now, [slot(1)], [tpm(100, 101)], [total(1)]))).ok, false);
       // Refused by the money: the slot, the hold and the hit go back.
       const tooDear = { ...limited(now, [slot(1)], [tpm(100, 100)], [total(1)]), amountNano: 1n, user: user(0n) };
-      assert.equal(await refusal(fx.admitter.admit(tooDear)), "402 insufficient_quota");
+      assert.equal(await outcome(fx.admitter.admit(tooDear)), "402 insufficient_quota");
       // Refused by the window (the one hit taken here): the slot and the hold go back.
       assert.ok((await fx.admitter.admit(limited(now, [], [], [rate(1)]))).ok);
       assert.equal((await fx.admitter.admit(limited(now, [slot(1)], [tpm(100, 100)], [rate(1)]))).ok, false);

@@ -144,7 +144,8 @@ describe("Redis accounts", () => {
     const t = token("t1", 1000n);
     const u = user("alice", 5000n);
     const r = await accounts.reserve("req-1", t, u, 600n);
-    assert.deepEqual(r, { id: "req-1", token: "t1", user: "alice", amountNano: 600n });
+    assert.deepEqual({ id: r.id, token: r.token, user: r.user, amountNano: r.amountNano }, { id: "req-1", token: "t1", user: "alice", amountNano: 600n });
+    assert.equal(accounts.reservationsHeld, 1);
     assert.equal(accounts.reservationsHeld, 1);
     assert.equal(await accounts.reservedByUser("alice"), 600n);
     const short = await rejectsWith(accounts.reserve("req-2", t, u, 401n), 402, "pre_deduction_failed");
