@@ -2,8 +2,9 @@
 // one user, one token, one OpenAI channel pointing at the fake, gpt-4o-mini priced; given a
 // second URL (a fake Anthropic upstream), also an `anthropic` channel serving
 // claude-sonnet-4-5, so chat-completions requests for it are converted both ways.
-// Logs at the default level (info: no per-request line, the usage log goes to its SQLite
-// store); the driver reads stderr through a pipe.
+// Logs at the default level (info: one JSON line per request on stdout, which the driver
+// sends to /dev/null, so writing it is paid for as in production); the usage log goes to
+// its SQLite store; the driver reads stderr through a pipe.
 //
 // BENCH_HEAP_PROFILE=<file>: samples what the gateway allocates from 4 s to 7 s after start
 // (V8's sampling heap profiler) and writes it with the number of requests served meanwhile;

@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { logUsageSink, type UsageSink } from "../billing/usage-sink.js";
+import { noUsageSink, type UsageSink } from "../billing/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
 import { keyReportSource } from "../routing/key-report.js";
@@ -78,7 +78,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const uncountReservations = countReservations(() => accounts.reservationsHeld);
   const uncountGeneration = countConfigGeneration(() => box.current.generation);
   const requestLog = opts.requestLog ?? new RequestLog();
-  const usage: UsageSink = opts.usage ?? logUsageSink;
+  const usage: UsageSink = opts.usage ?? noUsageSink;
   // server.* applies at start only, so the budget's limit is fixed for the server's life.
   const bodyBudget = new BodyBudget(box.current.server.maxBodyMemoryBytes);
   // Failed jobs are refunded when a client poll or the background check sees them.

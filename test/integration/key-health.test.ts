@@ -131,6 +131,8 @@ describe("channel key health", () => {
         assert.ok(text.includes(`${series(bad, reason)} 0`), text);
         assert.ok(text.includes(`${series(good, "none")} 1`));
         assert.ok(text.includes(`gateway_channel_key_failures_total{channel="${protocol}-${fault}",key="${keyFingerprint(bad)}",class="${reason}"} 1`));
+        // The channel's error count says the same (an out-of-credit 429 is no rate limit).
+        assert.ok(text.includes(`gateway_upstream_errors_total{channel="${protocol}-${fault}",class="${reason}"} 1`), text);
       });
     }
 

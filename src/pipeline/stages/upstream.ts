@@ -259,10 +259,11 @@ function observeAttempt(
 ): void {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   upstreamDuration.observe(seconds, channel.name, ctx.modelName!, outcome);
-  const errorClass = upstreamErrorClass(outcome);
+  // A key the provider refused or found out of credit is that, whatever its status says
+  // (an OpenAI insufficient_quota is a 429, not a rate limit).
+  const errorClass = fault ?? upstreamErrorClass(outcome);
   if (errorClass !== undefined) upstreamErrorTally.add(1, channel.name, errorClass);
   if (outcome === "aborted") return; // the client left: nothing to say of the key
-  const keyClass = fault ?? errorClass;
-  if (keyClass !== undefined) keyFailureTally.add(1, channel.name, key, keyClass);
-  keyStats.record(channel.name, key, seconds, keyClass !== undefined);
+  if (errorClass !== undefined) keyFailureTally.add(1, channel.name, key, errorClass);
+  keyStats.record(channel.name, key, seconds, errorClass !== undefined);
 }
