@@ -64,7 +64,7 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     job: compose([jobStage(deps.routing, deps.jobs)]),
-    realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing.keys)]),
+    realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing)]),
     messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
     "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),

@@ -13,6 +13,8 @@ import { readAll } from "../upstream/exchanges/exchange.js";
 import { Cancellation, discard, send } from "../upstream/send.js";
 import type { JobOutcomes } from "./job-outcomes.js";
 import type { Jobs, RememberedJob } from "./jobs.js";
+import type { KeyHealth } from "./key-health.js";
+import { keyInRotation } from "./key-pick.js";
 import type { KeyRotation } from "./keys.js";
 
 /** When the background check looks at a job. */
@@ -41,6 +43,8 @@ export interface JobWatchOptions {
   readonly jobs: Jobs;
   /** The server's key rotation: a check uses the channel's keys as a client's poll would. */
   readonly keys: KeyRotation;
+  /** Keys out of rotation are skipped, as for a client's poll. */
+  readonly keyHealth: KeyHealth;
   readonly timing?: JobWatchTiming;
 }
 
@@ -55,6 +59,7 @@ export class JobWatch {
   readonly #outcomes: JobOutcomes;
   readonly #jobs: Jobs;
   readonly #keys: KeyRotation;
+  readonly #keyHealth: KeyHealth;
   readonly #firstMs: number;
   readonly #maxMs: number;
   readonly #schedules = new Map<string, Schedule>();
@@ -69,6 +74,7 @@ export class JobWatch {
     this.#outcomes = opts.outcomes;
     this.#jobs = opts.jobs;
     this.#keys = opts.keys;
+    this.#keyHealth = opts.keyHealth;
     this.#firstMs = Math.max(1, opts.timing?.firstCheckMs ?? DEFAULT_FIRST_CHECK_MS);
     this.#maxMs = Math.max(this.#firstMs, opts.timing?.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS);
   }
@@ -143,7 +149,7 @@ export class JobWatch {
     const cancel = new Cancellation();
     this.#inFlight.add(cancel);
     try {
-      const answer = await askUpstream(channel, this.#keys.next(channel), job.id, runtime.server.upstreamTimeoutMs, cancel);
+      const answer = await askUpstream(channel, await keyInRotation(this.#keys, this.#keyHealth, channel), job.id, runtime.server.upstreamTimeoutMs, cancel);
       if (answer) await this.#outcomes.observeAnswer(job, answer, "background");
     } catch (err) {
       if (!cancel.aborted) log.warn("background job check failed", { job: job.id, channel: channel.name, error: String(err) });

@@ -8,6 +8,7 @@ import WebSocket from "ws";
 import { realtimeFakeUsage, startFakeRealtime, type FakeRealtime } from "../helpers/fake-realtime.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
+import { KeyHealth } from "../../src/routing/key-health.js";
 import { CHANNEL_KEY, TOKEN, channel, config } from "./support.js";
 
 const MODEL = "gpt-realtime";
@@ -90,3 +91,35 @@ describe("realtime", () => {
     assert.equal(r.status, 426);
   });
 });
+
+describe("realtime: keys out of rotation", () => {
+  const BAD_KEY = "sk-upstream-REVOKED-abcdef123456";
+  let fake: FakeRealtime;
+  let gw: TestGateway;
+
+  before(async () => {
+    fake = await startFakeRealtime({ keys: [CHANNEL_KEY] });
+    gw = await startTestGateway(config({
+      channels: [channel("rt2", fake.url, { keys: [BAD_KEY, CHANNEL_KEY], models: [MODEL] })],
+      models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16 } } },
+    }));
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+    destroyAgents();
+  });
+
+  test("a session skips a key taken out of rotation (as a refused key is), whatever the rotation's turn", async () => {
+    const rt2 = gw.box.current.channels.get("rt2")!;
+    await new KeyHealth(gw.state.keyed).markOut(rt2, 0, "auth");
+    for (let i = 0; i < 3; i++) {
+      const ws = new WebSocket(`${gw.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+      ws.close();
+      await new Promise((resolve) => ws.once("close", resolve));
+    }
+    assert.deepEqual(fake.sessions.map((s) => s.headers.authorization), Array(3).fill(`Bearer ${CHANNEL_KEY}`));
+  });
+});
+

@@ -16,6 +16,7 @@ import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/sen
 import { exhaustedError } from "../../upstream/failover.js";
 import type { Stage } from "../compose.js";
 import { stateFailure } from "../state-failure.js";
+import { keyInRotation } from "../../routing/key-pick.js";
 import type { RequestContext } from "../context.js";
 
 /** A status answer is a small JSON object; past this the copy read for billing is dropped. */
@@ -46,7 +47,7 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Re
     try {
       const upstream = await send({
         method: "GET", url: upstreamUrl(channel.baseUrl, path), cancel, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(routing.keys.next(channel)) },
+        headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(await keyInRotation(routing.keys, routing.keyHealth, channel)) },
       });
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
         discard(upstream.body);

@@ -11,7 +11,8 @@ import { addRealtimeUsage } from "../../protocols/openai/realtime-usage.js";
 import { emptyUsage } from "../../protocols/usage.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
-import type { KeyRotation } from "../../routing/keys.js";
+import { keyInRotation } from "../../routing/key-pick.js";
+import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel } from "../../runtime/types.js";
 import { requestIdHeader } from "../../server/request-id.js";
@@ -99,7 +100,7 @@ function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
   throw new GatewayError(errors.clientClosed);
 }
 
-export function realtimeStage(keys: KeyRotation): Stage<RequestContext> {
+export function realtimeStage(routing: Pick<RoutingState, "keys" | "keyHealth">): Stage<RequestContext> {
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false });
   return async (ctx) => {
     const plan = planAttempts(candidateTiers(ctx), 1, (c) => c.protocol === "openai");
@@ -110,7 +111,7 @@ export function realtimeStage(keys: KeyRotation): Stage<RequestContext> {
     ctx.channel = channel;
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const early: Frame[] = [];
-    const { upstream, hold } = await connectUpstream(ctx, channel, keys.next(channel), ctx.upstreamModel, early);
+    const { upstream, hold } = await connectUpstream(ctx, channel, await keyInRotation(routing.keys, routing.keyHealth, channel), ctx.upstreamModel, early);
     let client: WebSocket;
     try {
       client = acceptClient(wss, ctx);
