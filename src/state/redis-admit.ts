@@ -10,7 +10,7 @@ import type { Redis } from "ioredis";
 import type { AdmitRequest, AdmitResult, Admitter, Finish, LimitKind } from "./interfaces.js";
 import { RESERVE_FN_LUA, SETTLE_FN_LUA, UNSEEDED, type RedisAccounts, type ReserveReply } from "./redis-accounts.js";
 import { HOLDS_LUA, holdMember, slotsKey, tokensKeys } from "./redis-holds.js";
-import { defineScript, type Script } from "./redis-lua.js";
+import { batchedLua, defineScript, ScriptBatch } from "./redis-lua.js";
 import { TAKE_LUA } from "./redis-limiter.js";
 
 /**
@@ -22,7 +22,7 @@ import { TAKE_LUA } from "./redis-limiter.js";
  * Reply: {'limited', kind, index, retry-after}, or {'money', reserve's reply...}, or
  * {'ok', hit of each window...}.
  */
-const ADMIT_LUA = `${RESERVE_FN_LUA}${TAKE_LUA}${HOLDS_LUA}
+const ADMIT_ONE_LUA = `
 local now = tonumber(ARGV[6])
 local nw, ns, nb = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local id = ARGV[10]
@@ -75,7 +75,7 @@ return {'ok', unpack(taken)}
  * ARGV: the three of settle, now, the number of slot limits and budgets, the request id,
  * the ttl, the tokens used, then the member of each budget's hold.
  */
-const FINISH_LUA = `${SETTLE_FN_LUA}${HOLDS_LUA}
+const FINISH_ONE_LUA = `
 settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
 local now = tonumber(ARGV[4])
 local ns, nb = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -96,15 +96,18 @@ return 0
 export class RedisAdmitter implements Admitter {
   readonly #accounts: RedisAccounts;
   readonly #prefix: string;
-  readonly #admit: Script;
-  readonly #finish: Script;
+  readonly #admit: ScriptBatch;
+  readonly #finish: ScriptBatch;
 
   constructor(client: Redis, accounts: RedisAccounts, keyPrefix: string) {
     this.#accounts = accounts;
     this.#prefix = keyPrefix;
-    // Key counts are given per call.
-    this.#admit = defineScript(client, "gatewayAdmit", undefined, ADMIT_LUA);
-    this.#finish = defineScript(client, "gatewayFinish", undefined, FINISH_LUA);
+    // The admissions and settlements of one event-loop turn each go as one command (key
+    // counts are given per call).
+    this.#admit = new ScriptBatch(defineScript(client, "gatewayAdmitBatch", undefined,
+      batchedLua(`${RESERVE_FN_LUA}${TAKE_LUA}${HOLDS_LUA}`, ADMIT_ONE_LUA)));
+    this.#finish = new ScriptBatch(defineScript(client, "gatewayFinishBatch", undefined,
+      batchedLua(`${SETTLE_FN_LUA}${HOLDS_LUA}`, FINISH_ONE_LUA)));
   }
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {
@@ -140,7 +143,9 @@ export class RedisAdmitter implements Admitter {
   }
 
   async finish({ reservation, holds, charge, usedTokens, now }: Finish): Promise<void> {
-    if (!holds || (holds.slots.length === 0 && holds.budgets.length === 0)) return this.#accounts.settle(reservation, charge);
+    const slots = holds?.slots ?? [];
+    const budgets = holds?.budgets ?? [];
+    const requestId = holds?.requestId ?? charge.requestId;
     let call = this.#accounts.settleCall(reservation, charge);
     if (!call) {
       // Money held in other accounts than the charge names (not on the request path).
@@ -148,17 +153,17 @@ export class RedisAdmitter implements Admitter {
       call = this.#accounts.settleCall(undefined, { ...charge, costNano: 0n })!;
     }
     const keys = [...call.keys];
-    const args = [...call.args, String(Math.floor(now)), String(holds.slots.length), String(holds.budgets.length), holds.requestId,
+    const args = [...call.args, String(Math.floor(now)), String(slots.length), String(budgets.length), requestId,
       String(this.#accounts.reservationTtlMs), String(Math.max(0, Math.ceil(usedTokens)))];
-    for (const { key } of holds.slots) keys.push(slotsKey(this.#prefix, key));
-    for (const { key, tokens } of holds.budgets) {
+    for (const { key } of slots) keys.push(slotsKey(this.#prefix, key));
+    for (const { key, tokens } of budgets) {
       keys.push(...tokensKeys(this.#prefix, key));
-      args.push(holdMember(tokens, holds.requestId));
+      args.push(holdMember(tokens, requestId));
     }
     await this.#run(this.#finish, keys, args);
   }
 
-  async #run(script: Script, keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {
-    return (await script(String(keys.length), ...keys, ...args)) as [string, ...(number | string)[]];
+  async #run(script: ScriptBatch, keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {
+    return (await script.call(keys, args)) as [string, ...(number | string)[]];
   }
 }

@@ -305,6 +305,17 @@ describe("Redis accounts", () => {
       assert.equal(await count(() => state.limiter.take("k", { max: 5, perMs: 1000 }, Date.now())), 1);
       const windows = [{ key: "t1\0total", window: { max: 5, perMs: 60_000 } }, { key: "t1\0rate", window: { max: 5, perMs: 1000 } }];
       assert.equal(await count(() => state.admitter.admit({ requestId: "both", token: t, user: u, amountNano: 500n, windows, now: Date.now() })), 1);
+      // Admissions (and settlements) started in one event-loop turn share one command, each
+      // with its own answer: of 7, the rate window (5, one taken above) admits 4.
+      const many = Array.from({ length: 7 }, (_, i) => ({ requestId: `many-${i}`, token: t, user: u, amountNano: 10n, windows, now: Date.now() }));
+      let answers: Awaited<ReturnType<typeof state.admitter.admit>>[] = [];
+      assert.equal(await count(async () => (answers = await Promise.all(many.map((m) => state.admitter.admit(m))))), 1);
+      assert.deepEqual(answers.map((a) => a.ok), [true, true, true, true, false, false, false], "the window held 5; one was taken above");
+      const admitted = answers.flatMap((a) => (a.ok ? [a] : []));
+      assert.equal(await count(() => Promise.all(admitted.map((a, i) => state.admitter.finish({
+        reservation: a.reservation, holds: a.holds, charge: { requestId: `many-${i}`, token: "t1", user: "alice", costNano: 1n }, usedTokens: 0, now: Date.now(),
+      })))), 1);
+      assert.equal(await state.accounts.reservedByUser("alice"), 500n, "only the first admission above still holds money");
     } finally {
       monitor.disconnect();
     }
