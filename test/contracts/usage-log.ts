@@ -80,6 +80,15 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       assert.equal("channel" in (await log.logs({ requestId: "bare" }))[0], false);
     });
 
+    test("text round-trips whatever it holds: quotes, backslashes, JSON-like text, non-ASCII", async () => {
+      const odd = entry({
+        requestId: `odd-"'\\-{}[]`, model: `m"o\\d'e,l {"a":[1]} 模型 🙂`, channel: "c\"h", error: "e\\r",
+        droppedFields: ["a\"b", "ü"], durationMs: 0.1 + 0.2, ttfbMs: 1e-3,
+      });
+      await log.append(odd);
+      assert.deepEqual((await log.logs({ requestId: odd.requestId }))[0], odd);
+    });
+
     test("logs filter by each field, newest first, with a limit", async () => {
       const t0 = 1_700_000_000_000;
       await log.append(entry({ requestId: "r1", time: t0 + 1, token: "t1", user: "alice", model: "m1", status: 200 }));
