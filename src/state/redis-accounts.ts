@@ -111,11 +111,15 @@ return reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], AR
 
 /**
  * settle(token account, user account, token held, user held, settled marker of the request,
- * member ('' when nothing was reserved), cost, settled-marker ttl ms). A function, so one
- * script can also give back a request's limit holds (see redis-admit.ts).
+ * seeded marker, member ('' when nothing was reserved), cost, settled-marker ttl ms): 0, or
+ * UNSEEDED (changing nothing) when a charge finds the counters lost: it is counted once
+ * they are rebuilt, after the rebuild's read of the ledger (adding it to counters about to
+ * be overwritten would lose it). A function, so one script can also give back a request's
+ * limit holds (see redis-admit.ts).
  */
 export const SETTLE_FN_LUA = `${EXACT_LUA}${HELD_LUA}
-local function settle(tacct, uacct, theld, uheld, marker, member, cost, markerTtl)
+local function settle(tacct, uacct, theld, uheld, marker, seeded, member, cost, markerTtl)
+  if cost ~= '0' and redis.call('EXISTS', seeded) == 0 then return ${UNSEEDED} end
   if member ~= '' then
     release(tacct, theld, member)
     release(uacct, uheld, member)
@@ -124,12 +128,12 @@ local function settle(tacct, uacct, theld, uheld, marker, member, cost, markerTt
     redis.call('HINCRBY', tacct, 'spent', cost)
     redis.call('HINCRBY', uacct, 'spent', cost)
   end
+  return 0
 end
 `;
 
 const SETTLE_LUA = `${SETTLE_FN_LUA}
-settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
-return 0
+return settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], ARGV[3])
 `;
 
 /** KEYS: token account, user account, token held, user held.  ARGV: member. */
@@ -211,7 +215,7 @@ export class RedisAccounts implements Accounts {
     this.#scripts = {
       check: defineScript(client, "gatewayAccountsCheck", 3, CHECK_LUA),
       reserve: defineScript(client, "gatewayAccountsReserve", 5, RESERVE_LUA),
-      settle: defineScript(client, "gatewayAccountsSettle", 5, SETTLE_LUA),
+      settle: defineScript(client, "gatewayAccountsSettle", 6, SETTLE_LUA),
       release: defineScript(client, "gatewayAccountsRelease", 4, RELEASE_LUA),
       refund: defineScript(client, "gatewayAccountsRefund", 3, REFUND_LUA),
       spent: defineScript(client, "gatewayAccountsSpent", 2, SPENT_LUA),
@@ -268,7 +272,7 @@ export class RedisAccounts implements Accounts {
   async settle(reservation: Reservation | undefined, charge: Charge): Promise<void> {
     const call = this.settleCall(reservation, charge);
     if (call) {
-      await this.#scripts.settle(...call.keys, ...call.args);
+      await this.#whenSeeded(async () => Number(await this.#scripts.settle(...call.keys, ...call.args)));
       return;
     }
     await this.release(reservation!);
@@ -287,7 +291,10 @@ export class RedisAccounts implements Accounts {
     if (reservation) this.#close(reservation);
     const k = this.#keys;
     return {
-      keys: [k.account("t", charge.token), k.account("u", charge.user), k.held("t", charge.token), k.held("u", charge.user), k.settled(charge.requestId)],
+      keys: [
+        k.account("t", charge.token), k.account("u", charge.user), k.held("t", charge.token), k.held("u", charge.user),
+        k.settled(charge.requestId), k.seeded,
+      ],
       args: [reservation ? memberOf(reservation.id, reservation.amountNano) : "", int64(charge.costNano), String(this.#opts.settledTtlMs)],
     };
   }

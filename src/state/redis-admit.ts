@@ -71,16 +71,17 @@ return {'ok', unpack(taken)}
 `;
 
 /**
- * KEYS: the five of settle, then the set of each slot limit, used and holds of each budget.
+ * KEYS: the six of settle, then the set of each slot limit, used and holds of each budget.
  * ARGV: the three of settle, now, the number of slot limits and budgets, the request id,
  * the ttl, the tokens used, then the member of each budget's hold.
  */
 const FINISH_ONE_LUA = `
-settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
+local code = settle(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2], ARGV[3])
+if code ~= 0 then return code end
 local now = tonumber(ARGV[4])
 local ns, nb = tonumber(ARGV[5]), tonumber(ARGV[6])
 local id, ttl, used = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
-local k, a = 6, 10
+local k, a = 7, 10
 for i = 1, ns do
   redis.call('ZREM', KEYS[k], id)
   k = k + 1
@@ -160,7 +161,13 @@ export class RedisAdmitter implements Admitter {
       keys.push(...tokensKeys(this.#prefix, key));
       args.push(holdMember(tokens, requestId));
     }
-    await this.#run(this.#finish, keys, args);
+    // The counters were lost since admission: rebuilt first, the charge counted after.
+    if (Number(await this.#finish.call(keys, args)) === UNSEEDED) {
+      await this.#accounts.seed();
+      if (Number(await this.#finish.call(keys, args)) === UNSEEDED) {
+        throw new Error("redis: the spend counters were lost again while being rebuilt from the usage log; retry");
+      }
+    }
   }
 
   async #run(script: ScriptBatch, keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {

@@ -273,6 +273,29 @@ describe("Redis accounts", () => {
     assert.equal(await b.accounts.spentByToken("t2"), 5n);
   });
 
+  test("a charge settled after Redis lost its counters is counted on top of the rebuilt ones, not lost under them", async () => {
+    const prefix = freshPrefix();
+    // The ledger as the rebuild reads it: the in-flight request's own entry is not in it yet.
+    const log = fakeUsageLog({ t1: 700n }, { alice: 700n });
+    const state = await open(prefix, { usageLog: log });
+    const t = token("t1", 10_000n);
+    const u = user("alice", 10_000n);
+    const admitted = await state.admitter.admit({ requestId: "inflight", token: t, user: u, amountNano: 50n, windows: [], now: Date.now() });
+    assert.ok(admitted.ok);
+    await deleteKeys(admin, prefix); // Redis restarts empty while the request is upstream
+    await state.admitter.finish({ reservation: admitted.reservation, holds: admitted.holds,
+      charge: { requestId: "inflight", token: "t1", user: "alice", costNano: 40n }, usedTokens: 0, now: Date.now() });
+    assert.equal(log.totalsRead, 2, "the settlement had the counters rebuilt first");
+    assert.equal(await state.accounts.spentByToken("t1"), 740n);
+    assert.equal(await state.accounts.spentByUser("alice"), 740n);
+    // The same through Accounts.settle alone.
+    const r = await state.accounts.reserve("inflight-2", t, u, 10n);
+    await deleteKeys(admin, prefix);
+    await state.accounts.settle(r, { requestId: "inflight-2", token: "t1", user: "alice", costNano: 5n });
+    assert.equal(await state.accounts.spentByUser("alice"), 705n, "rebuilt from the ledger (700), then this charge");
+    assert.equal(state.accounts.reservationsHeld, 0);
+  });
+
   test("reserve is one round trip, settle one, checkNotExhausted one, limiter take one", async () => {
     const prefix = freshPrefix();
     const state = await open(prefix);
