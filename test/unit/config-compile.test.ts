@@ -12,19 +12,11 @@ import { join } from "node:path";
 import { compileSource, loadConfigFile, requestSchemaFile, toNano } from "../../src/config/index.js";
 import { compileIpMatcher, compileNameMatcher } from "../../src/config/matchers.js";
 import { parseDuration, parseSize } from "../../src/config/units.js";
+import { minimalConfig } from "../helpers/minimal-config.js";
 
 const sha = (s: string): string => createHash("sha256").update(s).digest("hex");
 
-const minimal = `
-groups: { default: {} }
-users: { alice: { groups: [default] } }
-tokens:
-  - { name: t1, key: sk-one, user: alice, group: default }
-channels:
-  - { name: c1, protocol: openai, base_url: "https://api.openai.com/v1/", keys: [k], groups: [default], models: [m] }
-models:
-  m: { price: { input: 1 } }
-`;
+const minimal = minimalConfig;
 
 function build(text: string, env: NodeJS.ProcessEnv = {}) {
   return compileSource(text, { path: "test.yaml", env, generation: 7 });

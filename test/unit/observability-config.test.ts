@@ -7,17 +7,9 @@ import assert from "node:assert/strict";
 import { compileSource, ConfigError } from "../../src/config/index.js";
 import { modelLabel, upstreamErrorClass } from "../../src/observability/metrics.js";
 import { RequestLog, requestLevel } from "../../src/observability/request-log.js";
+import { minimalConfig } from "../helpers/minimal-config.js";
 
-const minimal = `
-groups: { default: {} }
-users: { alice: { groups: [default] } }
-tokens:
-  - { name: t1, key: sk-one, user: alice, group: default }
-channels:
-  - { name: c1, protocol: openai, base_url: "https://api.openai.com/v1/", keys: [k], groups: [default], models: [m] }
-models:
-  m: { price: { input: 1 } }
-`;
+const minimal = minimalConfig;
 
 const build = (text: string) => compileSource(text, { path: "test.yaml", env: {}, generation: 1 }).runtime;
 
