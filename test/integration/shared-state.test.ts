@@ -3,7 +3,7 @@
 // requests split between them and every served request is logged once; a request-rate
 // limit is shared; `kill -9` of one under load loses no acknowledged charge and its
 // abandoned reservations are freed once they expire; a video job created on one is polled
-// on the other. Skipped, saying what is missing, where Redis or PostgreSQL do not answer.
+// on the other. Redis and PostgreSQL must answer (.ci/run starts them); else the suite fails saying which.
 //
 // Isolation: the gateway's key prefix is fixed ("gateway:"), so this file uses a Redis
 // database number of its own choosing and user, token, channel and job names carrying a
@@ -120,7 +120,6 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
   let db: TestDatabase | undefined;
   let sql: pg.Client | undefined;
   let redis: Redis | undefined;
-  let unavailable: string | undefined;
   const gateways: { child: Child; base: string }[] = [];
   /** Processes that minted request ids (for the Redis cleanup). */
   const minters = new Set<string>();
@@ -155,8 +154,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
       redis = testRedisClient(REDIS_URL);
       await redis.ping();
     } catch (err) {
-      unavailable = `Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 are needed: ${(err as Error).message}`;
-      return;
+      throw new Error(`Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 are needed (.ci/run starts them): ${(err as Error).message}`);
     }
     // One at a time: the first creates the ledger's schema, the second finds it current.
     for (const name of ["a", "b"]) {
@@ -171,7 +169,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
     await Promise.all(gateways.map((g) => g.child.exit));
     await sql?.end().catch(() => {});
     await db?.drop().catch(() => {});
-    if (redis && !unavailable) {
+    if (redis) {
       let cursor = "0";
       do {
         const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
@@ -198,8 +196,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
   const ledgerSpend = async (kind: "token" | "user", name: string): Promise<bigint> =>
     BigInt((await sql!.query<{ nano: string }>("SELECT nano FROM spend WHERE kind = $1 AND name = $2", [kind, name])).rows[0]?.nano ?? "0");
 
-  test(`a quota that fits ${N} requests, ${5 * N} concurrent requests split between both: spend ≤ quota, each 200 logged once, the rest 402/401`, async (t) => {
-    if (unavailable) return t.skip(unavailable);
+  test(`a quota that fits ${N} requests, ${5 * N} concurrent requests split between both: spend ≤ quota, each 200 logged once, the rest 402/401`, async () => {
     const { token, user, key } = names.quota;
     const answers = await Promise.all(Array.from({ length: 5 * N }, (_, i) => chat(gateways[i % 2].base, key).then(seen)));
     const served = answers.filter((r) => r.status === 200);
@@ -231,8 +228,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
     for (const g of gateways) assertOpenAIError(seen(await chat(g.base, key)), 401, ["token_quota_exhausted"]);
   });
 
-  test(`a request rate of ${M} per minute is shared: ${(3 * M) / 4} admitted on one process leave ${M / 4} for ${1.5 * M} concurrent requests split between both`, async (t) => {
-    if (unavailable) return t.skip(unavailable);
+  test(`a request rate of ${M} per minute is shared: ${(3 * M) / 4} admitted on one process leave ${M / 4} for ${1.5 * M} concurrent requests split between both`, async () => {
     const { token, key } = names.rate;
     const first = await Promise.all(Array.from({ length: (3 * M) / 4 }, () => chat(gateways[0].base, key).then(seen)));
     assert.deepEqual(first.filter((r) => r.status !== 200).map((r) => r.text), [], "within the limit on one process");
@@ -251,7 +247,6 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
   });
 
   test("kill -9 of one process under load: every acknowledged answer has its ledger entry; the dead process's reservations expire, the other's are released at once", async (t) => {
-    if (unavailable) return t.skip(unavailable);
     const { token, user, key } = names.kill;
     const [victim, survivor] = gateways;
     /** `acked`: a 200 JSON answer, or a 200 stream that reached its terminal `[DONE]` (a
@@ -340,8 +335,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
     5000, "reserved back to 0 on the token and the user");
   });
 
-  test("a video job created on one process is polled and downloaded on the other", async (t) => {
-    if (unavailable) return t.skip(unavailable);
+  test("a video job created on one process is polled and downloaded on the other", async () => {
     const g = gateways.filter((x) => alive(x.child));
     assert.ok(g.length >= 1);
     // The kill test leaves one process: start a fresh one so creator and poller differ.
