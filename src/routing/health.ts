@@ -8,6 +8,7 @@
 
 import { log } from "../observability/log.js";
 import type { KeyedStore } from "../state/interfaces.js";
+import { FreshReads } from "./fresh-reads.js";
 
 /** Consecutive failures that put a channel on cooldown. */
 const FAILURES_TO_COOL = 3;
@@ -33,23 +34,16 @@ function cooling(h: Health | undefined, now: number): boolean {
 }
 
 /** A channel's record as this server last read or wrote it. */
-interface Seen {
-  health: Health | undefined;
-  at: number;
-  refreshing?: Promise<void>;
-}
 
 export class ChannelHealth {
   readonly #keyed: KeyedStore;
-  /** 0: read the store every time (it is in this process). */
-  readonly #freshMs: number;
-  /** By channel name: bounded by the channels configured. */
-  readonly #seen = new Map<string, Seen>();
+  /** By channel name. */
+  readonly #seen: FreshReads<Health | undefined>;
 
-  /** @param freshMs how long a record read from a shared store is used before reading it again */
+  /** @param freshMs how long a record read from a shared store is used before reading it again (0: the store is local) */
   constructor(keyed: KeyedStore, { freshMs = 0 }: { readonly freshMs?: number } = {}) {
     this.#keyed = keyed;
-    this.#freshMs = freshMs;
+    this.#seen = new FreshReads(freshMs);
   }
 
   async #read(channel: string): Promise<Health | undefined> {
@@ -67,16 +61,16 @@ export class ChannelHealth {
       h.coolUntil = now + ms;
     }
     await this.#keyed.set(PREFIX + channel, JSON.stringify(h), Math.max(h.coolUntil - now, 0) + FORGET_AFTER_MS);
-    this.#remember(channel, h, now);
+    this.#seen.set(channel, h, now);
   }
 
   /** Records an answer from the channel (anything but a failover status): its failures are
    * forgotten. Nothing to write when this server saw no record lately. */
   async recordSuccess(channel: string, now = Date.now()): Promise<void> {
-    const seen = this.#seen.get(channel);
-    if (this.#freshMs > 0 && seen && seen.health === undefined && now - seen.at < this.#freshMs) return;
+    const seen = this.#seen.fresh(channel, now);
+    if (seen && seen.value === undefined) return;
     await this.#keyed.delete(PREFIX + channel);
-    this.#remember(channel, undefined, now);
+    this.#seen.set(channel, undefined, now);
   }
 
   /** Whether the channel is cooling down after repeated failures. */
@@ -97,27 +91,11 @@ export class ChannelHealth {
     return plan.filter((_, i) => !cool[i]).concat(plan.filter((_, i) => cool[i]));
   }
 
-  /** The record to route by: read now (the store is local, or this server never read it),
-   * else the one seen last, refreshed in the background once it is older than freshMs. */
+  /** The record to route by. Health only orders the plan: a store unreachable now means
+   * no record known. */
   #view(channel: string, now: number): Health | undefined | Promise<Health | undefined> {
-    const seen = this.#freshMs > 0 ? this.#seen.get(channel) : undefined;
-    // Health only orders the plan: a store unreachable now means no record known.
-    if (!seen) return this.#refresh(channel, now).catch(() => undefined);
-    if (now - seen.at >= this.#freshMs) {
-      // Unreadable now: the last record serves on, and the next read waits freshMs again.
-      seen.refreshing ??= this.#refresh(channel, now).then(() => undefined, () => void this.#remember(channel, seen.health, now));
-    }
-    return seen.health;
-  }
-
-  async #refresh(channel: string, now: number): Promise<Health | undefined> {
-    const health = await this.#read(channel);
-    this.#remember(channel, health, now);
-    return health;
-  }
-
-  #remember(channel: string, health: Health | undefined, at: number): void {
-    if (this.#freshMs > 0) this.#seen.set(channel, { health, at });
+    const health = this.#seen.get(channel, () => this.#read(channel), now);
+    return health instanceof Promise ? health.catch(() => undefined) : health;
   }
 
   /** Forgets every channel's health (tests). */

@@ -13,6 +13,7 @@ import { log } from "../observability/log.js";
 import type { KeyFault } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import type { KeyedStore } from "../state/interfaces.js";
+import { FreshReads } from "./fresh-reads.js";
 
 const PREFIX = "keyhealth:";
 
@@ -44,13 +45,6 @@ interface ChannelKeys {
   readonly records: readonly string[];
 }
 
-/** A channel's records as this server last read or wrote them. */
-interface Seen {
-  readonly records: readonly string[];
-  readonly outs: (KeyOut | undefined)[];
-  at: number;
-  refreshing?: Promise<void>;
-}
 
 function parsed(value: string | undefined): KeyOut | undefined {
   if (value === undefined) return undefined;
@@ -66,17 +60,15 @@ export function isOut(out: KeyOut | undefined, now: number): boolean {
 
 export class KeyHealth {
   readonly #keyed: KeyedStore;
-  /** 0: read the store every time (it is in this process). */
-  readonly #freshMs: number;
   /** By compiled channel: a reload's new channels get their own. */
   readonly #names = new WeakMap<Channel, ChannelKeys>();
-  /** By channel name: bounded by the channels configured. */
-  readonly #seen = new Map<string, Seen>();
+  /** By channel name, read for the channel's record names (a reload's key list reads afresh). */
+  readonly #seen: FreshReads<(KeyOut | undefined)[]>;
 
-  /** @param freshMs how long records read from a shared store are used before reading them again */
+  /** @param freshMs how long records read from a shared store are used before reading them again (0: the store is local) */
   constructor(keyed: KeyedStore, { freshMs = 0 }: { readonly freshMs?: number } = {}) {
     this.#keyed = keyed;
-    this.#freshMs = freshMs;
+    this.#seen = new FreshReads(freshMs);
   }
 
   /** The fingerprints of the channel's keys, in its order. */
@@ -101,13 +93,7 @@ export class KeyHealth {
    * in the background once it is older than freshMs. */
   view(channel: Channel, now = Date.now()): readonly (KeyOut | undefined)[] | Promise<readonly (KeyOut | undefined)[]> {
     const { records } = this.#namesOf(channel);
-    const seen = this.#freshMs > 0 ? this.#seen.get(channel.name) : undefined;
-    if (!seen || seen.records !== records) return this.#refresh(channel.name, records, now);
-    if (now - seen.at >= this.#freshMs) {
-      // Unreadable now: the last view serves on, and the next read waits freshMs again.
-      seen.refreshing ??= this.#refresh(channel.name, records, now).then(() => undefined, () => void (seen.at = now, seen.refreshing = undefined));
-    }
-    return seen.outs;
+    return this.#seen.get(channel.name, () => this.#read(records), now, records);
   }
 
   /** Takes the key at `index` out of rotation for the channel's cooldown for `reason`. */
@@ -116,8 +102,9 @@ export class KeyHealth {
     const cooldownMs = channel.keyCooldownMs[reason];
     const out: KeyOut = { reason, until: now + cooldownMs };
     log.warn("channel key out of rotation", { channel: channel.name, key: fingerprints[index], reason, cooldownMs });
-    const seen = this.#seen.get(channel.name);
-    if (seen?.records === records) seen.outs[index] = out;
+    // This server routes by it at once, whatever its kept view's age.
+    const seen = this.#seen.kept(channel.name, records);
+    if (seen) seen[index] = out;
     if (cooldownMs <= 0) return;
     await this.#keyed.set(records[index], JSON.stringify(out), cooldownMs);
   }
@@ -129,11 +116,9 @@ export class KeyHealth {
     return fingerprints.map((fingerprint, i) => (isOut(outs[i], now) ? { fingerprint, out: outs[i] } : { fingerprint }));
   }
 
-  async #refresh(name: string, records: readonly string[], now: number): Promise<(KeyOut | undefined)[]> {
-    // Read together: one round trip's wait whatever the number of keys.
-    const outs = await Promise.all(records.map(async (r) => parsed(await this.#keyed.get(r))));
-    if (this.#freshMs > 0) this.#seen.set(name, { records, outs, at: now });
-    return outs;
+  /** Every key's record, read together: one round trip's wait whatever the number of keys. */
+  #read(records: readonly string[]): Promise<(KeyOut | undefined)[]> {
+    return Promise.all(records.map(async (r) => parsed(await this.#keyed.get(r))));
   }
 
   /** Forgets every key's health (tests). */

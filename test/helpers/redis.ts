@@ -40,3 +40,16 @@ export async function keysUnder(client: Redis, prefix: string): Promise<string[]
   } while (cursor !== "0");
   return [...found].sort();
 }
+
+/** Deletes the keys under `prefix` that `mine` claims: what a suite sharing a database with
+ * others (a fixed gateway prefix) wrote, by its run's names and its request ids. */
+export async function deleteKeysWhere(client: Redis, prefix: string, mine: (key: string) => boolean): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await client.scan(cursor, "MATCH", `${escapeGlob(prefix)}*`, "COUNT", 1000);
+    cursor = next;
+    const ours = keys.filter(mine);
+    if (ours.length > 0) await client.del(...ours);
+  } while (cursor !== "0");
+}
+

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { eventually } from "../helpers/gateway.js";
 import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
+import { deleteKeysWhere, testRedisClient } from "../helpers/redis.js";
 import {
   TOKEN, channel, closedPort, completionAnswer, config, rawRequest, startRawUpstream, token, type Obj, type RawResponse, type RawUpstream,
 } from "./support.js";
@@ -71,16 +72,9 @@ function served200(metrics: string): number {
 
 /** Deletes the keys of one Redis database that `mine` claims (this run's names and request ids). */
 async function deleteRunKeys(url: string, mine: (key: string) => boolean): Promise<void> {
-  const { Redis } = await import("ioredis");
-  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  const client = testRedisClient(url);
   try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await client.scan(cursor, "COUNT", 1000);
-      cursor = next;
-      const ours = keys.filter(mine);
-      if (ours.length > 0) await client.del(...ours);
-    } while (cursor !== "0");
+    await deleteKeysWhere(client, "", mine);
   } finally {
     client.disconnect();
   }

@@ -20,7 +20,7 @@ import { keyFingerprint } from "../../src/routing/key-health.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
 import { bearerKey, type BaseReceived, type FakeServer, type KeyFaultScript } from "../helpers/fake-server.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
-import { testRedisClient } from "../helpers/redis.js";
+import { deleteKeysWhere, testRedisClient } from "../helpers/redis.js";
 import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { config, rawRequest, type RawResponse } from "./support.js";
 
@@ -70,15 +70,7 @@ describe("key health across two gateway processes on one Redis", () => {
     for (const g of gateways) if (alive(g.child)) g.child.proc.kill("SIGKILL");
     await Promise.all(gateways.map((g) => g.child.exit));
     await db?.drop().catch(() => {});
-    if (redis) {
-      let cursor = "0";
-      do {
-        const [next, found] = await redis.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-        cursor = next;
-        const ours = found.filter((k) => k.includes(run) || [...minters].some((p) => k.endsWith(p)));
-        if (ours.length > 0) await redis.del(...ours);
-      } while (cursor !== "0");
-    }
+    if (redis) await deleteKeysWhere(redis, PREFIX, (k) => k.includes(run) || [...minters].some((p) => k.endsWith(p)));
     redis?.disconnect();
     await fake?.close();
     await rm(dir, { recursive: true, force: true });

@@ -21,7 +21,7 @@ import pg from "pg";
 import type { Redis } from "ioredis";
 import { eventually } from "../helpers/gateway.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
-import { testRedisClient } from "../helpers/redis.js";
+import { deleteKeysWhere, testRedisClient } from "../helpers/redis.js";
 import { sendJson, startFakeServer, type BaseReceived, type FakeServer } from "../helpers/fake-server.js";
 import { alive, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { completionAnswer, config, rawRequest, streamAnswer, type RawResponse } from "./support.js";
@@ -169,15 +169,7 @@ describe("two gateway processes on one Redis and one PostgreSQL", () => {
     await Promise.all(gateways.map((g) => g.child.exit));
     await sql?.end().catch(() => {});
     await db?.drop().catch(() => {});
-    if (redis) {
-      let cursor = "0";
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-        cursor = next;
-        const ours = keys.filter((k) => k.includes(run) || [...minters].some((p) => k.endsWith(p)));
-        if (ours.length > 0) await redis.del(...ours);
-      } while (cursor !== "0");
-    }
+    if (redis) await deleteKeysWhere(redis, PREFIX, (k) => k.includes(run) || [...minters].some((p) => k.endsWith(p)));
     redis?.disconnect();
     await upstream?.close();
     await rm(dir, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { M, models as pricedModels } from "../helpers/protocol-world.js";
 import { exited, runGateway } from "../helpers/spawn-gateway.js";
 import { CHANNEL_KEY, TOKEN, channel, closedPort, config, rawRequest, type RawResponse } from "./support.js";
+import { tcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
 const hasRedisServer = spawnSync("redis-server", ["--version"]).status === 0;
 
@@ -57,40 +58,11 @@ class OwnRedis {
   }
 }
 
-/** A TCP proxy to PostgreSQL that the test can cut (stop) and restore (start). */
-async function tcpProxy(targetPort: number) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, "127.0.0.1");
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    async stop() {
-      const closed = new Promise((r) => server.close(r));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-    async start() {
-      await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
-    },
-  };
-}
 
 describe("shared state lost while serving", () => {
   let redis: OwnRedis;
   let db: TestDatabase;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let proxy: TcpProxy;
   let state: State;
   let gw: TestGateway;
   let openai: FakeOpenAI;

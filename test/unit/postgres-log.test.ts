@@ -19,6 +19,7 @@ import type { UsageEntry } from "../../src/state/store.js";
 import { usageLogContract } from "../contracts/usage-log.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
 import { entry } from "../helpers/usage-entry.js";
+import { tcpProxy } from "../helpers/tcp-proxy.js";
 
 let db: TestDatabase;
 const opened: PostgresUsageLog[] = [];
@@ -497,35 +498,3 @@ describe("gateway migrate --from sqlite: --to postgres://", () => {
   });
 });
 
-/** A TCP proxy to the real server that a test can cut (stop), restore (start) or freeze. */
-async function tcpProxy(targetPort: number) {
-  const sockets = new Set<net.Socket>();
-  let frozen = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, "127.0.0.1");
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
-    client.on("data", (d) => void (frozen || upstream.write(d)));
-    upstream.on("data", (d) => void (frozen || client.write(d)));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    freeze: () => void (frozen = true),
-    async stop() {
-      const closed = new Promise((r) => server.close(r));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-    async start() {
-      frozen = false;
-      await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
-    },
-  };
-}
