@@ -145,30 +145,36 @@ function worldOptions(fake: FakeResponses, chained: RawUpstream, groups?: Obj): 
   };
 }
 
-describe("cost to the client", () => {
-  let fake: FakeResponses;
-  let chained: RawUpstream;
-  let w: World;
-
+/** The suite's world (its fakes started before, everything closed after, reset per test),
+ * with `groups` as given; read `.w` inside tests. */
+function suiteWorld(groups?: Parameters<typeof worldOptions>[2]): { w: World } {
+  const holder = {} as { w: World };
+  let fake: FakeResponses | undefined;
+  let chained: RawUpstream | undefined;
   before(async () => {
     fake = await startFakeResponses({ keys: [CHANNEL_KEY] });
     chained = await chainedUpstream();
-    w = await startWorld(worldOptions(fake, chained));
+    holder.w = await startWorld(worldOptions(fake, chained, groups));
   });
   after(async () => {
-    await w?.close();
+    await holder.w?.close();
     await fake?.close();
     await chained?.close();
   });
-  beforeEach(() => w.reset());
+  beforeEach(() => holder.w.reset());
+  return holder;
+}
+
+describe("cost to the client", () => {
+  const world = suiteWorld();
 
   for (const r of routes) {
     for (const [how, model] of [["passed through", r.passed], ["converted", r.converted]] as const) {
       describe(`${r.inbound} in, ${how}`, () => {
         test("non-stream: X-Gateway-Cost is the usage-log entry's cost, exactly; the body is untouched", async () => {
-          const res = await ask(w, r.inbound, model, false);
+          const res = await ask(world.w, r.inbound, model, false);
           assert.equal(res.status, 200, res.text);
-          const entry = await w.entry(String(res.headers["x-gateway-request-id"]));
+          const entry = await world.w.entry(String(res.headers["x-gateway-request-id"]));
           assert.ok(entry.costNano > 0n, "a priced answer");
           assert.equal(res.headers["x-gateway-cost"], formatNano(entry.costNano));
           assert.match(String(res.headers["x-gateway-cost"]), /^\d+\.\d+$/, "an exact decimal, no exponent");
@@ -176,10 +182,10 @@ describe("cost to the client", () => {
         });
 
         test("stream: the final usage event carries the same cost, and no other event does", async () => {
-          const res = await ask(w, r.inbound, model, true);
+          const res = await ask(world.w, r.inbound, model, true);
           assert.equal(res.status, 200, res.text);
           assert.equal(res.headers["x-gateway-cost"], undefined, "a stream's head goes before its cost is known");
-          const entry = await w.entry(String(res.headers["x-gateway-request-id"]));
+          const entry = await world.w.entry(String(res.headers["x-gateway-request-id"]));
           assert.ok(entry.costNano > 0n, "a priced answer");
           const found = costFields(r.inbound, res.text);
           assert.equal(found.cost, formatNano(entry.costNano));
@@ -190,25 +196,25 @@ describe("cost to the client", () => {
   }
 
   test("a free model's answer shows a cost of 0", async () => {
-    const res = await ask(w, "chat", FREE, false);
+    const res = await ask(world.w, "chat", FREE, false);
     assert.equal(res.status, 200);
     assert.equal(res.headers["x-gateway-cost"], "0");
-    const streamed = await ask(w, "chat", FREE, true);
+    const streamed = await ask(world.w, "chat", FREE, true);
     assert.equal(costFields("chat", streamed.text).cost, "0");
   });
 
   test("unbilled answers show no cost: an upstream refusal, an unknown model, a bad token", async () => {
-    w.scripts.openai = () => ({ kind: "error", status: 400, message: "bad request" });
-    const refused = await ask(w, "chat", M.openai, false);
+    world.w.scripts.openai = () => ({ kind: "error", status: 400, message: "bad request" });
+    const refused = await ask(world.w, "chat", M.openai, false);
     assert.equal(refused.status, 400);
     assert.equal(refused.headers["x-gateway-cost"], undefined);
-    const refusedStream = await ask(w, "chat", M.openai, true);
+    const refusedStream = await ask(world.w, "chat", M.openai, true);
     assert.equal(refusedStream.status, 400);
     assert.ok(!refusedStream.text.includes("gateway_cost"));
-    const unknown = await ask(w, "messages", "no-such-model", false);
+    const unknown = await ask(world.w, "messages", "no-such-model", false);
     assert.ok(unknown.status >= 400 && unknown.status < 500, String(unknown.status));
     assert.equal(unknown.headers["x-gateway-cost"], undefined);
-    const badToken = await rawRequest(`${w.gw.url}/v1/chat/completions`, {
+    const badToken = await rawRequest(`${world.w.gw.url}/v1/chat/completions`, {
       method: "POST", headers: { authorization: "Bearer sk-wrong-000000000000", "content-type": "application/json" },
       body: JSON.stringify({ model: M.openai, messages: [{ role: "user", content: "hi" }] }),
     });
@@ -217,58 +223,44 @@ describe("cost to the client", () => {
   });
 
   test("a stream cut short shows no cost (it ends with an error event, billed by estimate)", async () => {
-    w.scripts.anthropic = () => ({ kind: "destroy" });
-    const res = await ask(w, "messages", M.anthropic, true);
+    world.w.scripts.anthropic = () => ({ kind: "destroy" });
+    const res = await ask(world.w, "messages", M.anthropic, true);
     assert.ok(!res.text.includes("gateway_cost"), res.text);
   });
 
   test("speech relayed as it arrives: X-Gateway-Cost is quoted with the head, and equals the charge", async () => {
     let open!: () => void;
     audioGate = new Promise<void>((r) => { open = r; });
-    const asked = speech(w, TTS);
+    const asked = speech(world.w, TTS);
     const head = await asked.head;
     open();
     assert.deepEqual(await asked.body, Buffer.concat(AUDIO));
-    const entry = await w.entry(String(head["x-gateway-request-id"]));
+    const entry = await world.w.entry(String(head["x-gateway-request-id"]));
     assert.ok(entry.costNano > 0n);
     assert.equal(head["x-gateway-cost"], formatNano(entry.costNano));
   });
 
   test("an upstream gateway's cost in its stream is replaced by ours", async () => {
-    const res = await ask(w, "chat", CHAINED, true);
+    const res = await ask(world.w, "chat", CHAINED, true);
     assert.equal(res.status, 200, res.text);
-    const entry = await w.entry(String(res.headers["x-gateway-request-id"]));
+    const entry = await world.w.entry(String(res.headers["x-gateway-request-id"]));
     assert.equal(costFields("chat", res.text).cost, formatNano(entry.costNano));
     assert.ok(!res.text.includes(UPSTREAM_COST));
   });
 });
 
 describe("a group with show_cost: false", () => {
-  let fake: FakeResponses;
-  let chained: RawUpstream;
-  let w: World;
-
-  before(async () => {
-    fake = await startFakeResponses({ keys: [CHANNEL_KEY] });
-    chained = await chainedUpstream();
-    w = await startWorld(worldOptions(fake, chained, { default: { multiplier: 0.7, show_cost: false }, video: { multiplier: 1 } }));
-  });
-  after(async () => {
-    await w?.close();
-    await fake?.close();
-    await chained?.close();
-  });
-  beforeEach(() => w.reset());
+  const world = suiteWorld({ default: { multiplier: 0.7, show_cost: false }, video: { multiplier: 1 } });
 
   for (const r of routes) {
     for (const [how, model] of [["passed through", r.passed], ["converted", r.converted]] as const) {
       test(`${r.inbound} in, ${how}: no header, no field; still billed`, async () => {
         for (const stream of [false, true]) {
-          const res = await ask(w, r.inbound, model, stream);
+          const res = await ask(world.w, r.inbound, model, stream);
           assert.equal(res.status, 200, res.text);
           assert.equal(res.headers["x-gateway-cost"], undefined);
           assert.ok(!/gateway_?cost/i.test(res.text), `no cost field (${stream ? "stream" : "non-stream"})`);
-          const entry = await w.entry(String(res.headers["x-gateway-request-id"]));
+          const entry = await world.w.entry(String(res.headers["x-gateway-request-id"]));
           assert.ok(entry.costNano > 0n, "the answer is billed all the same");
         }
       });
@@ -278,7 +270,7 @@ describe("a group with show_cost: false", () => {
   test("speech relayed as it arrives: no X-Gateway-Cost", async () => {
     let open!: () => void;
     audioGate = new Promise<void>((r) => { open = r; });
-    const asked = speech(w, TTS);
+    const asked = speech(world.w, TTS);
     const head = await asked.head;
     open();
     await asked.body;
@@ -286,7 +278,7 @@ describe("a group with show_cost: false", () => {
   });
 
   test("an upstream gateway's cost in its stream is taken out", async () => {
-    const res = await ask(w, "chat", CHAINED, true);
+    const res = await ask(world.w, "chat", CHAINED, true);
     assert.equal(res.status, 200, res.text);
     assert.ok(!res.text.includes("gateway_cost"), res.text);
     assert.ok(events(res.text).some((e) => usageOf("chat", e)?.prompt_tokens === 12), "the usage itself stays");
