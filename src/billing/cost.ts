@@ -1,7 +1,7 @@
 // Pure, exact cost arithmetic. Every term is summed in a scaled integer domain
 // (nano-units × 10^18) and rounded once, half up, so no float ever touches money.
 
-import type { Usage } from "../protocols/usage.js";
+import { hostedTools, type Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
 
 const MILLION = 1_000_000n;
@@ -22,7 +22,8 @@ const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.floor(n ?
 /**
  * Cost in nano-units: token usage at the model's prices (cache reads and writes at the
  * input price × their ratio, default 1; reasoning is inside `output`), plus any
- * per-request, per-image, per-second or per-1k-character price, all × the multiplier.
+ * per-request, per-image, per-second or per-1k-character price, and hosted tool calls at
+ * their price per 1k calls, all × the multiplier.
  */
 export function costOf(usage: Usage, price: Price, multiplierPpm: bigint, units: Units = {}): bigint {
   const input = price.inputPer1M ?? 0n;
@@ -38,6 +39,14 @@ export function costOf(usage: Usage, price: Price, multiplierPpm: bigint, units:
   if (price.perImage) scaled += price.perImage * big(units.images) * MILLION * MILLION;
   if (price.perSecond) scaled += price.perSecond * big(units.milliseconds) * MILLION * 1000n;
   if (price.per1kChars) scaled += price.per1kChars * big(units.characters) * MILLION * 1000n;
+  // Hosted tool calls at their price per 1k calls (a tool the list does not price is free).
+  const calls = usage.toolCalls;
+  if (calls && price.toolCallsPer1k) {
+    for (const tool of hostedTools) {
+      const per1k = price.toolCallsPer1k[tool];
+      if (per1k && calls[tool]) scaled += per1k * big(calls[tool]) * MILLION * 1000n;
+    }
+  }
   return roundHalfUp(scaled * multiplierPpm, SCALE);
 }
 

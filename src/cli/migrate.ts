@@ -5,7 +5,7 @@
 
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import { normalizeEntry } from "../state/entry.js";
+import { entryOfRow, type UsageRow } from "../state/entry.js";
 import { parseStoreSpec, type StoreLocation } from "../state/open.js";
 import { describePostgresUrl, openPostgresUsageLog, type PostgresUsageLog } from "../state/postgres-log.js";
 import { openSqliteStore } from "../state/sqlite.js";
@@ -16,27 +16,6 @@ import { processIo, type CliIo } from "./format.js";
 
 /** Entries read from SQLite and committed to PostgreSQL per round. */
 const CHUNK = 1000;
-
-/** A SQLite usage_log row read with safe integers (INTEGER columns are bigint). */
-interface SqliteRow {
-  request_id: string; time: bigint; token: string; user: string; grp: string; model: string;
-  upstream_model: string | null; channel: string | null; inbound_protocol: string; upstream_protocol: string | null;
-  input: bigint; cache_read: bigint; cache_write: bigint; output: bigint; reasoning: bigint; cost_nano: bigint;
-  status: bigint; error: string | null; duration_ms: number; ttfb_ms: number | null; estimated: bigint;
-  refunded_at: bigint | null; dropped_fields: string | null;
-}
-
-function entryOf(r: SqliteRow): UsageEntry {
-  return normalizeEntry({
-    requestId: r.request_id, time: Number(r.time), token: r.token, user: r.user, group: r.grp, model: r.model,
-    upstreamModel: r.upstream_model, channel: r.channel, inboundProtocol: r.inbound_protocol,
-    upstreamProtocol: r.upstream_protocol,
-    usage: { input: Number(r.input), cacheRead: Number(r.cache_read), cacheWrite: Number(r.cache_write), output: Number(r.output), reasoning: Number(r.reasoning) },
-    costNano: r.cost_nano, status: Number(r.status), error: r.error, durationMs: r.duration_ms, ttfbMs: r.ttfb_ms,
-    estimated: r.estimated !== 0n, refundedAt: r.refunded_at === null ? null : Number(r.refunded_at),
-    droppedFields: r.dropped_fields === null ? null : r.dropped_fields.split(","),
-  });
-}
 
 /** Counts and settled spend of one side. */
 interface Side {
@@ -147,8 +126,8 @@ async function migrate(from: string, to: string, io: CliIo): Promise<number> {
     ledger = await openPostgresUsageLog(to);
     const before = (await ledger.counts()).entries;
     let chunk: UsageEntry[] = [];
-    for (const row of db.prepare("SELECT * FROM usage_log ORDER BY rowid").iterate() as IterableIterator<SqliteRow>) {
-      chunk.push(entryOf(row));
+    for (const row of db.prepare("SELECT * FROM usage_log ORDER BY rowid").iterate() as IterableIterator<UsageRow>) {
+      chunk.push(entryOfRow(row));
       if (chunk.length === CHUNK) (await ledger.importEntries(chunk), (chunk = []));
     }
     await ledger.importEntries(chunk);

@@ -4,6 +4,7 @@
 
 import type { Channel, Group, Model, Price, RateWindow, Runtime, ServerSettings, Token, User } from "../runtime/types.js";
 import type { Endpoint, RawChannel, RawConfig, RawModel, RawPrice, RawToken, RawWindow } from "./raw.js";
+import type { HostedTool } from "../protocols/usage.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
 import { compileRequestSchema } from "./request-schema.js";
@@ -80,6 +81,11 @@ function compilePrice(raw: RawPrice = {}): Price {
     per1kChars: nano(raw.per_1k_chars),
   };
   for (const key of Object.keys(price)) if (price[key] === undefined) delete price[key];
+  if (raw.tool_calls) {
+    const perTool: Partial<Record<HostedTool, bigint>> = {};
+    for (const [tool, amount] of Object.entries(raw.tool_calls) as [HostedTool, number][]) perTool[tool] = toNano(amount);
+    return { ...price, toolCallsPer1k: perTool } as Price;
+  }
   return price as Price;
 }
 

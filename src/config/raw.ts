@@ -1,6 +1,8 @@
 // Raw config types: they mirror gateway.yaml key for key (see schemas/gateway.schema.json
 // for the meaning of each key). Only the loader and the compiler see these.
 
+import type { HostedTool } from "../protocols/usage.js";
+
 export type Duration = string | number; // "300s", "1m", "250ms"; a bare number is seconds
 export type Size = string | number; // "32MiB", "512KiB"; a bare number is bytes
 
@@ -92,6 +94,8 @@ export interface RawPrice {
   per_second?: number;
   per_image?: number;
   per_1k_chars?: number;
+  /** Per 1k calls of each hosted tool. */
+  tool_calls?: Partial<Record<HostedTool, number>>;
 }
 
 export interface RawModel {

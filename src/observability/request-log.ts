@@ -24,6 +24,8 @@ export interface RequestLine {
   /** The gateway's error code, when it answered with one. */
   readonly error?: string;
   readonly tokens?: Readonly<Record<string, number>>;
+  /** Hosted tool calls billed per call (web_search, …), when the answer ran any. */
+  readonly toolCalls?: Readonly<Record<string, number>>;
   /** Exact decimal in the billing currency. */
   readonly cost?: string;
   /** The usage was estimated (the answer reported none). */

@@ -12,6 +12,55 @@ export interface Usage {
   output: number;
   /** Of `output`, the reasoning/thinking tokens. */
   reasoning: number;
+  /** Hosted tool calls the provider ran and reports (billed per call); absent when none. */
+  toolCalls?: ToolCalls;
+}
+
+/** The hosted tools a provider bills per call, by the price list's `tool_calls` names:
+ * web searches (OpenAI `web_search_call`, Anthropic `server_tool_use.web_search_requests`,
+ * Gemini grounding queries), Anthropic web fetches, OpenAI file search and code interpreter. */
+export const hostedTools = ["web_search", "web_fetch", "file_search", "code_interpreter"] as const;
+export type HostedTool = (typeof hostedTools)[number];
+
+/** Calls per hosted tool; a tool never called is absent. */
+export type ToolCalls = Partial<Record<HostedTool, number>>;
+
+/** `calls` with every zero count left out; undefined when nothing is left. */
+export function someToolCalls(calls: ToolCalls): ToolCalls | undefined {
+  let out: ToolCalls | undefined;
+  for (const tool of hostedTools) {
+    const n = calls[tool];
+    if (n !== undefined && n > 0) (out ??= {})[tool] = n;
+  }
+  return out;
+}
+
+/** Adds the calls of `b` into a copy of `a`. */
+export function addToolCalls(a: ToolCalls | undefined, b: ToolCalls | undefined): ToolCalls | undefined {
+  if (!b) return a;
+  if (!a) return { ...b };
+  const out: ToolCalls = { ...a };
+  for (const tool of hostedTools) if (b[tool]) out[tool] = (out[tool] ?? 0) + b[tool]!;
+  return out;
+}
+
+/** Tool calls as the usage log stores them: "web_search:2,web_fetch:1" (null when none). */
+export function formatToolCalls(calls: ToolCalls | undefined): string | null {
+  if (!calls) return null;
+  const parts: string[] = [];
+  for (const tool of hostedTools) if (calls[tool]) parts.push(`${tool}:${calls[tool]}`);
+  return parts.length > 0 ? parts.join(",") : null;
+}
+
+/** The stored form back; names this gateway does not know are ignored. */
+export function parseToolCalls(text: string | null | undefined): ToolCalls | undefined {
+  if (!text) return undefined;
+  const calls: ToolCalls = {};
+  for (const part of text.split(",")) {
+    const [name, count] = part.split(":");
+    if ((hostedTools as readonly string[]).includes(name)) calls[name as HostedTool] = tokenCount(Number(count));
+  }
+  return someToolCalls(calls);
 }
 
 /** A usage with every count zero. */

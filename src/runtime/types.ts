@@ -1,6 +1,7 @@
 // The compiled, immutable Runtime: everything a request needs, as lookup structures.
 // Built by config/compile.ts from a validated gateway.yaml; never mutated after that.
 
+import type { HostedTool } from "../protocols/usage.js";
 import type { Endpoint } from "../config/raw.js";
 import type { RequestCheck } from "../config/request-schema.js";
 
@@ -94,6 +95,8 @@ export interface Price {
   readonly perSecond?: bigint;
   readonly perImage?: bigint;
   readonly per1kChars?: bigint;
+  /** Nano-units per 1k calls of each hosted tool (`price.tool_calls`). */
+  readonly toolCallsPer1k?: Readonly<Partial<Record<HostedTool, bigint>>>;
 }
 
 export interface Model {

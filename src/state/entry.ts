@@ -1,7 +1,7 @@
 // One canonical shape for usage entries leaving any store: optional fields are absent
 // (never present as undefined), so every implementation returns deep-equal values.
 
-import type { Usage } from "../protocols/usage.js";
+import { addToolCalls, parseToolCalls, type Usage } from "../protocols/usage.js";
 import type { SpendRow, UsageEntry } from "./store.js";
 
 /** Default number of entries `Store.logs` returns when the filter sets no limit. */
@@ -58,9 +58,12 @@ export function normalizeEntry(entry: Required & OptionalFields): UsageEntry {
   return Object.freeze(out);
 }
 
-/** A copy of a usage with exactly the canonical five counters. */
+/** A copy of a usage with exactly the canonical five counters, and its hosted tool calls
+ * when it has any (frozen: an entry's usage is a value). */
 export function copyUsage(u: Usage): Usage {
-  return { input: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output, reasoning: u.reasoning };
+  const copy: Usage = { input: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output, reasoning: u.reasoning };
+  if (u.toolCalls) copy.toolCalls = Object.freeze({ ...u.toolCalls });
+  return copy;
 }
 
 /** Adds `b` into `a` in place. */
@@ -70,6 +73,8 @@ export function addUsage(a: Usage, b: Usage): void {
   a.cacheWrite += b.cacheWrite;
   a.output += b.output;
   a.reasoning += b.reasoning;
+  const calls = addToolCalls(a.toolCalls, b.toolCalls);
+  if (calls) a.toolCalls = calls;
 }
 
 /** A usage_log row as a database driver returns it (the same columns in SQLite and
@@ -99,6 +104,8 @@ export interface UsageRow {
   estimated: boolean | bigint | number;
   refunded_at: bigint | number | string | null;
   dropped_fields: string | null;
+  /** Absent in rows read from a database that predates the column. */
+  tool_calls?: string | null;
 }
 
 /** The entry a usage_log row holds; money exact (BigInt of the column, never a float). */
@@ -120,6 +127,7 @@ export function entryOfRow(row: UsageRow): UsageEntry {
       cacheWrite: Number(row.cache_write),
       output: Number(row.output),
       reasoning: Number(row.reasoning),
+      ...withToolCalls(row.tool_calls),
     },
     costNano: BigInt(row.cost_nano),
     status: Number(row.status),
@@ -130,6 +138,12 @@ export function entryOfRow(row: UsageRow): UsageEntry {
     refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
     droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
   });
+}
+
+/** The `toolCalls` field of a usage read back from a row's column (none: no field). */
+function withToolCalls(column: string | null | undefined): Pick<Usage, "toolCalls"> {
+  const calls = parseToolCalls(column);
+  return calls ? { toolCalls: calls } : {};
 }
 
 /** A spend aggregate row as a driver returns it (sums as bigints or decimal strings). */

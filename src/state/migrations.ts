@@ -67,6 +67,12 @@ export const migrations: readonly Migration[] = [
     // NULL when none were; else their names as the client sent them, comma-separated.
     sql: `ALTER TABLE usage_log ADD COLUMN dropped_fields TEXT;`,
   },
+  {
+    version: 4,
+    description: "hosted tool calls billed per call",
+    // NULL when the answer ran none; else "web_search:2,web_fetch:1" (see formatToolCalls).
+    sql: `ALTER TABLE usage_log ADD COLUMN tool_calls TEXT;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -3,6 +3,7 @@
 // in flight share the next, which starts as soon as it ends (no timer), and each append
 // resolves only once its commit has returned (settled before acknowledged).
 
+import { formatToolCalls } from "../protocols/usage.js";
 import pg from "pg";
 import { log } from "../observability/log.js";
 import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
@@ -100,11 +101,11 @@ interface Pending {
 /** Column order of the insert statement, and of each row's JSON array. */
 const INSERT_COLUMNS = `request_id, time, token, "user", grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, refunded_at, dropped_fields`;
+  ttfb_ms, estimated, refunded_at, dropped_fields, tool_calls`;
 const INSERT_TYPES = [
   "text", "int8", "text", "text", "text", "text", "text", "text", "text",
   "text", "int8", "int8", "int8", "int8", "int8", "int8", "int4", "text", "float8",
-  "float8", "bool", "int8", "text",
+  "float8", "bool", "int8", "text", "text",
 ] as const;
 
 /**
@@ -177,6 +178,7 @@ function rowsOf(batch: readonly Pending[]): string {
       e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
       e.costNano.toString(), e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated, refundedAt,
       e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
+      formatToolCalls(u.toolCalls),
     ];
   }));
 }

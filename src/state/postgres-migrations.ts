@@ -63,6 +63,12 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "hosted tool calls billed per call",
+    // As SQLite's usage_log.tool_calls: NULL, or "web_search:2,web_fetch:1".
+    sql: `ALTER TABLE usage_log ADD COLUMN tool_calls text;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

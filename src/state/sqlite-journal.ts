@@ -170,8 +170,9 @@ function pushLine(rows: unknown[], line: string, onSkipped: () => void): void {
     onSkipped();
     return;
   }
-  // A line written before dropped_fields existed is one value short: it dropped nothing.
-  if (Array.isArray(row) && row.length === ROW_WIDTH - 1) row.push(null);
+  // A line written before dropped_fields (two short) or tool_calls (one short) existed
+  // left those out: it dropped nothing and ran no hosted tool.
+  if (Array.isArray(row) && row.length >= ROW_WIDTH - 2) while (row.length < ROW_WIDTH) row.push(null);
   if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string") {
     onSkipped();
     return;

@@ -2,6 +2,7 @@
 // shape, so each shape can use its index), and the mapping between rows and entries.
 
 import type Database from "better-sqlite3";
+import { formatToolCalls } from "../protocols/usage.js";
 import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
 
@@ -29,11 +30,11 @@ const equalities = [
 /** Prepared statements over one open database. */
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, dropped_fields`;
+  ttfb_ms, estimated, dropped_fields, tool_calls`;
 /** Values a usage_log row has, in COLUMNS order. */
-export const ROW_WIDTH = 22;
+export const ROW_WIDTH = 23;
 const ROW_PLACEHOLDERS = `(${Array.from({ length: ROW_WIDTH }, () => "?").join(", ")})`;
-/** Statement sizes a batch is cut into, largest first (22 parameters a row). */
+/** Statement sizes a batch is cut into, largest first (23 parameters a row). */
 const ROWS_PER_INSERT = [32, 8, 1] as const;
 /** Positions in a row of the values spend counters (and failure reports) need. */
 export const ID_AT = 0;
@@ -49,6 +50,7 @@ export function rowOf(e: UsageEntry): unknown[] {
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
     e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
+    formatToolCalls(u.toolCalls),
   ];
 }
 

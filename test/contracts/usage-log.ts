@@ -72,12 +72,14 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
         requestId: "full", upstreamModel: "gpt-4o-mini-2024-07-18", channel: "openai-main", upstreamProtocol: "openai",
         error: "upstream_timeout", ttfbMs: 3.25, estimated: true, status: 504,
         droppedFields: ["context_management", "tools[].defer_loading"],
+        usage: { input: 100, cacheRead: 0, cacheWrite: 0, output: 50, reasoning: 0, toolCalls: { web_search: 3, web_fetch: 1 } },
       });
       const bare = entry({ requestId: "bare", time: full.time - 1 });
       await log.append(full);
       await log.append(bare);
       assert.deepEqual(await log.logs({}), [full, bare]);
       assert.equal("channel" in (await log.logs({ requestId: "bare" }))[0], false);
+      assert.equal("toolCalls" in (await log.logs({ requestId: "bare" }))[0].usage, false, "no hosted tools: no field");
     });
 
     test("text round-trips whatever it holds: quotes, backslashes, JSON-like text, non-ASCII", async () => {

@@ -94,3 +94,28 @@ test("usage normalises identically from each protocol's own fields", async () =>
   // (1000×3 + 200×3×0.1 + 300×15) / 1M = 0.00756; × 0.7 = 0.005292
   assert.equal(costOf(expected, p, DEFAULT_GROUP), 5_292_000n);
 });
+
+test("hosted tool calls cost their price per 1k calls × the multiplier; unpriced tools cost nothing", () => {
+  const price: Price = { inputPer1M: toNano(1), toolCallsPer1k: { web_search: toNano(10), file_search: toNano(2.5) } };
+  const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0, toolCalls: { web_search: 3, file_search: 1, web_fetch: 7 } };
+  // 3 × 10 / 1000 + 1 × 2.5 / 1000 = 0.0325; × 0.7 = 0.02275; web_fetch is not priced.
+  assert.equal(costOf(usage, price, toPpm(0.7)), 22_750_000n);
+  assert.equal(costOf({ ...usage, toolCalls: undefined }, price, toPpm(0.7)), 0n);
+  // One call at a price that is not a multiple of 1000 nano rounds once, half up.
+  assert.equal(costOf({ ...usage, toolCalls: { web_search: 1 } }, { toolCallsPer1k: { web_search: 1501n } }, toPpm(1)), 2n);
+});
+
+test("hosted tool calls are read from each provider's report", async () => {
+  const { normalizeAnthropicUsage } = await import("../../src/protocols/anthropic/usage.js");
+  const { responseUsage } = await import("../../src/protocols/openai/responses-usage.js");
+  const { geminiAnswerUsage } = await import("../../src/protocols/gemini/usage.js");
+  assert.deepEqual(normalizeAnthropicUsage({ input_tokens: 1, output_tokens: 1, server_tool_use: { web_search_requests: 2, web_fetch_requests: 0 } })?.toolCalls, { web_search: 2 });
+  assert.equal(normalizeAnthropicUsage({ input_tokens: 1, output_tokens: 1, server_tool_use: { web_search_requests: 0 } })?.toolCalls, undefined);
+  const output = [{ type: "web_search_call" }, { type: "file_search_call" }, { type: "code_interpreter_call" }, { type: "web_search_call" }, { type: "message" }];
+  assert.deepEqual(responseUsage({ output, usage: { input_tokens: 1, output_tokens: 1 } })?.toolCalls, { web_search: 2, file_search: 1, code_interpreter: 1 });
+  assert.equal(responseUsage({ output }), undefined, "no usage: the answer reported none, calls or not");
+  const grounded = (metadata: object) => geminiAnswerUsage({ candidates: [{ groundingMetadata: metadata }], usageMetadata: { promptTokenCount: 1 } })?.toolCalls;
+  assert.deepEqual(grounded({ webSearchQueries: ["a", "b", "a"] }), { web_search: 2 });
+  assert.deepEqual(grounded({ groundingChunks: [] }), { web_search: 1 }, "grounded without queries named: one search");
+  assert.equal(geminiAnswerUsage({ candidates: [{}], usageMetadata: { promptTokenCount: 1 } })?.toolCalls, undefined);
+});

@@ -326,10 +326,13 @@ describe("PostgreSQL ledger: migrations", () => {
       const client = new pg.Client({ connectionString: fresh.url });
       await client.connect();
       const { rows } = await client.query("SELECT version, description FROM schema_migrations ORDER BY version");
-      assert.deepEqual(rows, [{ version: 1, description: "usage log and settled spend" }]);
+      assert.deepEqual(rows, [
+        { version: 1, description: "usage log and settled spend" },
+        { version: 2, description: "hosted tool calls billed per call" },
+      ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(1\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(2\)/);
     } finally {
       await fresh.drop();
     }

@@ -180,9 +180,10 @@ describe("responses answer → canonical", () => {
         { type: "tool_use", id: "call_10", name: "time", input: {} },
       ],
       stopReason: "tool_use",
-      usage: usageCanonical,
+      // The hosted web search it ran is billed per call, beside the tokens.
+      usage: { ...usageCanonical, toolCalls: { web_search: 1 } },
     });
-    assert.deepEqual(r.usage, normalizeResponsesUsage(usageWire), "the same usage pass-through billing reads");
+    assert.deepEqual(r.usage, { ...normalizeResponsesUsage(usageWire), toolCalls: { web_search: 1 } }, "the same usage pass-through billing reads");
   });
 
   test("reasoning without summary or content is left out; only encrypted content is kept as a signed empty thinking", () => {

@@ -89,6 +89,7 @@ function requestLine(ctx: RequestContext, status: number, durationMs: number, tt
     status,
     error: ctx.error?.code ?? settled?.error,
     tokens: usage ? tokenCounts(usage) : undefined,
+    toolCalls: usage?.toolCalls,
     cost: settled ? formatNano(settled.costNano) : undefined,
     estimated: settled?.estimated || undefined,
     durationMs: Math.round(durationMs * 1000) / 1000,

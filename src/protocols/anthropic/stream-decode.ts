@@ -156,6 +156,12 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const details = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
     if (details.thinking_tokens != null) next.reasoning = tokenCount(details.thinking_tokens);
     next.reasoning = Math.min(next.reasoning, next.output);
+    // Server tool counts are cumulative like output_tokens: the latest report stands.
+    if (isObject(u.server_tool_use)) {
+      const tools = normalizeAnthropicUsage({ server_tool_use: u.server_tool_use })?.toolCalls;
+      if (tools) next.toolCalls = tools;
+      else delete next.toolCalls;
+    }
     this.#usage = next;
   }
 

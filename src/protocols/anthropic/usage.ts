@@ -1,7 +1,7 @@
 // Reads messages-protocol usage. `input_tokens` excludes cache reads and writes, which
 // come as their own counts; `output_tokens` includes thinking.
 
-import { tokenCount, type Usage } from "../usage.js";
+import { someToolCalls, tokenCount, type Usage } from "../usage.js";
 
 interface AnthropicUsage {
   input_tokens?: number;
@@ -9,6 +9,8 @@ interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   output_tokens_details?: { thinking_tokens?: number } | null;
+  /** Server tools Anthropic ran (billed per call). */
+  server_tool_use?: { web_search_requests?: number; web_fetch_requests?: number } | null;
 }
 
 /** Normalises an Anthropic `usage` object; undefined when there is none. */
@@ -16,11 +18,17 @@ export function normalizeAnthropicUsage(raw: unknown): Usage | undefined {
   if (!raw || typeof raw !== "object") return undefined;
   const u = raw as AnthropicUsage;
   const output = tokenCount(u.output_tokens);
-  return {
+  const usage: Usage = {
     input: tokenCount(u.input_tokens),
     cacheRead: tokenCount(u.cache_read_input_tokens),
     cacheWrite: tokenCount(u.cache_creation_input_tokens),
     output,
     reasoning: Math.min(tokenCount(u.output_tokens_details?.thinking_tokens), output),
   };
+  const tools = u.server_tool_use;
+  if (tools && typeof tools === "object") {
+    const calls = someToolCalls({ web_search: tokenCount(tools.web_search_requests), web_fetch: tokenCount(tools.web_fetch_requests) });
+    if (calls) usage.toolCalls = calls;
+  }
+  return usage;
 }

@@ -2,12 +2,12 @@
 // body (safetySettings included) is never touched; the client's query (e.g. alt=sse)
 // is kept.
 
-import { answerField, type PassthroughSpec } from "../passthrough.js";
+import { type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
-import { normalizeGeminiUsage } from "./usage.js";
+import { geminiAnswerUsage } from "./usage.js";
 
 export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "gemini",
@@ -18,6 +18,6 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
   streamCost: streamCost["generate-content"],
-  bodyUsage: (json) => normalizeGeminiUsage(answerField(json, "usageMetadata")),
+  bodyUsage: (json) => geminiAnswerUsage(json),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });

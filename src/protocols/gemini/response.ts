@@ -5,7 +5,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Block, CanonicalResponse } from "../canonical.js";
 import { emptyUsage } from "../usage.js";
-import { normalizeGeminiUsage } from "./usage.js";
+import { geminiAnswerUsage } from "./usage.js";
 import { finishReasonOf, stopReasonOf, usageMetadataOf } from "./mapping.js";
 import { decodeParts } from "./parts-decode.js";
 import { encodeParts } from "./parts-encode.js";
@@ -19,7 +19,7 @@ import { CallIds, isObject, newResponseId, type JsonObject } from "./wire.js";
 export function decodeGeminiResponse(json: unknown): CanonicalResponse {
   if (!isObject(json)) throw new GatewayError(errors.upstreamError, "The gemini channel answered with a body that is not a JSON object.");
   const candidate = Array.isArray(json.candidates) && isObject(json.candidates[0]) ? json.candidates[0] : undefined;
-  const usage = normalizeGeminiUsage(json.usageMetadata) ?? emptyUsage();
+  const usage = geminiAnswerUsage(json) ?? emptyUsage();
   const id = typeof json.responseId === "string" && json.responseId !== "" ? json.responseId : newResponseId();
   const model = typeof json.modelVersion === "string" ? json.modelVersion : "";
   if (candidate === undefined) {

@@ -8,7 +8,7 @@ import type { SseEvent, StreamDecoder } from "../adapter.js";
 import type { CanonicalEvent, ImageSource, StopReason, StreamBlockStart } from "../canonical.js";
 import { emptyUsage, type Usage } from "../usage.js";
 import { stopReasonOf } from "./mapping.js";
-import { normalizeGeminiUsage } from "./usage.js";
+import { GroundingCount, normalizeGeminiUsage, withGrounding } from "./usage.js";
 import { CallIds, isObject, newResponseId, type JsonObject } from "./wire.js";
 
 type Open = { readonly kind: StreamBlockStart["type"]; readonly index: number; signed: boolean };
@@ -19,6 +19,7 @@ class GeminiStreamDecoder implements StreamDecoder {
   #next = 0;
   #open: Open | undefined;
   #usage: Usage = emptyUsage();
+  readonly #grounding = new GroundingCount();
   #stop: StopReason | undefined;
   #calledTool = false;
   readonly #ids = new CallIds();
@@ -45,6 +46,7 @@ class GeminiStreamDecoder implements StreamDecoder {
       return [...out, ...this.#fail(status, message)];
     }
     this.#usage = normalizeGeminiUsage(chunk.usageMetadata) ?? this.#usage;
+    this.#grounding.take(chunk);
     const candidate = Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : undefined;
     if (candidate === undefined) {
       if (isObject(chunk.promptFeedback) && chunk.promptFeedback.blockReason != null) this.#stop = "content_filter";
@@ -72,7 +74,7 @@ class GeminiStreamDecoder implements StreamDecoder {
     if (this.#stop === undefined) return [...out, ...this.#fail(502, "The gemini channel's stream ended without a finishReason.")];
     this.#close(out);
     this.#done = true;
-    out.push({ type: "message_stop", stopReason: this.#stop, usage: this.#usage });
+    out.push({ type: "message_stop", stopReason: this.#stop, usage: withGrounding(this.#usage, this.#grounding)! });
     return out;
   }
 

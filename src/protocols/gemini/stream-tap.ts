@@ -1,8 +1,9 @@
 // Usage in a generate-content stream: every chunk may carry `usageMetadata`, each a
 // running total; the last one counts.
 
-import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
-import { normalizeGeminiUsage } from "./usage.js";
+import { textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
+import type { Usage } from "../usage.js";
+import { GroundingCount, normalizeGeminiUsage, withGrounding } from "./usage.js";
 
 /** Generated text fields of a generate-content body or chunk. */
 export const geminiTextField = /"text"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
@@ -12,10 +13,21 @@ export function geminiGeneratedChars(json: string): number {
   return textChars(json, geminiTextField);
 }
 
-/** A reader for one generate-content stream. */
+/** A reader for one generate-content stream: the last usageMetadata, and the grounding
+ * searches of every chunk. */
 export function geminiUsageReader(): UsageReader {
-  return lastUsageReader(/"usageMetadata"\s*:\s*\{/, geminiTextField,
-    (data) => normalizeGeminiUsage((data as { usageMetadata?: unknown }).usageMetadata));
+  let usage: Usage | undefined;
+  const grounding = new GroundingCount();
+  return {
+    mark: /"(?:usageMetadata|groundingMetadata)"\s*:\s*\{/,
+    textField: geminiTextField,
+    take(data) {
+      usage = normalizeGeminiUsage((data as { usageMetadata?: unknown }).usageMetadata) ?? usage;
+      grounding.take(data);
+      return false;
+    },
+    usage: () => withGrounding(usage, grounding),
+  };
 }
 
 /** A generate-content stream has no end event: its last chunk carries a finishReason. An

@@ -2,7 +2,7 @@
 // (`cachedContentTokenCount`); thoughts are counted apart from `candidatesTokenCount`;
 // tool-use prompt tokens are input too.
 
-import { tokenCount, type Usage } from "../usage.js";
+import { tokenCount, type ToolCalls, type Usage } from "../usage.js";
 
 interface GeminiUsage {
   promptTokenCount?: number;
@@ -26,4 +26,52 @@ export function normalizeGeminiUsage(raw: unknown): Usage | undefined {
     output: tokenCount(u.candidatesTokenCount) + thoughts,
     reasoning: thoughts,
   };
+}
+
+/** Distinct search queries one answer may name before more are not told apart (a bound on
+ * what a hostile upstream can make us hold). */
+const MAX_QUERIES = 1024;
+
+/**
+ * Grounding with Google Search, billed per search query the model ran: the distinct
+ * `groundingMetadata.webSearchQueries` of an answer's candidates (a stream repeats them on
+ * several chunks), or 1 for a grounded answer that names none.
+ */
+export class GroundingCount {
+  readonly #queries = new Set<string>();
+  #grounded = false;
+
+  /** Reads one GenerateContentResponse (a whole answer or a stream chunk). */
+  take(response: unknown): void {
+    const candidates = (response as { candidates?: unknown } | null)?.candidates;
+    if (!Array.isArray(candidates)) return;
+    for (const candidate of candidates) {
+      const grounding = (candidate as { groundingMetadata?: unknown } | null)?.groundingMetadata;
+      if (!grounding || typeof grounding !== "object") continue;
+      this.#grounded = true;
+      const queries = (grounding as { webSearchQueries?: unknown }).webSearchQueries;
+      if (!Array.isArray(queries)) continue;
+      for (const q of queries) if (typeof q === "string" && this.#queries.size < MAX_QUERIES) this.#queries.add(q);
+    }
+  }
+
+  /** The web searches counted so far; undefined when the answer was not grounded. */
+  calls(): ToolCalls | undefined {
+    if (!this.#grounded) return undefined;
+    return { web_search: Math.max(1, this.#queries.size) };
+  }
+}
+
+/** `usage` with the grounding searches of `count`, if any (a copy; usage absent stays so). */
+export function withGrounding(usage: Usage | undefined, count: GroundingCount): Usage | undefined {
+  const calls = usage && count.calls();
+  return calls ? { ...usage, toolCalls: calls } : usage;
+}
+
+/** Usage of a whole GenerateContentResponse: its usageMetadata and grounding searches. */
+export function geminiAnswerUsage(json: unknown): Usage | undefined {
+  if (!json || typeof json !== "object") return undefined;
+  const count = new GroundingCount();
+  count.take(json);
+  return withGrounding(normalizeGeminiUsage((json as { usageMetadata?: unknown }).usageMetadata), count);
 }

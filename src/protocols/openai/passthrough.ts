@@ -8,7 +8,7 @@ import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
 import { ChatStreamTap, generatedChars } from "./chat-stream-tap.js";
-import { normalizeResponsesUsage, responsesGeneratedChars, responsesStreamEnds, responsesUsageReader } from "./responses-usage.js";
+import { responseUsage, responsesGeneratedChars, responsesStreamEnds, responsesUsageReader } from "./responses-usage.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
@@ -31,7 +31,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,
   streamCost: streamCost.responses,
-  bodyUsage: (json) => normalizeResponsesUsage(answerField(json, "usage")),
+  bodyUsage: (json) => responseUsage(json),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
 });
 

@@ -7,7 +7,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import type { Block, CanonicalResponse, StopReason } from "../canonical.js";
 import { emptyUsage } from "../usage.js";
 import { isObject, parseArguments } from "./chat-common.js";
-import { normalizeResponsesUsage } from "./responses-usage.js";
+import { responseUsage } from "./responses-usage.js";
 
 function upstreamFault(message: string): GatewayError {
   return new GatewayError(errors.upstreamError, `The upstream answer could not be read: ${message}`);
@@ -88,6 +88,6 @@ export function decodeResponsesResponse(json: unknown): CanonicalResponse {
     model: typeof json.model === "string" ? json.model : "",
     content,
     stopReason: stopReasonOfResponse(json, called, refused),
-    usage: normalizeResponsesUsage(json.usage) ?? emptyUsage(),
+    usage: responseUsage(json) ?? emptyUsage(),
   };
 }

@@ -9,7 +9,7 @@ import type { CanonicalEvent, StreamBlockStart } from "../canonical.js";
 import { emptyUsage } from "../usage.js";
 import { isObject } from "./chat-common.js";
 import { failureMessage, reasoningText, stopReasonOfResponse } from "./responses-response-decode.js";
-import { normalizeResponsesUsage } from "./responses-usage.js";
+import { responseUsage } from "./responses-usage.js";
 
 type Json = Record<string, unknown>;
 type Kind = "text" | "thinking" | "tool";
@@ -191,7 +191,7 @@ class ResponsesStreamDecoder implements StreamDecoder {
     out.push({
       type: "message_stop",
       stopReason: stopReasonOfResponse(response, this.#called, this.#refused),
-      usage: normalizeResponsesUsage(response.usage) ?? emptyUsage(),
+      usage: responseUsage(response) ?? emptyUsage(),
     });
     return out;
   }

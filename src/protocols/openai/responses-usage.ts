@@ -2,7 +2,7 @@
 // and `output_tokens` includes reasoning; the stream reports it on `response.completed`.
 
 import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
-import { tokenCount, type Usage } from "../usage.js";
+import { someToolCalls, tokenCount, type ToolCalls, type Usage } from "../usage.js";
 
 interface ResponsesUsage {
   input_tokens?: number;
@@ -28,6 +28,34 @@ export function normalizeResponsesUsage(raw: unknown): Usage | undefined {
   };
 }
 
+/** Output item types of the hosted tools OpenAI bills per call. */
+const toolOfItem: Readonly<Record<string, keyof ToolCalls>> = {
+  web_search_call: "web_search",
+  file_search_call: "file_search",
+  code_interpreter_call: "code_interpreter",
+};
+
+/** Hosted tool calls among a response's output items. */
+export function responsesToolCalls(output: unknown): ToolCalls | undefined {
+  if (!Array.isArray(output)) return undefined;
+  const calls: ToolCalls = {};
+  for (const item of output) {
+    const tool = item !== null && typeof item === "object" ? toolOfItem[(item as { type?: unknown }).type as string] : undefined;
+    if (tool) calls[tool] = (calls[tool] ?? 0) + 1;
+  }
+  return someToolCalls(calls);
+}
+
+/** Usage of a whole response object: its `usage`, and the hosted tools its output ran. */
+export function responseUsage(response: unknown): Usage | undefined {
+  if (!response || typeof response !== "object") return undefined;
+  const r = response as { usage?: unknown; output?: unknown };
+  const usage = normalizeResponsesUsage(r.usage);
+  // Without usage the answer is billed as one that reported none (its calls with it).
+  const calls = usage && responsesToolCalls(r.output);
+  return calls ? { ...usage, toolCalls: calls } : usage;
+}
+
 /** Generated text of a responses body or event: output text and its deltas. */
 export const responsesTextField = /"(?:text|delta|arguments)"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
 
@@ -43,7 +71,7 @@ const responsesDeltaField = /"delta"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
 /** A reader for one responses stream (usage on the terminal response.* event). */
 export function responsesUsageReader(): UsageReader {
   return lastUsageReader(/"usage"\s*:\s*\{/, responsesDeltaField,
-    (data) => normalizeResponsesUsage((data as { response?: { usage?: unknown } }).response?.usage));
+    (data) => responseUsage((data as { response?: unknown }).response));
 }
 
 /** A responses stream ends with response.completed (or .incomplete: cut at a limit, still
