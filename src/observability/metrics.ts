@@ -320,6 +320,13 @@ export const upstreamRetriesTotal = new client.Counter({
   registers: [registry],
 });
 
+export const keyProbesTotal = new client.Counter({
+  name: "gateway_key_probes_total",
+  help: "Probes the gateway sent on a channel key to confirm a fault the provider named only in an error message (routing/key-probes.ts), by channel and outcome: confirmed (the key is taken out), healthy or inconclusive (it stays).",
+  labelNames: ["channel", "outcome"] as const,
+  registers: [registry],
+});
+
 // Channel keys, labelled by fingerprint (routing/key-health.ts: the first and last 4 hex
 // digits of the key's sha256), never by the key; bounded by the keys configured.
 
