@@ -73,6 +73,7 @@ export class KeyProbes {
     const body = Buffer.from(request.body);
     const cancel = new Cancellation();
     const deadline = setTimeout(() => cancel.cancel(), this.#timeoutMs);
+    deadline.unref(); // a probe never holds a stopping process
     let outcome: ProbeOutcome = "inconclusive";
     let fault: KeyFault | undefined;
     try {

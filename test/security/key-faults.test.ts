@@ -15,13 +15,15 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
+import { compileSource } from "../../src/config/index.js";
+import { KeyProbes } from "../../src/routing/key-probes.js";
 import { keyFingerprint } from "../../src/routing/key-health.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { apiKeyOf, isKeyProbe, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.js";
 import { startFakeGemini, type FakeGemini } from "../helpers/fake-gemini.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { bearerKey, type BaseReceived, type KeyFaultScript } from "../helpers/fake-server.js";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { TOKEN, config, rawRequest, type Obj, type RawResponse } from "../integration/support.js";
 
@@ -282,5 +284,26 @@ describe("key faults in process", () => {
     assert.equal((await generate(gw.url, {}, "countTokens")).status, 200);
     assert.deepEqual(clientKeys(gemini, from), [bad, good]);
     assert.equal(await keyUp(gw.url, "gemini-count", bad), "auth 0");
+  });
+
+  test("a probe is bounded: an upstream that never answers leaves the key in within the probe's timeout, and is not asked again within the interval", async () => {
+    const stalled = await startFakeAnthropic({ script: () => ({ kind: "hang" }) });
+    try {
+      const key = newKey("stalled");
+      const yaml = config({ channels: [{ name: "stalled", protocol: "anthropic", base_url: stalled.url, keys: [key], groups: ["default"], models: [CLAUDE] }] });
+      const channel = compileSource(yaml, { path: "t.yaml", env: {}, generation: 1 }).runtime.channels.get("stalled")!;
+      const probes = new KeyProbes({ timeoutMs: 300, intervalMs: 60_000 });
+      const suspect = { channel, index: 0, fingerprint: keyFingerprint(key), upstreamModel: CLAUDE, fault: "quota" as const };
+      const started = Date.now();
+      const [first, second] = await Promise.all([probes.confirm(suspect), probes.confirm(suspect)]);
+      assert.equal(first, undefined, "nothing shown: the key stays");
+      assert.equal(second, undefined);
+      assert.ok(Date.now() - started < 3000, `bounded by the probe's timeout (took ${Date.now() - started} ms)`);
+      assert.equal(await probes.confirm(suspect), undefined);
+      await eventually(() => stalled.received.length === 1, 2000, "the one probe to arrive");
+      assert.equal(stalled.received.length, 1, "one probe for three suspicions");
+    } finally {
+      await stalled.close();
+    }
   });
 });
