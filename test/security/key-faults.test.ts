@@ -35,6 +35,7 @@ const GEMINI = "gemini-2.5-flash";
 /** The field names of the attack: each the words a provider's key-fault answer holds. */
 const ANTHROPIC_BAIT = ["Your credit balance is too low", "This organization has been disabled"];
 const GEMINI_BAIT = "API_KEY_INVALID";
+const OTHER_PROJECTS_FILE = "files/of-another-project";
 
 const faults = new Map<string, KeyFaultScript>();
 let anthropic: FakeAnthropic;
@@ -99,7 +100,13 @@ async function channelsCli(file: string, base: string, keys: string[]): Promise<
 
 before(async () => {
   anthropic = await startFakeAnthropic({ keyFaults: faults, rejectUnknownFields: true });
-  gemini = await startFakeGemini({ keyFaults: faults, rejectUnknownFields: true });
+  // Gemini answers a file of another project with a bare 403 PERMISSION_DENIED (no ErrorInfo reason).
+  gemini = await startFakeGemini({
+    keyFaults: faults, rejectUnknownFields: true,
+    script: (r) => r.raw.includes(OTHER_PROJECTS_FILE)
+      ? { kind: "error", status: 403, message: `You do not have permission to access the File ${OTHER_PROJECTS_FILE} or it may not exist.` }
+      : { kind: "ok" },
+  });
   openai = await startFakeOpenAI({ keyFaults: faults, organization: "org-operator" });
 });
 
@@ -232,12 +239,27 @@ describe("key faults in process", () => {
     const { gw, file } = await gateway([channelOf("org", "openai", keys)]);
     const from = openai.received.length;
     const r = await chat(gw.url, { "openai-organization": "org-someone-else" });
-    assert.notEqual(r.status, 200);
+    // The request's own answer (or, once such headers are no longer forwarded, a normal one): never a key out.
+    assert.ok(r.status === 200 || r.json?.error?.code === "mismatched_organization", r.text);
+    assert.equal(clientKeys(openai, from).length, 1, "not retried on another key or channel");
     assert.deepEqual(await channelsCli(file, gw.url, keys), ["up", "up"]);
     const next = openai.received.length;
     for (let i = 0; i < 2; i++) assert.equal((await chat(gw.url)).status, 200);
     assert.deepEqual(new Set(clientKeys(openai, next)), new Set(keys), "both keys in rotation");
-    assert.ok(clientKeys(openai, from).length >= 3);
+  });
+
+  test("Gemini: a 403 on a file the request names (no ErrorInfo blaming the key) is the request's answer and takes no key out", async () => {
+    const keys = [newKey("file-1"), newKey("file-2")];
+    const { gw, file } = await gateway([channelOf("files", "gemini", keys)]);
+    const from = gemini.received.length;
+    const r = await generate(gw.url, { contents: [{ role: "user", parts: [{ fileData: { mimeType: "text/plain", fileUri: `https://generativelanguage.googleapis.com/v1beta/${OTHER_PROJECTS_FILE}` } }] }] });
+    assert.equal(r.status, 403, r.text);
+    assert.equal(r.json?.error?.status, "PERMISSION_DENIED");
+    assert.deepEqual(clientKeys(gemini, from), [keys[0]], "not retried on another key");
+    assert.deepEqual(await channelsCli(file, gw.url, keys), ["up", "up"]);
+    const next = gemini.received.length;
+    for (let i = 0; i < 2; i++) assert.equal((await generate(gw.url)).status, 200);
+    assert.deepEqual(new Set(clientKeys(gemini, next)), new Set(keys));
   });
 
   test("Anthropic: a key really out of credit is confirmed by the probe, taken out, and the request goes to the next key", async () => {

@@ -265,8 +265,9 @@ function observeAttempt(
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   upstreamDuration.observe(seconds, channel.name, ctx.modelName!, outcome);
   // A key the provider refused or found out of credit is that, whatever its status says
-  // (an OpenAI insufficient_quota is a 429, not a rate limit).
-  const errorClass = fault ?? upstreamErrorClass(outcome);
+  // (an OpenAI insufficient_quota is a 429, not a rate limit); a 401/403 the provider's
+  // fields do not blame on the key (a header or a file of the request) is the client's.
+  const errorClass = fault ?? (outcome === "401" || outcome === "403" ? "client" : upstreamErrorClass(outcome));
   if (errorClass !== undefined) upstreamErrorTally.add(1, channel.name, errorClass);
   if (outcome === "aborted") return; // the client left: nothing to say of the key
   if (errorClass !== undefined) keyFailureTally.add(1, channel.name, key, errorClass);
