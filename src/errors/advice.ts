@@ -73,9 +73,9 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
   upstream_unavailable:
     "No channel could be reached (connection refused, DNS, TLS). The operator checks `channels[].base_url` and the network path from the gateway.",
   upstream_auth_failed:
-    "The provider refused every key of the channels tried (401/403, Gemini's 400 API_KEY_INVALID), in this request or within `channels[].key_cooldown.auth` before it (such keys are out of rotation). The operator checks `gateway channels` and replaces the keys it shows out for `auth`; changing a channel's `keys` puts them back at once. The provider's body is not echoed since it may quote the key.",
+    "The provider refused every key of the channels tried (a 401/403 whose error fields blame the key, Gemini's 400 with reason API_KEY_INVALID, Anthropic's disabled organization once the gateway's own probe confirmed it), in this request or within `channels[].key_cooldown.auth` before it (such keys are out of rotation). The operator checks `gateway channels` and replaces the keys it shows out for `auth`; changing a channel's `keys` puts them back at once. The provider's body is not echoed since it may quote the key.",
   upstream_quota_exhausted:
-    "Every key of the channels tried is out of credit or quota (OpenAI 429 insufficient_quota, Anthropic's credit balance too low, Gemini's per-day quota used up), in this request or within `channels[].key_cooldown.quota` before it. The operator tops up the provider account, then reloads with changed `keys` or waits out the cooldown; `gateway channels` shows which keys are out. Retrying soon does not help.",
+    "Every key of the channels tried is out of credit or quota (OpenAI 429 insufficient_quota, Anthropic's 402 billing_error or its credit balance too low once the gateway's own probe confirmed it, Gemini's per-day quota used up), in this request or within `channels[].key_cooldown.quota` before it. The operator tops up the provider account, then reloads with changed `keys` or waits out the cooldown; `gateway channels` shows which keys are out. Retrying soon does not help.",
   upstream_timeout:
     "The provider did not answer within `server.upstream_timeout`, or a stream went silent for `server.stream_idle_timeout`; not retried on another channel. Retry later; raise the timeout for slow models.",
   state_unavailable:

@@ -200,7 +200,7 @@ export const timeToFirstToken = new Histogram("gateway_time_to_first_token_secon
 
 export const upstreamErrorsTotal = new client.Counter({
   name: "gateway_upstream_errors_total",
-  help: "Failed upstream attempts by channel and class: connect, timeout, rate_limited (429), auth (401/403), server (5xx), client (other 4xx), broken_answer.",
+  help: "Failed upstream attempts by channel and class: connect, timeout, rate_limited (429), auth (a key the provider refused: 401/403 whose fields blame the key), quota (a key out of credit), server (5xx), client (other 4xx), broken_answer.",
   labelNames: ["channel", "class"] as const,
   registers: [registry],
   collect() {
@@ -320,6 +320,13 @@ export const upstreamRetriesTotal = new client.Counter({
   registers: [registry],
 });
 
+export const keyProbesTotal = new client.Counter({
+  name: "gateway_key_probes_total",
+  help: "Probes the gateway sent on a channel key to confirm a fault the provider named only in an error message (routing/key-probes.ts), by channel and outcome: confirmed (the key is taken out), healthy or inconclusive (it stays).",
+  labelNames: ["channel", "outcome"] as const,
+  registers: [registry],
+});
+
 // Channel keys, labelled by fingerprint (routing/key-health.ts: the first and last 4 hex
 // digits of the key's sha256), never by the key; bounded by the keys configured.
 
@@ -327,7 +334,7 @@ export const keyFailureTally = new Tally();
 
 export const channelKeyFailuresTotal = new client.Counter({
   name: "gateway_channel_key_failures_total",
-  help: "Failed upstream attempts per channel key (by fingerprint) and class: auth (refused: 401/403 or the provider's invalid-key answer) and quota (out of credit or quota) take the key out of rotation; rate_limited, server, client, connect, broken_answer do not.",
+  help: "Failed upstream attempts per channel key (by fingerprint) and class: auth (refused, by the provider's status and error fields) and quota (out of credit or quota) take the key out of rotation; rate_limited, server, client, connect, broken_answer do not.",
   labelNames: ["channel", "key", "class"] as const,
   registers: [registry],
   collect() {

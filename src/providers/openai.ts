@@ -1,13 +1,19 @@
 // What an OpenAI-protocol upstream needs from us: its paths, how it authenticates, and
-// how it says the account behind a key is out of credit: 429 with error code (and type)
-// insufficient_quota, unlike an ordinary rate limit (rate_limit_exceeded), where the key
-// stays in rotation.
+// how it says the key is at fault: 401/403 (a refused key, a forbidden account) unless its
+// error code blames a header of the request, and 429 with error code (or type)
+// insufficient_quota for an account out of credit, unlike an ordinary rate limit
+// (rate_limit_exceeded), where the key stays in rotation.
 
-import { errorObjectOf, type KeyFault, type ProviderSpec } from "./provider.js";
+import { sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
 
-function openaiKeyFault(_status: number, body: string): KeyFault | undefined {
-  const error = errorObjectOf(body);
-  return error?.code === "insufficient_quota" || error?.type === "insufficient_quota" ? "quota" : undefined;
+/** 401 codes that blame the request's OpenAI-Organization / OpenAI-Project header, not the
+ * key: a client must never take a key out by naming another organization. */
+const REQUEST_SIDE_CODES: ReadonlySet<unknown> = new Set(["mismatched_organization", "mismatched_project", "invalid_organization"]);
+
+function openaiKeyFault(status: number, error: ErrorObject | undefined): KeyVerdict | undefined {
+  // Error codes and types are the provider's enumerations; `message` and `param` may quote the request.
+  if (status === 429) return error?.code === "insufficient_quota" || error?.type === "insufficient_quota" ? sure("quota") : undefined;
+  return REQUEST_SIDE_CODES.has(error?.code) ? undefined : sure("auth");
 }
 
 export const openaiProvider: ProviderSpec = Object.freeze({
@@ -16,5 +22,5 @@ export const openaiProvider: ProviderSpec = Object.freeze({
   authHeaders: (key: string) => ({ authorization: `Bearer ${key}` }),
   /** Response headers that describe our upstream account; clients never see them. */
   privateResponseHeaders: Object.freeze(["openai-organization", "openai-project"]),
-  keyFaultBodies: Object.freeze({ statuses: Object.freeze([429]), classify: openaiKeyFault }),
+  keyFaults: Object.freeze({ statuses: Object.freeze([401, 403, 429]), judge: openaiKeyFault }),
 });

@@ -3,20 +3,47 @@
 
 import type { ChannelProtocol } from "../runtime/types.js";
 
-/** Why a channel key is taken out of rotation: the provider refused it (401/403, or its
- * own invalid-key answer), or the account behind it is out of credit or quota. */
+/** Why a channel key is taken out of rotation: the provider refused it (its invalid-key or
+ * forbidden answer), or the account behind it is out of credit or quota. */
 export type KeyFault = "auth" | "quota";
 
+/** An error answer's `error` object, as the provider wrote it. */
+export type ErrorObject = Readonly<Record<string, unknown>>;
+
 /**
- * How a provider says with an ordinary status that the channel key is at fault (Gemini:
- * 400 API_KEY_INVALID; OpenAI: 429 insufficient_quota): the statuses whose body is read
- * to tell, and what the body means. Such an answer is the key's fault, so the request is
- * retried on another key instead of reaching the client.
+ * What an error answer says of the key. `confirm` is set when only the error's message
+ * says it: a message can echo the client's request (a field named like the fault), so the
+ * gateway asks the provider itself (KeyFaultRules.probe) before taking the key out.
  */
-export interface KeyFaultBodies {
+export interface KeyVerdict {
+  readonly fault: KeyFault;
+  readonly confirm: boolean;
+}
+
+/**
+ * A small request of the gateway's own on one key, whose answer shows a fault that the
+ * provider states only in message text. The body is the gateway's, so that text is then
+ * the provider's word, not an echo.
+ */
+export interface KeyProbe {
+  /** The request for the channel's upstream model: path, headers beside the key's, body. */
+  readonly request: (upstreamModel: string) => { readonly path: string; readonly headers: Record<string, string>; readonly body: string };
+}
+
+/**
+ * How a provider says the channel key is at fault. Only the status and the structured
+ * fields of its error (OpenAI `error.code`/`type`, Anthropic `error.type`, Google
+ * `error.status` and `error.details[]`) decide, never a substring of a message, which may
+ * quote the request. Such an answer is the key's fault, so the request is retried on
+ * another key instead of reaching the client.
+ */
+export interface KeyFaultRules {
+  /** The statuses whose error body is read to tell. */
   readonly statuses: readonly number[];
-  /** The fault the body names; undefined when it is an ordinary answer of that status. */
-  readonly classify: (status: number, body: string) => KeyFault | undefined;
+  /** The verdict on an answer of one of `statuses`; undefined when it is an ordinary answer. */
+  readonly judge: (status: number, error: ErrorObject | undefined) => KeyVerdict | undefined;
+  /** How to confirm a verdict with `confirm` set; a provider without one has none. */
+  readonly probe?: KeyProbe;
 }
 
 export interface ProviderSpec {
@@ -27,20 +54,23 @@ export interface ProviderSpec {
   readonly authHeaders: (key: string) => Record<string, string>;
   /** Upstream response headers that identify the operator's account; never relayed. */
   readonly privateResponseHeaders: readonly string[];
-  /** Answers with a status other than 401/403 that still mean the key is at fault. */
-  readonly keyFaultBodies?: KeyFaultBodies;
+  /** Which error answers mean the key is at fault. */
+  readonly keyFaults: KeyFaultRules;
 }
 
-/** The fault a 401 or 403 names: the provider refused the key. */
-export function keyFaultOfStatus(status: number): KeyFault | undefined {
-  return status === 401 || status === 403 ? "auth" : undefined;
+/** The verdict of `rules` on an answer with `status` and `body`; undefined for an ordinary one. */
+export function judgeKeyFault(rules: KeyFaultRules, status: number, body: string): KeyVerdict | undefined {
+  return rules.statuses.includes(status) ? rules.judge(status, errorObjectOf(body)) : undefined;
 }
+
+/** A verdict the provider's structured fields state. */
+export const sure = (fault: KeyFault): KeyVerdict => ({ fault, confirm: false });
 
 /** The `error` object of a JSON error body (every provider nests one), or undefined. */
-export function errorObjectOf(body: string): Record<string, unknown> | undefined {
+export function errorObjectOf(body: string): ErrorObject | undefined {
   try {
     const parsed = JSON.parse(body) as { error?: unknown };
-    return parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error as Record<string, unknown> : undefined;
+    return parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error as ErrorObject : undefined;
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 // The routing state a request reads and writes: session affinity, channel and key health
-// and job ownership (all in the keyed store), and the channels' key rotation and recent
-// key statistics (this process's).
+// and job ownership (all in the keyed store), and the channels' key rotation, recent key
+// statistics and key fault probes (this process's).
 // Made once per server from its State.
 
 import type { KeyedStore } from "../state/interfaces.js";
@@ -8,6 +8,7 @@ import { Affinity } from "./affinity.js";
 import { ChannelHealth } from "./health.js";
 import { Jobs } from "./jobs.js";
 import { KeyHealth } from "./key-health.js";
+import { KeyProbes } from "./key-probes.js";
 import { KeyStats } from "./key-stats.js";
 import { KeyRotation } from "./keys.js";
 
@@ -18,6 +19,7 @@ export interface RoutingState {
   readonly keys: KeyRotation;
   readonly keyHealth: KeyHealth;
   readonly keyStats: KeyStats;
+  readonly keyProbes: KeyProbes;
 }
 
 /** How long a server routes by a channel's or a key's health record read from a shared store. */
@@ -28,6 +30,6 @@ export function routingState(keyed: KeyedStore, { shared = false }: { readonly s
   const freshMs = shared ? SHARED_HEALTH_FRESH_MS : 0;
   return {
     affinity: new Affinity(keyed), health: new ChannelHealth(keyed, { freshMs }), jobs: new Jobs(keyed), keys: new KeyRotation(),
-    keyHealth: new KeyHealth(keyed, { freshMs }), keyStats: new KeyStats(),
+    keyHealth: new KeyHealth(keyed, { freshMs }), keyStats: new KeyStats(), keyProbes: new KeyProbes(),
   };
 }

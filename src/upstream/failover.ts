@@ -1,8 +1,11 @@
 // Decides what an upstream answer means for failover: relay it, or try the next channel.
-// Connection errors, 429, 401/403 (a channel credential problem) and 5xx other than 504
-// fail over; everything else is the answer. Nothing is retried after the first byte. (The
-// model-call stage first retries a refused or out-of-credit key on the channel's next key:
-// pipeline/stages/upstream.ts.)
+// Connection errors, 429 and 5xx other than 504 fail over; everything else is the answer.
+// Nothing is retried after the first byte. A channel credential problem is met before
+// this: the model-call stage retries a key the provider refused or found out of credit on
+// the channel's next key, and passes a channel whose keys are all out
+// (pipeline/stages/upstream.ts); a 401/403 the provider's fields do not blame on the key
+// (a header or a file the request names) is the request's own answer, like a 400, so a
+// client cannot make a channel fail with it.
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
@@ -11,7 +14,7 @@ import type { UpstreamFailure } from "./send.js";
 
 /** Whether an upstream status should make the gateway try another channel. */
 export function shouldFailOver(status: number): boolean {
-  return status === 429 || status === 401 || status === 403 || (status >= 500 && status !== 504);
+  return status === 429 || (status >= 500 && status !== 504);
 }
 
 /** The last thing that went wrong when no channel produced an answer. */
@@ -41,7 +44,6 @@ export function exhaustedError(last: LastFailure): GatewayError {
     const headers = last.retryAfter ? { "retry-after": last.retryAfter } : undefined;
     return new GatewayError(errors.upstreamRateLimited, undefined, { headers });
   }
-  if (status === 401 || status === 403) return new GatewayError(errors.upstreamAuthFailed);
   if (status === 504) return new GatewayError(errors.upstreamTimeout);
   return new GatewayError(errors.upstreamError, `The upstream provider answered ${status}; retry later.`, {
     status: status >= 500 && status <= 503 ? status : 502,

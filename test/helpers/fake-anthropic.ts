@@ -4,6 +4,7 @@
 // against it; a script per request makes it fail, stall, think, call tools or stream on cue.
 
 import type http from "node:http";
+import { anthropicProvider } from "../../src/providers/anthropic.js";
 import {
   bearerKey, sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer, type KeyFaultScript,
 } from "./fake-server.js";
@@ -61,6 +62,12 @@ export interface FakeAnthropicOptions {
    * (older suites send them).
    */
   readonly thinkingSamplingRules?: boolean;
+  /**
+   * Refuse a body with a top-level field the API does not know, as the real API does: 400
+   * invalid_request_error "<field>: Extra inputs are not permitted", quoting the field's
+   * name (whatever it says). Off by default (older suites send extra fields).
+   */
+  readonly rejectUnknownFields?: boolean;
 }
 
 export type FakeAnthropic = FakeServer<Received>;
@@ -100,6 +107,19 @@ export function apiKeyOf(r: Pick<Received, "headers">): string {
   if (typeof x === "string" && x !== "") return x;
   return bearerKey(r.headers);
 }
+
+/** Whether a request is the gateway's own key probe (providers/anthropic.ts), not a client's. */
+export function isKeyProbe(r: BaseReceived): boolean {
+  const probe = anthropicProvider.keyFaults.probe!.request(String(r.body.model));
+  return r.path.split("?")[0] === probe.path && r.raw.toString("utf8") === probe.body;
+}
+
+/** The top-level fields of a Messages request and of a token count. */
+const MESSAGES_FIELDS = new Set([
+  "model", "messages", "max_tokens", "system", "metadata", "stop_sequences", "stream", "temperature", "top_p", "top_k",
+  "tools", "tool_choice", "thinking", "service_tier", "container", "mcp_servers", "context_management",
+]);
+const COUNT_FIELDS = new Set(["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management"]);
 
 const API_VERSION_2026 = "2026-10-21";
 const SAMPLING_PARAMS = ["temperature", "top_p", "top_k"] as const;
@@ -159,6 +179,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
   if (!version) {
     return anthropicError(res, seq, 400, "invalid_request_error", "anthropic-version: header is required");
   }
+  const unknown = opts.rejectUnknownFields ? Object.keys(r.body).find((f) => !(count ? COUNT_FIELDS : MESSAGES_FIELDS).has(f)) : undefined;
+  if (unknown !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", `${unknown}: Extra inputs are not permitted`);
   // API version 2026-10-21 removed the sampling parameters: sending any is a 400.
   const sampling = SAMPLING_PARAMS.find((p) => r.body[p] !== undefined);
   if (version === API_VERSION_2026 && sampling !== undefined && !opts.allowSamplingParams) {

@@ -58,6 +58,13 @@ export interface FakeGeminiOptions {
   readonly port?: number;
   /** Chooses the answer per request; default `{kind:"ok"}`. */
   readonly script?: (req: Received) => Script;
+  /**
+   * Refuse a body with a top-level field the API does not know, as the real API does: 400
+   * INVALID_ARGUMENT "Invalid JSON payload received. Unknown name \"<field>\": Cannot find
+   * field.", quoting the field's name (whatever it says) in the message and a
+   * google.rpc.BadRequest detail. Off by default.
+   */
+  readonly rejectUnknownFields?: boolean;
 }
 
 export type FakeGemini = FakeServer<Received>;
@@ -127,6 +134,13 @@ function defaultMessage(status: number): string {
   }
 }
 
+/** The top-level fields of a GenerateContentRequest and of a CountTokensRequest (proto JSON takes either spelling). */
+const GENERATE_FIELDS = new Set([
+  "contents", "tools", "toolConfig", "tool_config", "safetySettings", "safety_settings", "systemInstruction", "system_instruction",
+  "generationConfig", "generation_config", "cachedContent", "cached_content", "labels",
+]);
+const COUNT_FIELDS = new Set(["contents", "generateContentRequest", "generate_content_request"]);
+
 const errorObject = (code: number, message: string, status: string, details?: object[]) =>
   ({ error: { code, message, status, ...(details ? { details } : {}) } });
 
@@ -186,6 +200,14 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, 
         { "@type": "type.googleapis.com/google.rpc.LocalizedMessage", locale: "en-US", message: "API key not valid. Please pass a valid API key." },
       ]);
     }
+  }
+  const unknown = opts.rejectUnknownFields
+    ? Object.keys(r.body).find((f) => !(r.action === "countTokens" ? COUNT_FIELDS : GENERATE_FIELDS).has(f)) : undefined;
+  if (unknown !== undefined) {
+    const message = `Invalid JSON payload received. Unknown name ${JSON.stringify(unknown)}: Cannot find field.`;
+    return googleError(res, 400, message, "INVALID_ARGUMENT", [
+      { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ description: message }] },
+    ]);
   }
   const script = opts.script?.(r) ?? { kind: "ok" };
   const stream = r.action === "streamGenerateContent";

@@ -33,6 +33,9 @@ export interface FakeOpenAIOptions {
   readonly script?: (req: Received) => Script;
   /** What `GET /v1/videos/{id}` says of a job; default completed. */
   readonly videoJob?: (id: string) => VideoJobScript;
+  /** The keys' organization: a chat request whose `OpenAI-Organization` header names
+   * another gets OpenAI's 401 mismatched_organization. Unset: the header is not checked. */
+  readonly organization?: string;
 }
 
 /** A video job's state as the fake reports it: a status (with OpenAI's `error` when
@@ -66,6 +69,10 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
   if (fault) return sendOpenAIKeyFault(res, fault, key);
   if (opts.keys && opts.keys.length > 0 && !opts.keys.includes(key)) {
     return sendOpenAIError(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
+  }
+  const organization = r.headers["openai-organization"];
+  if (opts.organization !== undefined && organization !== undefined && organization !== opts.organization) {
+    return sendOpenAIError(res, 401, "OpenAI-Organization header should match organization for API key", "invalid_request_error", "mismatched_organization");
   }
   const script = opts.script?.(r) ?? { kind: "ok" };
   switch (script.kind) {

@@ -1,7 +1,8 @@
 // Channel key health end to end: fake upstreams of each provider answer some keys with the
 // provider's real error bodies (refused, forbidden, out of credit, rate limited). A refused
 // or out-of-credit key is taken out of rotation and the request that met it is served by
-// the channel's next key with 200; an ordinary rate limit leaves the key in; with every key
+// the channel's next key with 200 (Anthropic's out-of-credit answer, a 400 told only by its
+// message, once the gateway's own probe on that key has seen it too); an ordinary rate limit leaves the key in; with every key
 // out the client gets a gateway error in its protocol's shape and no upstream is asked; a
 // key comes back after its cooldown or when a reload changes the channel's keys; /metrics
 // and `gateway channels` show every key by fingerprint with its state, never the key; two
@@ -24,7 +25,7 @@ import { StoreUsageLog } from "../../src/state/store-usage-log.js";
 import type { State } from "../../src/state/interfaces.js";
 import { compileSource } from "../../src/config/index.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
-import { apiKeyOf, startFakeAnthropic } from "../helpers/fake-anthropic.js";
+import { apiKeyOf, isKeyProbe, startFakeAnthropic } from "../helpers/fake-anthropic.js";
 import { startFakeGemini } from "../helpers/fake-gemini.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
 import { bearerKey, type BaseReceived, type FakeServer, type KeyFaultScript } from "../helpers/fake-server.js";
@@ -88,10 +89,17 @@ describe("channel key health", () => {
     for (const line of logged) assert.ok(!line.includes(`-${run}-SECRET-`), `a log line holds a key: ${line}`);
   });
 
-  /** The keys the fake of `protocol` was asked with since `from`. */
+  const keyOf = (protocol: Protocol, r: BaseReceived) =>
+    protocol === "openai" ? bearerKey(r.headers) : protocol === "anthropic" ? apiKeyOf(r) : (r as BaseReceived & { key: string }).key;
+
+  /** The keys the fake of `protocol` was asked with by clients' requests since `from` (the gateway's key probes apart). */
   function keysSeen(protocol: Protocol, from: number): string[] {
-    return fakes[protocol].received.slice(from).map((r) =>
-      protocol === "openai" ? bearerKey(r.headers) : protocol === "anthropic" ? apiKeyOf(r) : (r as BaseReceived & { key: string }).key);
+    return fakes[protocol].received.slice(from).filter((r) => !isKeyProbe(r)).map((r) => keyOf(protocol, r));
+  }
+
+  /** The keys the gateway probed since `from` to confirm a fault named only in a message. */
+  function keysProbed(protocol: Protocol, from: number): string[] {
+    return fakes[protocol].received.slice(from).filter(isKeyProbe).map((r) => keyOf(protocol, r));
   }
 
   function channelOf(name: string, protocol: Protocol, keys: string[], extra: Obj = {}): Obj {
@@ -121,6 +129,8 @@ describe("channel key health", () => {
         const r = await ask(gw, protocol);
         assert.equal(r.status, 200, r.text);
         assert.deepEqual(keysSeen(protocol, from), [bad, good], "the bad key first (rotation starts there), then the next");
+        assert.deepEqual(keysProbed(protocol, from), protocol === "anthropic" && fault === "no_credit" ? [bad] : [],
+          "only a fault told by message text alone is probed, once");
         assert.ok(!r.text.includes(bad) && !JSON.stringify(r.headers).includes(bad));
         const again = fakes[protocol].received.length;
         for (let i = 0; i < 3; i++) assert.equal((await ask(gw, protocol)).status, 200);
@@ -163,6 +173,7 @@ describe("channel key health", () => {
         assert.equal(r.status, status, r.text);
         assert.equal(codeOf(protocol, r), code, r.text);
         assert.deepEqual(keysSeen(protocol, from), keys, "each key tried once");
+        assert.deepEqual(keysProbed(protocol, from), protocol === "anthropic" && fault === "no_credit" ? keys : []);
         for (const leak of [...keys, "Incorrect API key", "credit balance", "API key not valid", "exceeded your current quota"]) {
           assert.ok(!r.text.includes(leak), `the client saw "${leak}": ${r.text}`);
         }

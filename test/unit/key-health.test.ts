@@ -1,5 +1,5 @@
 // Key health in parts: what each provider's real error bodies mean for the key (refused, out
-// of credit, or an ordinary answer), the records in the keyed store (shared by every server
+// of credit, a suspicion to confirm, or an ordinary answer, whatever their messages quote), the records in the keyed store (shared by every server
 // on it, fresh for a changed key list, cooled down by time), the rotation that skips keys
 // out, the recent figures, and the /metrics reading `gateway channels` relies on.
 
@@ -11,7 +11,7 @@ import { samplesOf } from "../../src/cli/metrics-scrape.js";
 import { anthropicProvider } from "../../src/providers/anthropic.js";
 import { geminiProvider } from "../../src/providers/gemini.js";
 import { openaiProvider } from "../../src/providers/openai.js";
-import { keyFaultOfStatus, type KeyFault, type ProviderSpec } from "../../src/providers/provider.js";
+import { judgeKeyFault, type KeyFault, type ProviderSpec } from "../../src/providers/provider.js";
 import { isOut, KeyHealth, keyFingerprint } from "../../src/routing/key-health.js";
 import { KeyStats } from "../../src/routing/key-stats.js";
 import { KeyRotation } from "../../src/routing/keys.js";
@@ -19,12 +19,11 @@ import type { Channel } from "../../src/runtime/types.js";
 import { MemoryKeyedStore } from "../../src/state/memory-keyed.js";
 import { eventually } from "../helpers/gateway.js";
 
-/** What a provider makes of an answer: by status alone (401/403), else by its body. */
-function faultOf(provider: ProviderSpec, status: number, body: unknown): KeyFault | undefined {
-  const byStatus = keyFaultOfStatus(status);
-  if (byStatus) return byStatus;
-  const bodies = provider.keyFaultBodies;
-  return bodies?.statuses.includes(status) ? bodies.classify(status, JSON.stringify(body)) : undefined;
+/** What a provider makes of an answer: the fault its status and structured fields state;
+ * "confirm <fault>" when only its message says so (a probe of the gateway's must confirm). */
+function faultOf(provider: ProviderSpec, status: number, body: unknown): KeyFault | `confirm ${KeyFault}` | undefined {
+  const verdict = judgeKeyFault(provider.keyFaults, status, typeof body === "string" ? body : JSON.stringify(body));
+  return verdict === undefined ? undefined : verdict.confirm ? `confirm ${verdict.fault}` : verdict.fault;
 }
 
 const openaiError = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
@@ -44,13 +43,26 @@ describe("what the providers' error answers mean for the key", () => {
     assert.equal(faultOf(openaiProvider, 401, openaiError("Incorrect API key provided: sk-ab***", "invalid_request_error", "invalid_api_key")), "auth");
     assert.equal(faultOf(openaiProvider, 403, openaiError("Country, region, or territory not supported", "request_forbidden", "unsupported_country_region_territory")), "auth");
     assert.equal(faultOf(openaiProvider, 400, openaiError("Invalid 'messages[0].role'", "invalid_request_error", null)), undefined);
-    assert.equal(openaiProvider.keyFaultBodies!.classify(429, "not json"), undefined);
+    assert.equal(faultOf(openaiProvider, 429, "not json"), undefined);
   });
 
-  test("Anthropic: 400 'credit balance is too low' is out of credit, a disabled organization refused; other 400s are answers", () => {
+  test("OpenAI: a 401 that blames the request's organization or project header leaves the key; an echoed field name is no code", () => {
+    assert.equal(faultOf(openaiProvider, 401, openaiError("OpenAI-Organization header should match organization for API key", "invalid_request_error", "mismatched_organization")), undefined);
+    assert.equal(faultOf(openaiProvider, 401, openaiError("OpenAI-Project header should match project for API key", "invalid_request_error", "mismatched_project")), undefined);
+    // The field name lands in `message` and `param`, never in `code` or `type`.
+    assert.equal(faultOf(openaiProvider, 400, { error: { message: "Unrecognized request argument supplied: insufficient_quota", type: "invalid_request_error", param: "insufficient_quota", code: "unknown_parameter" } }), undefined);
+    assert.equal(faultOf(openaiProvider, 429, { error: { message: "insufficient_quota invalid_api_key", type: "requests", param: "insufficient_quota", code: "rate_limit_exceeded" } }), undefined);
+  });
+
+  test("Anthropic: 400 'credit balance is too low' and a disabled organization are suspicions to confirm (message only); other 400s are answers", () => {
     const credit = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.";
-    assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", credit)), "quota");
-    assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", "This organization has been disabled.")), "auth");
+    assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", credit)), "confirm quota");
+    assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", "This organization has been disabled.")), "confirm auth");
+    // The same words echoed as a field name: still only a suspicion, which the probe clears.
+    assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", "Your credit balance is too low: Extra inputs are not permitted")), "confirm quota");
+    assert.ok(anthropicProvider.keyFaults.probe, "Anthropic has a probe to confirm with");
+    assert.equal(faultOf(anthropicProvider, 402, anthropicError("billing_error", "There is an issue with your account's billing.")), "quota");
+    assert.equal(faultOf(anthropicProvider, 401, anthropicError("invalid_request_error", "authentication_error")), undefined, "a 401 counts by its type, not its text");
     assert.equal(faultOf(anthropicProvider, 400, anthropicError("invalid_request_error", "max_tokens: Field required")), undefined);
     assert.equal(faultOf(anthropicProvider, 401, anthropicError("authentication_error", "invalid x-api-key")), "auth");
     assert.equal(faultOf(anthropicProvider, 403, anthropicError("permission_error", "Your API key does not have permission to use the specified resource.")), "auth");
@@ -63,7 +75,15 @@ describe("what the providers' error answers mean for the key", () => {
     ]);
     assert.equal(faultOf(geminiProvider, 400, invalid), "auth");
     assert.equal(faultOf(geminiProvider, 400, googleError(400, "Invalid JSON payload received.", "INVALID_ARGUMENT")), undefined);
-    assert.equal(faultOf(geminiProvider, 403, googleError(403, "Permission denied: Consumer 'api_key:x' has been suspended.", "PERMISSION_DENIED")), "auth");
+    const echoed = 'Invalid JSON payload received. Unknown name "API_KEY_INVALID": Cannot find field.';
+    assert.equal(faultOf(geminiProvider, 400, googleError(400, echoed, "INVALID_ARGUMENT", [
+      { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ description: echoed }] },
+    ])), undefined, "the reason must be an ErrorInfo's, not a quoted field name");
+    assert.equal(faultOf(geminiProvider, 403, googleError(403, "Permission denied: Consumer 'api_key:x' has been suspended.", "PERMISSION_DENIED", [
+      { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "CONSUMER_SUSPENDED", domain: "googleapis.com" },
+    ])), "auth");
+    assert.equal(faultOf(geminiProvider, 403, googleError(403, "You do not have permission to access the File abc or it may not exist.", "PERMISSION_DENIED")), undefined,
+      "a 403 on a file the request names is the request's");
     const exceeded = "You exceeded your current quota, please check your plan and billing details.";
     assert.equal(faultOf(geminiProvider, 429, googleError(429, exceeded, "RESOURCE_EXHAUSTED", [
       quotaViolation("GenerateRequestsPerDayPerProjectPerModel-FreeTier"), quotaViolation("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"),

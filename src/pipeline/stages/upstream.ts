@@ -12,7 +12,7 @@ import {
 } from "../../observability/metrics.js";
 import { passesThrough, routeProtocols, type RouteProtocol } from "../../protocols/registry.js";
 import { providers } from "../../providers/index.js";
-import { keyFaultOfStatus, type KeyFault } from "../../providers/provider.js";
+import { judgeKeyFault, type KeyFault, type KeyVerdict } from "../../providers/provider.js";
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, sessionOf } from "../../routing/affinity.js";
 import { isOut, type KeyOut } from "../../routing/key-health.js";
@@ -121,12 +121,15 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
  * when the client left first. Throws the client-facing error when every attempt failed.
  * Within a channel, a key the provider refuses or says is out of credit is taken out of
  * rotation and the request is tried again on the channel's next key; a channel whose keys
- * are all out is passed over. */
+ * are all out is passed over. A fault the provider names only in its message is first
+ * confirmed by a probe of the gateway's own (routing/key-probes.ts), which this request
+ * waits for (bounded): confirmed, it is a fault like any; not, the answer is this
+ * request's own and goes to the client as it came. */
 export async function attemptAll(
   ctx: RequestContext, plan: readonly Channel[], exchangeFor: (c: ChannelProtocol) => Exchange, cancel: Cancellation,
   routing: RoutingState,
 ): Promise<Served | undefined> {
-  const { health, keys, keyHealth, keyStats } = routing;
+  const { health, keys, keyHealth, keyStats, keyProbes } = routing;
   let last: LastFailure | undefined;
   channels: for (const channel of plan) {
     ctx.channel = channel;
@@ -173,14 +176,17 @@ export async function attemptAll(
       const judged = await keyFaultOf(channel, upstream);
       upstream = judged.upstream;
       const status = upstream.status;
-      observeAttempt(channel, ctx, started, String(status), keyStats, fingerprint, judged.fault);
-      if (judged.fault) {
+      const fault = judged.verdict?.confirm
+        ? await keyProbes.confirm({ channel, index, fingerprint, upstreamModel: ctx.upstreamModel, fault: judged.verdict.fault })
+        : judged.verdict?.fault;
+      observeAttempt(channel, ctx, started, String(status), keyStats, fingerprint, fault);
+      if (fault) {
         discard(upstream.body); // drained, so the connection returns to the pool
-        last = { kind: "keys", reason: judged.fault };
+        last = { kind: "keys", reason: fault };
         (refused ??= []).push(index);
-        await noted(keyHealth.markOut(channel, index, judged.fault), channel);
-        upstreamRetriesTotal.inc({ channel: channel.name, reason: `key_${judged.fault}` });
-        log.warn("upstream refused a channel key; trying the next", { requestId: ctx.id, channel: channel.name, key: fingerprint, status, reason: judged.fault });
+        await noted(keyHealth.markOut(channel, index, fault), channel);
+        upstreamRetriesTotal.inc({ channel: channel.name, reason: `key_${fault}` });
+        log.warn("upstream refused a channel key; trying the next", { requestId: ctx.id, channel: channel.name, key: fingerprint, status, reason: fault });
         continue;
       }
       if (shouldFailOver(status)) {
@@ -231,19 +237,18 @@ function noted<T>(recorded: Promise<T>, channel: Channel, fallback?: T): Promise
 }
 
 /**
- * Whether an answer says the channel key is at fault: a 401/403, or a status the provider
- * also uses for a refused key or an account out of credit (Gemini 400 API_KEY_INVALID,
- * OpenAI 429 insufficient_quota, Anthropic 400 "credit balance is too low"), whose body is
- * read to tell (bounded). An answer that is not goes on with its body intact.
+ * What an answer says of the channel key, for a status the provider uses for a refused key
+ * or an account out of credit (401/403, Gemini 400 API_KEY_INVALID, OpenAI 429
+ * insufficient_quota, Anthropic 400 "credit balance is too low"): its error body is read
+ * (bounded) and judged by the provider's rules (providers/). An answer of any other status
+ * is not read; either way it goes on with its body intact.
  */
-async function keyFaultOf(channel: Channel, upstream: UpstreamResponse): Promise<{ fault?: KeyFault; upstream: UpstreamResponse }> {
-  const byStatus = keyFaultOfStatus(upstream.status);
-  if (byStatus) return { fault: byStatus, upstream };
-  const bodies = providers[channel.protocol].keyFaultBodies;
-  if (!bodies?.statuses.includes(upstream.status)) return { upstream };
+async function keyFaultOf(channel: Channel, upstream: UpstreamResponse): Promise<{ verdict?: KeyVerdict; upstream: UpstreamResponse }> {
+  const rules = providers[channel.protocol].keyFaults;
+  if (!rules.statuses.includes(upstream.status)) return { upstream };
   const body = await readAll(upstream.body, KEY_FAULT_BODY_LIMIT);
-  const fault = bodies.classify(upstream.status, body.toString("utf8"));
-  return { fault, upstream: { status: upstream.status, headers: upstream.headers, body: Readable.from([body]) } };
+  const verdict = judgeKeyFault(rules, upstream.status, body.toString("utf8"));
+  return { verdict, upstream: { status: upstream.status, headers: upstream.headers, body: Readable.from([body]) } };
 }
 
 /** The most of an error answer read to tell whether it names a key fault (errors are small). */
@@ -260,8 +265,9 @@ function observeAttempt(
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   upstreamDuration.observe(seconds, channel.name, ctx.modelName!, outcome);
   // A key the provider refused or found out of credit is that, whatever its status says
-  // (an OpenAI insufficient_quota is a 429, not a rate limit).
-  const errorClass = fault ?? upstreamErrorClass(outcome);
+  // (an OpenAI insufficient_quota is a 429, not a rate limit); a 401/403 the provider's
+  // fields do not blame on the key (a header or a file of the request) is the client's.
+  const errorClass = fault ?? (outcome === "401" || outcome === "403" ? "client" : upstreamErrorClass(outcome));
   if (errorClass !== undefined) upstreamErrorTally.add(1, channel.name, errorClass);
   if (outcome === "aborted") return; // the client left: nothing to say of the key
   if (errorClass !== undefined) keyFailureTally.add(1, channel.name, key, errorClass);
