@@ -69,6 +69,7 @@ export interface RawChannel {
   priority?: number;
   weight?: number;
   status?: "enabled" | "disabled";
+  betas?: string[];
 }
 
 export type Endpoint =
@@ -103,4 +104,8 @@ export interface RawModel {
   conversion?: "lenient" | "strict";
   price?: RawPrice;
   limits?: { request_rate?: RawWindow };
+  /** Responses may be stored at the provider (default false). */
+  store?: boolean;
+  /** /v1/responses may name a stored prompt (default false). */
+  stored_prompts?: boolean;
 }

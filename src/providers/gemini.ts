@@ -4,7 +4,7 @@
 // RESOURCE_EXHAUSTED naming a per-day quota when the key's daily quota is used up (a
 // per-minute quota in the same status is an ordinary rate limit: the key stays).
 
-import { errorObjectOf, type KeyFault, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, errorObjectOf, type KeyFault, type ProviderSpec } from "./provider.js";
 
 /** A quota counted per day (quotaId "GenerateRequestsPerDayPerProjectPerModel-FreeTier"):
  * exhausted, it does not come back within minutes. */
@@ -24,6 +24,13 @@ function geminiKeyFault(status: number, body: string): KeyFault | undefined {
 
 export const geminiProvider: ProviderSpec = Object.freeze({
   protocol: "gemini",
+  requestHeaders: Object.freeze({
+    // Never X-Goog-User-Project (bills another project), X-Goog-FieldMask (drops usage
+    // from the answer), X-HTTP-Method-Override, nor x-goog-api-client telemetry.
+    passed: new Set(COMMON_PASSED_HEADERS),
+    fixed: Object.freeze({}),
+    defaultBetas: new Set<string>(),
+  }),
   paths: Object.freeze({ models: "/v1beta/models" }),
   authHeaders: (key: string) => ({ "x-goog-api-key": key }),
   privateResponseHeaders: Object.freeze([]),
