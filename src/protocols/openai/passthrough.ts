@@ -33,6 +33,10 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   streamCost: streamCost.responses,
   bodyUsage: (json) => normalizeResponsesUsage(answerField(json, "usage")),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
+  bodyAnswerId: (json) => {
+    const id = answerField(json, "id");
+    return typeof id === "string" ? id : undefined;
+  },
 });
 
 /** /v1/embeddings: usage.prompt_tokens is the input billed. */
