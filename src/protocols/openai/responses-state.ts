@@ -41,7 +41,7 @@ export function responsesState(json: Record<string, unknown>, model: Model): Res
       throw refused(`store: true is not available for the model '${model.name}': leave store out (or false); nothing is kept at the provider.`);
     }
     if (previous != null) {
-      throw refused(`previous_response_id cannot be used with the model '${model.name}': its responses are not stored. Send the whole conversation in input.`);
+      throw refused(`previous_response_id cannot be used with the model '${model.name}': the gateway keeps no conversations for it (its responses are not stored at the provider). Send the whole conversation in input.`);
     }
     if (referencesItems(json.input)) {
       throw refused(`item_reference cannot be used with the model '${model.name}': its responses are not stored. Send the items themselves.`);
