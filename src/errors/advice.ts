@@ -5,7 +5,7 @@
 /** Advice by catalogue code: when the error happens and what fixes it. */
 export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
   not_found:
-    "The path is not one the gateway serves (or is absurdly long), or a video job id or a stored response (`previous_response_id`) this account did not create here. Usually a wrong base URL: OpenAI-style SDKs take `{base_url}/v1`, the Anthropic and Gemini SDKs take `{base_url}` itself.",
+    "The path is not one the gateway serves (or is absurdly long), or a video job id, a stored response (`previous_response_id`), or an uploaded file, vector store, container or cached content this account did not create here (the gateway serves none of the APIs that create the last four). Usually a wrong base URL: OpenAI-style SDKs take `{base_url}/v1`, the Anthropic and Gemini SDKs take `{base_url}` itself.",
   method_not_allowed:
     "The path exists but not with this HTTP method (e.g. `GET /v1/chat/completions`). Use the method the endpoint documents, usually `POST`.",
   missing_token:

@@ -35,6 +35,11 @@ export interface PassthroughSpec {
   isStream(req: PassRequest): boolean;
   /** Query parameters of the client that go upstream (and their values); none when absent. */
   readonly query?: QueryAllowList;
+  /** An object the request names that lives under the operator's upstream account and
+   * that no tenant can have created through the gateway (an uploaded file, a vector
+   * store, cached content), described ("file 'file-abc'"); the request is then refused as
+   * unknown (404) before it reaches the provider. */
+  storedReference?(json: Record<string, unknown>): string | undefined;
   /** Upstream path and query. */
   path(req: PassRequest, upstreamModel: string): string;
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the

@@ -6,6 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { startFakeGemini, type FakeGemini } from "../helpers/fake-gemini.js";
 import { startFakeResponses, type FakeResponses } from "../helpers/fake-responses.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
@@ -14,6 +15,7 @@ import { CHANNEL_KEY, TOKEN, channel, config, rawRequest, token, type RawRespons
 const LIMITED = "sk-gw-test-alice-limited-0001"; // alice, but not allowed sora-2
 const OTHER_GROUP = "sk-gw-test-alice-default-0001"; // alice, group default: the video channel is not its route
 const RATE = "sk-gw-test-alice-rate-000001"; // alice, used only by the rate test
+const FILES = "sk-gw-test-alice-files-00001"; // alice, group default, used only by the files test
 const BOB = "sk-gw-test-bob-0000000000001";
 /** limits.request_rate.max: every token's own window. */
 const RATE_MAX = 4;
@@ -21,10 +23,13 @@ const RATE_MAX = 4;
 describe("tenants stay apart", () => {
   let videos: FakeOpenAI;
   let responses: FakeResponses;
+  let gemini: FakeGemini;
   let gw: TestGateway;
 
   before(async () => {
-    [videos, responses] = await Promise.all([startFakeOpenAI({ keys: [CHANNEL_KEY] }), startFakeResponses({ keys: [CHANNEL_KEY] })]);
+    [videos, responses, gemini] = await Promise.all([
+      startFakeOpenAI({ keys: [CHANNEL_KEY] }), startFakeResponses({ keys: [CHANNEL_KEY] }), startFakeGemini({ keys: [CHANNEL_KEY] }),
+    ]);
     gw = await startTestGateway(config({
       limits: { request_rate: { max: RATE_MAX, per: "1m" } },
       users: { alice: { credit: 100, groups: ["default", "video"] }, bob: { credit: 100, groups: ["default", "video"] } },
@@ -33,14 +38,19 @@ describe("tenants stay apart", () => {
         token("alice-limited", LIMITED, { group: "video", models: ["gpt-5"] }),
         token("alice-default", OTHER_GROUP, { group: "default" }),
         token("alice-rate", RATE, { group: "video" }),
+        token("alice-files", FILES, { group: "default" }),
         token("bob-video", BOB, { user: "bob", group: "video" }),
       ],
       channels: [
         channel("videos", videos.url, { groups: ["video"], models: ["sora-2"] }),
+        channel("chat", videos.url, { groups: ["default"], models: ["gpt-4o-mini"] }),
+        channel("gm", gemini.url, { protocol: "gemini", groups: ["default"], models: ["gemini-2.5-flash"] }),
         channel("resp", responses.url, { groups: ["default", "video"], models: ["gpt-5", "gpt-5-store"] }),
       ],
       models: {
         "sora-2": { endpoint: "video", price: { per_second: 0.1 } },
+        "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
+        "gemini-2.5-flash": { price: { input: 0.3, output: 2.5 } },
         "gpt-5": { endpoint: "responses", price: { input: 1.25, output: 10 } },
         "gpt-5-store": { endpoint: "responses", price: { input: 1.25, output: 10 }, store: true },
       },
@@ -48,7 +58,7 @@ describe("tenants stay apart", () => {
   });
   after(async () => {
     await gw?.close();
-    await Promise.all([videos?.close(), responses?.close()]);
+    await Promise.all([videos?.close(), responses?.close(), gemini?.close()]);
     destroyAgents();
   });
 
@@ -135,5 +145,36 @@ describe("tenants stay apart", () => {
     }
     const unknown = await postJson("/v1/responses", { model: "gpt-5-store", input: "x", previous_response_id: "resp_never" }, TOKEN);
     assert.equal(unknown.status, 404, unknown.text);
+  });
+
+  test("files, vector stores, containers and cached contents of the upstream account are unknown to every tenant (404)", async () => {
+    const upstream = () => videos.received.length + responses.received.length + gemini.received.length;
+    const before = upstream();
+    const refusals: [string, object][] = [
+      ["/v1/responses", { model: "gpt-5", input: [{ role: "user", content: [{ type: "input_file", file_id: "file-operator" }] }] }],
+      ["/v1/responses", { model: "gpt-5", input: [{ role: "user", content: [{ type: "input_image", file_id: "file-img" }] }] }],
+      ["/v1/responses", { model: "gpt-5", input: "x", tools: [{ type: "file_search", vector_store_ids: ["vs_operator"] }] }],
+      ["/v1/responses", { model: "gpt-5", input: "x", tools: [{ type: "code_interpreter", container: "cntr_operator" }] }],
+      ["/v1/chat/completions", { model: "gpt-4o-mini", messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-operator" } }] }] }],
+    ];
+    for (const [path, body] of refusals) {
+      const r = await postJson(path, body, FILES);
+      assert.equal(r.status, 404, `${JSON.stringify(body)}: ${r.text}`);
+    }
+    const generate = (body: object) => rawRequest(`${gw.url}/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: "POST", headers: { "x-goog-api-key": FILES, "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const text = { role: "user", parts: [{ text: "hi" }] };
+    for (const body of [
+      { contents: [text], cachedContent: "cachedContents/operator" },
+      { contents: [{ role: "user", parts: [{ fileData: { mimeType: "application/pdf", fileUri: "https://generativelanguage.googleapis.com/v1beta/files/operator" } }] }] },
+    ]) {
+      const r = await generate(body);
+      assert.equal(r.status, 404, `${JSON.stringify(body)}: ${r.text}`);
+      assert.equal(r.json.error.code, 404, "in the generate-content shape");
+    }
+    assert.equal(upstream(), before, "none reached a provider");
+    const publicVideo = await generate({ contents: [{ role: "user", parts: [{ fileData: { fileUri: "https://www.youtube.com/watch?v=abc" } }, { text: "hi" }] }] });
+    assert.equal(publicVideo.status, 200, publicVideo.text);
   });
 });

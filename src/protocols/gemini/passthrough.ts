@@ -7,12 +7,14 @@ import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
+import { generateStoredReference } from "./stored-references.js";
 import { normalizeGeminiUsage } from "./usage.js";
 
 export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "gemini",
   isStream: (req) => req.pathAction === "streamGenerateContent",
   query: new Map([["alt", new Set(["sse"])]]),
+  storedReference: generateStoredReference,
   path: (req, upstreamModel) =>
     `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${req.query ? "?" + req.query : ""}`,
   body: (req) => ({ body: req.raw, stripUsage: false }),

@@ -4,6 +4,8 @@
 // Each withholds its last bytes until the charge is committed (Served.release).
 
 import type { ServerResponse } from "node:http";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
@@ -21,6 +23,9 @@ import { readWhole } from "./whole.js";
 const EMPTY = Buffer.alloc(0);
 
 export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec): Exchange {
+  // Another tenant's object (or the operator's) is as unknown as one that never was.
+  const stored = spec.storedReference?.(input.json);
+  if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   const req: PassRequest = {
     raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"],
