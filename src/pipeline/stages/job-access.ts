@@ -8,6 +8,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { RoutingState } from "../../routing/routing-state.js";
+import type { Model } from "../../runtime/types.js";
 import type { Hit, Limiter } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -40,7 +41,7 @@ export function jobAccessStage(routing: RoutingState, limiter: Limiter): Stage<R
 
 /** Takes the token's windows and the model's, in order; a full one gives back the hits
  * before it and answers 429. The limits stage refunds or counts them once the fetch ends. */
-async function takeWindows(limiter: Limiter, limits: PendingLimits, model: Parameters<typeof modelWindow>[0] | undefined): Promise<void> {
+async function takeWindows(limiter: Limiter, limits: PendingLimits, model: Model | undefined): Promise<void> {
   const ofModel = model && modelWindow(model);
   if (ofModel) limits.windows = [...limits.windows, ofModel];
   const now = Date.now();
@@ -48,10 +49,7 @@ async function takeWindows(limiter: Limiter, limits: PendingLimits, model: Param
   try {
     for (const w of limits.windows) {
       const admission = await limiter.take(w.key, w.window, now);
-      if (!admission.ok) {
-        limits.outcome = "refused";
-        throw windowFull(w, admission.retryAfterMs);
-      }
+      if (!admission.ok) throw windowFull(w, admission.retryAfterMs);
       hits.push(admission.hit);
     }
   } catch (err) {
