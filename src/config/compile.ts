@@ -135,6 +135,7 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
     priority: raw.priority ?? 0,
     weight: raw.weight ?? 1,
     enabled: (raw.status ?? "enabled") === "enabled" && keys.length > 0,
+    ...(raw.betas === undefined ? {} : { betas: new Set(raw.betas) }),
   };
 }
 
@@ -159,6 +160,8 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
       conversion: m.conversion ?? "lenient",
       ...(m.limits?.request_rate === undefined ? {} : { requestRate: compileWindow(m.limits.request_rate) }),
+      ...(m.store === true ? { allowStore: true as const } : {}),
+      ...(m.stored_prompts === true ? { allowStoredPrompts: true as const } : {}),
     };
     if (m.request_schema === undefined) {
       models.set(name, model);

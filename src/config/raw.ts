@@ -71,6 +71,7 @@ export interface RawChannel {
   priority?: number;
   weight?: number;
   status?: "enabled" | "disabled";
+  betas?: string[];
 }
 
 export type Endpoint =
@@ -107,4 +108,8 @@ export interface RawModel {
   conversion?: "lenient" | "strict";
   price?: RawPrice;
   limits?: { request_rate?: RawWindow };
+  /** Responses may be stored at the provider (default false). */
+  store?: boolean;
+  /** /v1/responses may name a stored prompt (default false). */
+  stored_prompts?: boolean;
 }

@@ -5,7 +5,7 @@
 /** Advice by catalogue code: when the error happens and what fixes it. */
 export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
   not_found:
-    "The path is not one the gateway serves (or is absurdly long), or a video job id this account did not create here. Usually a wrong base URL: OpenAI-style SDKs take `{base_url}/v1`, the Anthropic and Gemini SDKs take `{base_url}` itself.",
+    "The path is not one the gateway serves (or is absurdly long), or a video job id, a stored response (`previous_response_id`), or an uploaded file, vector store, container or cached content this account did not create here (the gateway serves none of the APIs that create the last four). Usually a wrong base URL: OpenAI-style SDKs take `{base_url}/v1`, the Anthropic and Gemini SDKs take `{base_url}` itself.",
   method_not_allowed:
     "The path exists but not with this HTTP method (e.g. `GET /v1/chat/completions`). Use the method the endpoint documents, usually `POST`.",
   missing_token:
@@ -64,6 +64,8 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "No enabled channel serves this model in the token's group. The operator lists the model and the group on a channel (`channels[].models`, `channels[].groups`) and checks that the channel has keys (one without keys starts disabled).",
   upstream_rejected:
     "The provider refused the converted request with a 4xx; the status is the provider's and the message quotes its reason. Usually a request the model does not accept (unknown parameter, context too long): fix the request.",
+  stored_state_not_allowed:
+    "The request asks the provider to keep or look up state (`store: true`, `previous_response_id`, `item_reference`, a stored `prompt`, a `conversation`, `background`) for a model whose operator does not allow it: such objects live under the operator's one upstream account. Leave `store` out and send the whole conversation in `input`; the operator may allow storing per model (`models.<name>.store`, `stored_prompts`).",
   conversion_unsupported:
     "The request needs something the channel's protocol cannot express (e.g. `n` > 1, logprobs or audio output toward another provider, a realtime session without an OpenAI-protocol channel). Send it to a model served in its own protocol, or drop the field.",
   upstream_rate_limited:

@@ -48,6 +48,9 @@ export const errors = Object.freeze({
   affinityChannelUnavailable: spec(503, "gateway_error", "affinity_channel_unavailable", "The channel this session is bound to is no longer available."),
   channelNotFound: spec(503, "gateway_error", "channel_not_found", "No available channel for the model in this token's group."),
   upstreamRejected: spec(400, "invalid_request_error", "upstream_rejected", "The upstream provider rejected the request."),
+  // Objects kept at the provider live under the operator's one account, shared by every
+  // tenant: only models whose operator allows it (models.<name>.store) may keep or name them.
+  storedStateNotAllowed: spec(400, "invalid_request_error", "stored_state_not_allowed", "This model keeps no state at the provider through this gateway: send the whole conversation in the request."),
   conversionUnsupported: spec(400, "invalid_request_error", "conversion_unsupported", "This request cannot be converted for the channel that serves the model."),
   upstreamRateLimited: spec(429, "gateway_error", "upstream_rate_limited", "The upstream provider is rate limiting requests; retry after a short wait."),
   upstreamError: spec(502, "gateway_error", "upstream_error", "The upstream provider failed to answer."),

@@ -21,6 +21,7 @@ import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { multipartBodyStage } from "./stages/multipart-body.js";
 import { jobStage } from "./stages/job.js";
+import { jobAccessStage } from "./stages/job-access.js";
 import { realtimeModelStage, realtimeStage } from "./stages/realtime.js";
 import { uploadBodyStage } from "./stages/upload-body.js";
 import { modelsStage } from "./stages/models.js";
@@ -28,10 +29,11 @@ import { reserveStage } from "./stages/reserve.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
 import { settleStage } from "./stages/settle.js";
+import { storedResponsesStage } from "./stages/stored-responses.js";
 import { upstreamStage } from "./stages/upstream.js";
 
 /** Handlers whose chain includes the reserve stage. */
-const reserving: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "realtime", "messages"]);
+const reserving: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "realtime", "messages", "responses"]);
 
 export interface ChainDeps {
   /** Told about every settled request (after billing, before its last bytes go). */
@@ -61,9 +63,12 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
   const reserve = reserveStage(deps.admitter);
   const handlers: Record<HandlerName, (ctx: RequestContext) => Promise<void>> = {
     proxy: compose([bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
+    responses: compose([
+      bodyStage(deps.bodyBudget), modelStage(), rulesStage(), storedResponsesStage(deps.routing), reserve, upstreamStage(deps.routing),
+    ]),
     multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
-    job: compose([jobStage(deps.routing, deps.jobs)]),
+    job: compose([jobAccessStage(deps.routing, deps.limiter), jobStage(deps.routing, deps.jobs)]),
     realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing)]),
     messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
@@ -76,8 +81,10 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
   // The handlers above with a reserve stage: it checks the money and takes the rate windows
   // in one step, so access and limits leave those to it.
   const admitsLater = (ctx: RequestContext): boolean => reserving.has(ctx.route!.handler);
+  // A job fetch takes them too once its job names the model (the job-access stage).
+  const takesWindowsLater = (ctx: RequestContext): boolean => admitsLater(ctx) || ctx.route!.handler === "job";
   return compose([
     logStage(deps.requestLog), routeStage(), authStage(), settleStage(deps.admitter, deps.usageLog, deps.usage),
-    accessStage(deps.accounts, admitsLater), limitsStage(deps.limiter, admitsLater), dispatch,
+    accessStage(deps.accounts, admitsLater), limitsStage(deps.limiter, takesWindowsLater), dispatch,
   ]);
 }

@@ -13,6 +13,7 @@ import type { MultipartFile } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";
 import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
+import type { RememberedJob } from "../routing/jobs.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -61,6 +62,8 @@ export interface RequestContext {
   units?: Units;
   /** Id of the asynchronous job (video) this request fetches. */
   jobId?: string;
+  /** That job's record (its owner, channel and model), once the caller may fetch it. */
+  job?: RememberedJob;
   /** The token's rate windows, when the reserve stage takes them with the pre-deduction. */
   limits?: PendingLimits;
   /** The pre-deduction held for this request. */

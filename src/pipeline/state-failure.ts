@@ -6,7 +6,7 @@ import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 
 /** What could not be reached, as the client is told. */
-export type StatePart = "accounts" | "rate limits" | "usage log" | "job records";
+export type StatePart = "accounts" | "rate limits" | "usage log" | "job records" | "stored responses";
 
 /** Seconds a client waits before retrying: the clients reconnect within about a second. */
 const RETRY_AFTER_S = 2;

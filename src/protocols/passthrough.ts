@@ -11,6 +11,9 @@ import type { CostStamp } from "./stream-cost.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
 
+/** Query parameters a protocol forwards upstream: name → the values it may carry. */
+export type QueryAllowList = ReadonlyMap<string, ReadonlySet<string>>;
+
 /** The parts of a request a pass-through spec looks at. */
 export interface PassRequest {
   readonly raw: Buffer;
@@ -19,7 +22,7 @@ export interface PassRequest {
   readonly pathModel?: string;
   /** Action named in the URL (generate-content: generateContent | streamGenerateContent). */
   readonly pathAction?: string;
-  /** The client's query string without "?" (the gateway's `key` parameter already removed). */
+  /** The client's query string without "?", rebuilt from the spec's `query` allow-list. */
   readonly query: string;
   /** The client's Content-Type header. */
   readonly contentType?: string;
@@ -30,6 +33,13 @@ export interface PassthroughSpec {
   readonly channelProtocol: ChannelProtocol;
   /** Whether the client asked for a stream. */
   isStream(req: PassRequest): boolean;
+  /** Query parameters of the client that go upstream (and their values); none when absent. */
+  readonly query?: QueryAllowList;
+  /** An object the request names that lives under the operator's upstream account and
+   * that no tenant can have created through the gateway (an uploaded file, a vector
+   * store, cached content), described ("file 'file-abc'"); the request is then refused as
+   * unknown (404) before it reaches the provider. */
+  storedReference?(json: Record<string, unknown>): string | undefined;
   /** Upstream path and query. */
   path(req: PassRequest, upstreamModel: string): string;
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the
@@ -55,6 +65,8 @@ export interface PassthroughSpec {
   bodyUnits?(json: unknown): Units | undefined;
   /** The id of an asynchronous job the answer created (video), for fetching it later. */
   bodyJobId?(json: unknown): string | undefined;
+  /** The id the provider gave a complete answer (a responses object). */
+  bodyAnswerId?(json: unknown): string | undefined;
 }
 
 /** A top-level field of a parsed JSON answer; undefined when the answer is no object. */

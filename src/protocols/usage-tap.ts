@@ -17,6 +17,8 @@ export interface UsageReader {
   usage(): Usage | undefined;
   /** Generated text fields (first capture group: the JSON-escaped text), for estimates. */
   readonly textField: RegExp;
+  /** The id the provider gave the answer, read from the events taken (responses). */
+  answerId?(): string | undefined;
 }
 
 /** How a protocol's stream ends, tested on an event's raw text. */
@@ -164,6 +166,11 @@ export class SseUsageTap {
   /** The usage the stream reported, if any. */
   get usage(): Usage | undefined {
     return this.#reader.usage();
+  }
+
+  /** The id the provider gave the answer, when the protocol names one. */
+  get answerId(): string | undefined {
+    return this.#reader.answerId?.();
   }
 
   /** How the stream has ended so far: undefined while it is still open. */

@@ -7,10 +7,36 @@
 // place its validation errors quote the request's field names ("<field>: Extra inputs are
 // not permitted"); so those are confirmed with a probe of our own before the key goes out.
 
-import { sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
 
 /** The version sent when the client did not choose one (conversions from other protocols). */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
+
+/**
+ * Betas a channel allows unless its `betas` key says otherwise: those whose answers the
+ * gateway reads and bills from their own usage, including every value the recorded
+ * clients send (test/fixtures/clients: Claude Code, the AI SDK). Left out on purpose:
+ * extended-cache-ttl (1 h cache writes cost more than the one cache-write price a model
+ * has), files-api (files kept under the operator's account, reachable by every tenant),
+ * code-execution and mcp-client (container hours and calls to servers the client names),
+ * skills, and fast mode (a premium price the price list does not carry).
+ */
+export const KNOWN_ANTHROPIC_BETAS: readonly string[] = Object.freeze([
+  "context-1m-2025-08-07", // SPEC.md's 1M-context mode
+  "claude-code-20250219",
+  "interleaved-thinking-2025-05-14",
+  "context-management-2025-06-27",
+  "token-counting-2024-11-01",
+  "fine-grained-tool-streaming-2025-05-14",
+  "token-efficient-tools-2025-02-19",
+  "output-128k-2025-02-19",
+  "prompt-caching-scope-2026-01-05",
+  "mid-conversation-system-2026-04-07",
+  "thinking-token-count-2026-05-13",
+  "effort-2025-11-24",
+  "advanced-tool-use-2025-11-20",
+  "structured-outputs-2025-11-13",
+]);
 
 /** What Anthropic states by error type alone. */
 const BY_TYPE: Readonly<Record<number, readonly [string, KeyVerdict]>> = {
@@ -47,6 +73,14 @@ function anthropicProbe(upstreamModel: string) {
 
 export const anthropicProvider: ProviderSpec = Object.freeze({
   protocol: "anthropic",
+  requestHeaders: Object.freeze({
+    // The SDKs' x-stainless-* telemetry, Claude Code's session and app headers and the
+    // browser-access switch have no use upstream: dropped with every unknown header.
+    passed: new Set([...COMMON_PASSED_HEADERS, "anthropic-version"]),
+    fixed: Object.freeze({ "anthropic-version": DEFAULT_ANTHROPIC_VERSION }),
+    betaHeader: "anthropic-beta",
+    defaultBetas: new Set(KNOWN_ANTHROPIC_BETAS),
+  }),
   paths: Object.freeze({ messages: "/v1/messages" }),
   authHeaders: (key: string) => ({ "x-api-key": key }),
   privateResponseHeaders: Object.freeze(["anthropic-organization-id"]),

@@ -7,7 +7,7 @@
 // read: an unknown field is echoed there ("Unknown name \"API_KEY_INVALID\"…"), and a 403
 // without such a reason (a file or cached content of another project) is the request's.
 
-import { sure, type ErrorObject, type KeyFault, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyFault, type KeyVerdict, type ProviderSpec } from "./provider.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
 const QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure";
@@ -48,6 +48,13 @@ function geminiKeyFault(status: number, error: ErrorObject | undefined): KeyVerd
 
 export const geminiProvider: ProviderSpec = Object.freeze({
   protocol: "gemini",
+  requestHeaders: Object.freeze({
+    // Never X-Goog-User-Project (bills another project), X-Goog-FieldMask (drops usage
+    // from the answer), X-HTTP-Method-Override, nor x-goog-api-client telemetry.
+    passed: new Set(COMMON_PASSED_HEADERS),
+    fixed: Object.freeze({}),
+    defaultBetas: new Set<string>(),
+  }),
   paths: Object.freeze({ models: "/v1beta/models" }),
   authHeaders: (key: string) => ({ "x-goog-api-key": key }),
   privateResponseHeaders: Object.freeze([]),

@@ -4,7 +4,7 @@
 // insufficient_quota for an account out of credit, unlike an ordinary rate limit
 // (rate_limit_exceeded), where the key stays in rotation.
 
-import { sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
 
 /** 401 codes that blame the request's OpenAI-Organization / OpenAI-Project header, not the
  * key: a client must never take a key out by naming another organization. */
@@ -18,6 +18,13 @@ function openaiKeyFault(status: number, error: ErrorObject | undefined): KeyVerd
 
 export const openaiProvider: ProviderSpec = Object.freeze({
   protocol: "openai",
+  requestHeaders: Object.freeze({
+    // Never OpenAI-Organization / OpenAI-Project (they pick the operator's account), nor
+    // Idempotency-Key (shared by every tenant of that account), nor SDK telemetry.
+    passed: new Set(COMMON_PASSED_HEADERS),
+    fixed: Object.freeze({}),
+    defaultBetas: new Set<string>(),
+  }),
   paths: Object.freeze({ chat: "/v1/chat/completions" }),
   authHeaders: (key: string) => ({ authorization: `Bearer ${key}` }),
   /** Response headers that describe our upstream account; clients never see them. */

@@ -46,8 +46,31 @@ export interface KeyFaultRules {
   readonly probe?: KeyProbe;
 }
 
+/**
+ * Which client request headers reach this protocol's upstream: an allow-list, so a header
+ * the gateway does not know (an account selector, a method override, a field mask, SDK
+ * telemetry, an idempotency key shared by every tenant of the one upstream account) never
+ * does. Sets, built once: a request only looks names up.
+ */
+export interface RequestHeaderPolicy {
+  /** Client headers a same-protocol request carries upstream as sent (lower case). */
+  readonly passed: ReadonlySet<string>;
+  /** Headers the gateway sets on the requests it encodes itself (conversions). */
+  readonly fixed: Readonly<Record<string, string>>;
+  /** The header listing opt-in protocol betas (a comma list): only the values the channel
+   * allows (channels[].betas, default `defaultBetas`) pass, on any inbound protocol. */
+  readonly betaHeader?: string;
+  /** Betas a channel allows when it lists none: those the gateway knows and bills right. */
+  readonly defaultBetas: ReadonlySet<string>;
+}
+
+/** Client headers worth carrying on every protocol: harmless, and useful in upstream logs. */
+export const COMMON_PASSED_HEADERS = ["user-agent", "accept-language"] as const;
+
 export interface ProviderSpec {
   readonly protocol: ChannelProtocol;
+  /** What a client's request headers may carry upstream. */
+  readonly requestHeaders: RequestHeaderPolicy;
   /** Upstream paths by operation, appended to the channel's base_url. */
   readonly paths: Readonly<Record<string, string>>;
   /** Headers that carry the channel key. */

@@ -117,6 +117,11 @@ export interface Model {
   /** models.<name>.limits.request_rate: requests of this model per window, every token's
    * together. */
   readonly requestRate?: RateWindow;
+  /** models.<name>.store: answers may be stored at the provider (and named later by their
+   * creator); absent: store goes upstream as false. */
+  readonly allowStore?: true;
+  /** models.<name>.stored_prompts: a responses request may name a stored prompt. */
+  readonly allowStoredPrompts?: true;
 }
 
 export interface Channel {
@@ -135,6 +140,9 @@ export interface Channel {
   readonly priority: number;
   readonly weight: number;
   readonly enabled: boolean;
+  /** channels[].betas: protocol beta values clients may ask this channel for; undefined:
+   * those its protocol knows (the provider manifest's default). */
+  readonly betas?: ReadonlySet<string>;
 }
 
 /** Channels of one priority for a (group, model); weights pre-summed for selection. */

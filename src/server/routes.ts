@@ -7,6 +7,8 @@ import type { WireFamily } from "../protocols/render-error.js";
 /** What serves a route once the common stages have passed. */
 export type HandlerName =
   | "proxy" | "multipart" | "upload" | "messages" | "job" | "realtime" | "models" | "billing"
+  /** /v1/responses: a model call whose stored state stays with its creator. */
+  | "responses"
   /** Token counting (free): messages-protocol, and generate-content's. */
   | "messages-count-tokens" | "count-tokens";
 
@@ -21,11 +23,13 @@ export interface Route {
   /** Whether the body carries a JSON `model` (false for GET routes and path-model routes). */
   readonly modelInBody: boolean;
   /** A poll (balance, job status) rather than a use: it answers with the money gone and does
-   * not count toward rate limits. */
+   * not count toward rate limits, unless `rateLimited`. */
   readonly poll?: boolean;
+  /** A poll that still takes the rate windows: it reaches the upstream (a job fetch). */
+  readonly rateLimited?: boolean;
 }
 
-const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "messages"]);
+const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "messages", "responses"]);
 
 function route(r: Route): Route {
   return Object.freeze(r);
@@ -40,7 +44,7 @@ const exact = new Map<string, Route>([
   ["/v1/models", route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
     .map((p) => [p, route({ name: "billing", method: "GET", family: "openai", handler: "billing", modelInBody: false, poll: true })] as const),
-  ["/v1/responses", openaiPost("responses", "proxy", "responses")],
+  ["/v1/responses", openaiPost("responses", "responses", "responses")],
   ["/v1/messages", route({ name: "messages", method: "POST", family: "anthropic", handler: "messages", endpoint: "chat", modelInBody: true })],
   ["/v1/messages/count_tokens", route({
     name: "messages-count-tokens", method: "POST", family: "anthropic", handler: "messages-count-tokens", endpoint: "chat", modelInBody: true,
@@ -83,7 +87,7 @@ export function matchRoute(method: string, path: string): RouteMatch {
     : { kind: "ok", route: r };
 }
 
-const videoJob = route({ name: "video-jobs", method: "GET", family: "openai", handler: "job", modelInBody: false, poll: true });
+const videoJob = route({ name: "video-jobs", method: "GET", family: "openai", handler: "job", modelInBody: false, poll: true, rateLimited: true });
 
 /** `/v1/videos/{id}` (the job) and `/v1/videos/{id}/content` (the video). */
 function matchVideoJob(path: string): { route: Route; pathModel?: string; pathAction: string; pathId: string } | undefined {

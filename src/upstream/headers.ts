@@ -1,17 +1,9 @@
-// Which headers cross the gateway. Client credentials and hop-by-hop headers never go
-// upstream; upstream account identifiers and hop-by-hop headers never come back.
+// Which headers cross the gateway. Toward the provider only what the protocol's allow-list
+// names (src/providers/<kind>.ts) and the gateway's own headers; upstream account
+// identifiers and hop-by-hop headers never come back.
 
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-
-/** Request headers never forwarded upstream (lower case). */
-const dropUpstream = new Set([
-  "host", "connection", "keep-alive", "proxy-authorization", "proxy-connection", "te", "trailer",
-  "transfer-encoding", "upgrade", "content-length", "accept-encoding", "expect",
-  // credentials of the client: the channel key replaces them
-  "authorization", "x-api-key", "x-goog-api-key", "cookie",
-  // the client's network identity stays with us
-  "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip", "forwarded",
-]);
+import { COMMON_PASSED_HEADERS, type RequestHeaderPolicy } from "../providers/provider.js";
 
 /** Response headers never relayed to the client (lower case). */
 const dropDownstream = new Set([
@@ -19,24 +11,53 @@ const dropDownstream = new Set([
   "set-cookie",
 ]);
 
-/** Builds upstream request headers from the client's, without its credentials. */
-export function upstreamRequestHeaders(
-  client: IncomingHttpHeaders,
-  auth: Record<string, string>,
-  bodyLength: number,
-  contentType = "application/json",
-): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const name in client) {
-    if (dropUpstream.has(name) || name.startsWith("x-gateway-")) continue;
+export interface UpstreamHeaderInput {
+  readonly client: IncomingHttpHeaders;
+  readonly policy: RequestHeaderPolicy;
+  /** The channel's allowed betas (channels[].betas); undefined: the policy's default. */
+  readonly betas: ReadonlySet<string> | undefined;
+  /** The channel key's headers. */
+  readonly auth: Readonly<Record<string, string>>;
+  readonly bodyLength: number;
+  readonly contentType: string;
+  readonly accept: string;
+  /** Same protocol in and out: the client's own protocol headers (its version) pass;
+   * otherwise the gateway encoded the body and sets them itself. */
+  readonly passThrough: boolean;
+}
+
+/** Builds upstream request headers: the gateway's, the allow-listed ones of the client,
+ * the allowed betas, then the channel key. Nothing else of the client's goes. */
+export function upstreamRequestHeaders(input: UpstreamHeaderInput): Record<string, string | string[]> {
+  const { client, policy } = input;
+  const out: Record<string, string | string[]> = { ...policy.fixed };
+  for (const name of input.passThrough ? policy.passed : COMMON_PASSED_HEADERS) {
     const value = client[name];
     if (value !== undefined) out[name] = value;
   }
+  if (policy.betaHeader !== undefined) {
+    const asked = client[policy.betaHeader];
+    const kept = typeof asked === "string" ? allowedValues(asked, input.betas ?? policy.defaultBetas) : undefined;
+    if (kept !== undefined) out[policy.betaHeader] = kept;
+  }
+  out.accept = input.accept;
   // identity: the usage tap reads the body, so it must not arrive compressed
   out["accept-encoding"] = "identity";
-  out["content-type"] = contentType;
-  out["content-length"] = String(bodyLength);
-  return Object.assign(out, auth);
+  out["content-type"] = input.contentType;
+  out["content-length"] = String(input.bodyLength);
+  return Object.assign(out, input.auth);
+}
+
+/** The values of a comma list that `allowed` holds, in order; undefined when none is.
+ * An unknown value is dropped, not the whole list. */
+export function allowedValues(list: string, allowed: ReadonlySet<string>): string | undefined {
+  if (allowed.has(list)) return list; // the common case: one value, or an exact known list
+  let kept: string | undefined;
+  for (const part of list.split(",")) {
+    const value = part.trim();
+    if (allowed.has(value)) kept = kept === undefined ? value : `${kept},${value}`;
+  }
+  return kept;
 }
 
 /** Copies upstream response headers that may reach the client; `keepLength` when the

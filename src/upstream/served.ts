@@ -60,6 +60,8 @@ export interface Served {
   readonly firstByteNs: bigint | undefined;
   /** The asynchronous job the answer created (video). */
   readonly jobId: string | undefined;
+  /** The id the provider gave the answer (a responses object), for recording its creator. */
+  readonly answerId?: string;
   /** Client fields a converted request left out (x-gateway-dropped-fields), for the usage log. */
   readonly droppedFields?: readonly string[];
   /** Writes the withheld last bytes and ends the answer (handed to the socket's buffer:
@@ -84,6 +86,7 @@ export interface ServedParts {
   readonly outputChars?: number;
   readonly firstByteNs?: bigint;
   readonly jobId?: string;
+  readonly answerId?: string;
   readonly droppedFields?: readonly string[];
 }
 
@@ -106,6 +109,7 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     outputChars: parts.outputChars ?? 0,
     firstByteNs: parts.firstByteNs,
     jobId: parts.jobId,
+    answerId: parts.answerId,
     droppedFields: parts.droppedFields,
     release: (cost) => {
       if (head && !res.headersSent && !res.destroyed) {

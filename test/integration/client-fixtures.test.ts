@@ -109,8 +109,10 @@ async function replayOne(w: ReplayWorld, f: Fixture, proto: ClientProtocol, targ
   // Every function tool the client offered reaches the model, under its own name.
   assert.deepEqual(functionToolNames(UPSTREAM[target], sent.body).sort(), functionToolNames(proto, f.body).sort(), "the tools offered upstream");
   if (target === NATIVE[proto]) {
-    // Pass-through: the client's body goes upstream as it came, but for the model name.
-    const expected = proto === "generate" ? f.body : { ...f.body, model: TARGET_MODEL[target] };
+    // Pass-through: the client's body goes upstream as it came, but for the model name (and
+    // a responses `store` left out, which goes as false: the models here do not allow storing).
+    const renamed = proto === "generate" ? f.body : { ...f.body, model: TARGET_MODEL[target] };
+    const expected = proto === "responses" && f.body.store === undefined ? { ...renamed, store: false } : renamed;
     assert.deepEqual(sent.body, expected, "the body passed through untouched");
   }
   // The tool result the client sent back (the file's text) reaches the model.

@@ -45,7 +45,8 @@ describe("responses protocol", () => {
     assert.deepEqual(data.usage, responsesFakeUsage);
     const r = last(fake.received);
     assert.equal(r.path, "/v1/responses");
-    assert.deepEqual(r.body, params);
+    // As sent, but for store: false (the model does not allow storing at the provider).
+    assert.deepEqual(r.body, { ...params, store: false });
     assert.equal(r.headers.authorization, `Bearer ${CHANNEL_KEY}`);
     assert.equal(response.headers.get("openai-organization"), null, "upstream account headers are not relayed");
     const rec = await w.record(mark);

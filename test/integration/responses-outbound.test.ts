@@ -326,7 +326,8 @@ describe("responses protocol out: chat, messages and generate-content clients on
   test("/v1/responses of the same model is still passed through byte for byte, usage billed the same", async () => {
     script = { kind: "ok", text: "pass" };
     const mark = w.mark();
-    const raw = `{"model":"${M.responses}",  "input":"x" , "store":true}`;
+    // store: false (true is refused unless the model allows storing): sent as is.
+    const raw = `{"model":"${M.responses}",  "input":"x" , "store":false}`;
     const res = await rawRequest(`${w.gw.url}/v1/responses`, {
       method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: raw,
     });

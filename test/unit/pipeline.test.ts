@@ -5,7 +5,8 @@ import { familyOfPath, matchRoute } from "../../src/server/routes.js";
 import { errors } from "../../src/errors/catalogue.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { renderError } from "../../src/protocols/render-error.js";
-import { upstreamRequestHeaders, downstreamResponseHeaders } from "../../src/upstream/headers.js";
+import { allowedValues, upstreamRequestHeaders, downstreamResponseHeaders } from "../../src/upstream/headers.js";
+import { providers } from "../../src/providers/index.js";
 import { exhaustedError, shouldFailOver } from "../../src/upstream/failover.js";
 
 test("compose runs stages in order, around next()", async () => {
@@ -50,16 +51,30 @@ test("each family renders errors in its own wire shape with our code alongside",
   assert.equal(g.error.details[0].reason, "invalid_token");
 });
 
-test("client credentials and hop-by-hop headers never go upstream", () => {
-  const out = upstreamRequestHeaders({
+test("only allow-listed client headers go upstream; credentials and hop-by-hop headers never", () => {
+  const client = {
     authorization: "Bearer client", "x-api-key": "client", "x-goog-api-key": "client", cookie: "c=1",
-    connection: "keep-alive", "x-forwarded-for": "1.2.3.4", "anthropic-beta": "b", "user-agent": "sdk",
-    "content-length": "999", "accept-encoding": "gzip", "x-gateway-debug": "1",
-  }, { authorization: "Bearer upstream" }, 42);
-  assert.deepEqual(out, {
-    "anthropic-beta": "b", "user-agent": "sdk", "accept-encoding": "identity",
-    "content-type": "application/json", "content-length": "42", authorization: "Bearer upstream",
+    connection: "keep-alive", "x-forwarded-for": "1.2.3.4", "anthropic-beta": "b,context-1m-2025-08-07", "user-agent": "sdk",
+    "content-length": "999", "accept-encoding": "gzip", "x-gateway-debug": "1", "anthropic-version": "2023-06-01",
+    "openai-organization": "org-x", "x-stainless-os": "Linux", accept: "text/html",
+  };
+  const out = upstreamRequestHeaders({
+    client, policy: providers.anthropic.requestHeaders, betas: undefined, auth: { "x-api-key": "upstream" },
+    bodyLength: 42, contentType: "application/json", accept: "application/json", passThrough: true,
   });
+  assert.deepEqual(out, {
+    "anthropic-version": "2023-06-01", "anthropic-beta": "context-1m-2025-08-07", "user-agent": "sdk", accept: "application/json",
+    "accept-encoding": "identity", "content-type": "application/json", "content-length": "42", "x-api-key": "upstream",
+  });
+  // Converted: the encoder's version, not the client's; a channel's own beta list.
+  const converted = upstreamRequestHeaders({
+    client: { ...client, "anthropic-version": "2099-01-01" }, policy: providers.anthropic.requestHeaders, betas: new Set(["b"]),
+    auth: {}, bodyLength: 1, contentType: "application/json", accept: "application/json", passThrough: false,
+  });
+  assert.equal(converted["anthropic-version"], "2023-06-01");
+  assert.equal(converted["anthropic-beta"], "b");
+  assert.equal(allowedValues("x, y ,z", new Set(["z", "y"])), "y,z");
+  assert.equal(allowedValues("x", new Set(["z"])), undefined);
   assert.deepEqual(downstreamResponseHeaders({ "openai-organization": "org", "set-cookie": ["x"], "x-request-id": "r",
     "content-length": "3", "content-type": "application/json" }, ["openai-organization"]),
   { "x-request-id": "r", "content-type": "application/json" });

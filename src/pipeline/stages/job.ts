@@ -1,21 +1,21 @@
 // Fetches an asynchronous job (a video's status, or the video itself) from the channel that
-// created it, for the user whose token created it. Polls are not billed, but a status answer
-// saying the job failed refunds its submission's charge (the answer is relayed unchanged).
+// created it, for a caller the job-access stage let through. Polls are not billed, but a
+// status answer saying the job failed refunds its submission's charge (relayed unchanged).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { videoJobPath } from "../../protocols/openai/video-status.js";
+import { videoContentQuery, videoJobPath } from "../../protocols/openai/video-status.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import type { JobOutcomes } from "../../routing/job-outcomes.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { downstreamResponseHeaders } from "../../upstream/headers.js";
+import { forwardedQuery } from "../../upstream/query.js";
 import { relay } from "../../upstream/relay.js";
 import { cutOff, endingOf, served } from "../../upstream/served.js";
 import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/send.js";
 import { exhaustedError } from "../../upstream/failover.js";
 import type { Stage } from "../compose.js";
-import { stateFailure } from "../state-failure.js";
 import { keyInRotation } from "../../routing/key-pick.js";
 import type { RequestContext } from "../context.js";
 
@@ -25,29 +25,23 @@ const STATUS_BODY_LIMIT = 64 * 1024;
 export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<RequestContext> {
   return async (ctx) => {
     const id = ctx.jobId!;
-    const owner = await routing.jobs.owner(id).catch((err: unknown) => {
-      throw stateFailure(err, "job records");
-    });
-    // Another user's job is as unknown as a job that never was: ids do not leak.
-    if (!owner || owner.user !== ctx.token!.user) {
-      throw new GatewayError(errors.notFound, `No video job '${id}' was created through this gateway by this account (or it expired).`);
-    }
+    const owner = ctx.job!; // the job-access stage let this caller fetch it
     const channel = ctx.runtime.channels.get(owner.channel);
     if (!channel || !channel.enabled) {
       throw new GatewayError(errors.affinityChannelUnavailable, "The channel that holds this video job is no longer available.");
     }
     ctx.channel = channel;
-    ctx.modelName = owner.model;
     const provider = providers[channel.protocol];
     const content = ctx.pathAction === "content";
-    const path = videoJobPath(id, content) + (ctx.query ? "?" + ctx.query : "");
+    const query = forwardedQuery(ctx.query, content ? videoContentQuery : undefined);
+    const path = videoJobPath(id, content) + (query ? "?" + query : "");
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
     try {
       const upstream = await send({
         method: "GET", url: upstreamUrl(channel.baseUrl, path), cancel, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        headers: { accept: String(ctx.req.headers.accept ?? "*/*"), "accept-encoding": "identity", ...provider.authHeaders(await keyInRotation(routing.keys, routing.keyHealth, channel)) },
+        headers: { accept: content ? "*/*" : "application/json", "accept-encoding": "identity", ...provider.authHeaders(await keyInRotation(routing.keys, routing.keyHealth, channel)) },
       });
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
         discard(upstream.body);

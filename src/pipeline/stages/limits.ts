@@ -15,8 +15,8 @@ import { stateFailure } from "../state-failure.js";
 import { anyModelWindow, tokenWindows, windowFull, type LimitWindow, type PendingLimits } from "../rate-windows.js";
 
 /**
- * @param admitsLater whether the request's handler reserves money (its reserve stage then
- * takes the windows with the reservation)
+ * @param admitsLater whether the request's handler takes the windows itself once the model
+ * is known (the reserve stage, with the reservation; the job-access stage)
  */
 export function limitsStage(limiter: Limiter, admitsLater: (ctx: RequestContext) => boolean): Stage<RequestContext> {
   // Whether a config has model windows, looked up once per config generation.
@@ -28,8 +28,8 @@ export function limitsStage(limiter: Limiter, admitsLater: (ctx: RequestContext)
   };
   // Without limits (or for a poll) the stage is a plain call: no promise of its own.
   return (ctx, next) => {
-    // Polls (balance, job status) must not eat the token's request budget.
-    if (ctx.route?.poll) return next();
+    // Balance polls must not eat the token's request budget; a job fetch reaches the upstream.
+    if (ctx.route?.poll && !ctx.route.rateLimited) return next();
     const windows = tokenWindows(ctx.runtime, ctx.token!.name);
     if (admitsLater(ctx)) {
       if (windows || hasModelWindows(ctx.runtime)) return whenAdmitted(limiter, windows ?? [], ctx, next);

@@ -9,6 +9,7 @@ import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js
 import { isStream, prepareChatBody } from "./chat-request.js";
 import { ChatStreamTap, generatedChars } from "./chat-stream-tap.js";
 import { responseUsage, responsesGeneratedChars, responsesStreamEnds, responsesUsageReader } from "./responses-usage.js";
+import { chatStoredReference, responsesStoredReference } from "./stored-references.js";
 import { normalizeOpenAIUsage } from "./usage.js";
 
 export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
@@ -16,6 +17,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   isStream: (req) => isStream(req.json),
   path: () => "/v1/chat/completions",
   body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
+  storedReference: chatStoredReference,
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
   streamCost: streamCost["chat-completions"],
@@ -28,11 +30,16 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  storedReference: responsesStoredReference,
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,
   streamCost: streamCost.responses,
   bodyUsage: (json) => responseUsage(json),
   bodyChars: (body) => responsesGeneratedChars(body.toString("utf8")),
+  bodyAnswerId: (json) => {
+    const id = answerField(json, "id");
+    return typeof id === "string" ? id : undefined;
+  },
 });
 
 /** /v1/embeddings: usage.prompt_tokens is the input billed. */

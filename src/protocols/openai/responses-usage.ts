@@ -68,10 +68,16 @@ export function responsesGeneratedChars(json: string): number {
  * response repeat the whole text). */
 const responsesDeltaField = /"delta"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
 
-/** A reader for one responses stream (usage on the terminal response.* event). */
+/** A reader for one responses stream (usage on the terminal response.* event, which also
+ * names the response's id). */
 export function responsesUsageReader(): UsageReader {
-  return lastUsageReader(/"usage"\s*:\s*\{/, responsesDeltaField,
-    (data) => responseUsage((data as { response?: unknown }).response));
+  let id: string | undefined;
+  const reader = lastUsageReader(/"usage"\s*:\s*\{/, responsesDeltaField, (data) => {
+    const response = (data as { response?: { id?: unknown } }).response;
+    if (typeof response?.id === "string") id = response.id;
+    return responseUsage(response);
+  });
+  return Object.assign(reader, { answerId: () => id });
 }
 
 /** A responses stream ends with response.completed (or .incomplete: cut at a limit, still

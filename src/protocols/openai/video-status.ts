@@ -10,6 +10,12 @@ export function videoJobPath(id: string, content = false): string {
   return `/v1/videos/${encodeURIComponent(id)}${content ? "/content" : ""}`;
 }
 
+/** The query a video download may carry upstream: which file of the job (OpenAI's
+ * `variant`); anything else of the client's stays here. */
+export const videoContentQuery: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ["variant", new Set(["video", "thumbnail", "spritesheet"])],
+]);
+
 /**
  * Reads a status answer. Undefined when it is not a Video object of job `id` or names a
  * status this code does not know: an answer that cannot be read decides nothing.

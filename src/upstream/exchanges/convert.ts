@@ -14,19 +14,16 @@ import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import { streamCost } from "../../protocols/stream-cost.js";
 import type { Usage } from "../../protocols/usage.js";
-import { DEFAULT_ANTHROPIC_VERSION } from "../../providers/anthropic.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
+import { upstreamRequestHeaders } from "../headers.js";
 import { relay } from "../relay.js";
 import { discard, isEventStream, type UpstreamResponse } from "../send.js";
 import { endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
 import { BrokenAnswer, readAll, type Exchange, type ExchangeInput } from "./exchange.js";
 import { readWhole } from "./whole.js";
-
-/** Client headers worth carrying into a request of another protocol. */
-const carried = ["user-agent", "accept-language"] as const;
 
 export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
   const canonical = inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
@@ -54,23 +51,14 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       const request: CanonicalRequest = channel.protocol === "anthropic" && canonical.maxTokens === undefined
         ? { ...canonical, maxTokens: input.maxOutputTokens } : canonical;
       const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        accept: request.stream ? "text/event-stream" : "application/json",
-        "accept-encoding": "identity",
-        "content-length": String(body.length),
-        ...providers[channel.protocol].authHeaders(key),
-      };
-      for (const name of carried) {
-        const v = input.headers[name];
-        if (typeof v === "string") headers[name] = v;
-      }
-      if (channel.protocol === "anthropic") {
-        headers["anthropic-version"] = DEFAULT_ANTHROPIC_VERSION;
-        // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks.
-        const beta = input.headers["anthropic-beta"];
-        if (typeof beta === "string") headers["anthropic-beta"] = beta;
-      }
+      const provider = providers[channel.protocol];
+      // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks,
+      // among those the channel allows; the protocol version is the encoder's.
+      const headers = upstreamRequestHeaders({
+        client: input.headers, policy: provider.requestHeaders, betas: channel.betas, auth: provider.authHeaders(key),
+        bodyLength: body.length, contentType: "application/json", accept: request.stream ? "text/event-stream" : "application/json",
+        passThrough: false,
+      });
       return { url: channelUrl(channel.baseUrl, outbound.path(request, upstreamModel)), headers, body };
     },
     async respond(upstream, channel) {

@@ -4,12 +4,15 @@
 // Each withholds its last bytes until the charge is committed (Served.release).
 
 import type { ServerResponse } from "node:http";
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
+import { forwardedQuery } from "../query.js";
 import { relay, type RelayState } from "../relay.js";
 import { isEventStream, type UpstreamResponse } from "../send.js";
 import { COST_HEADER, cutOff, endingOf, served, type Ending, type Served } from "../served.js";
@@ -19,20 +22,17 @@ import { readWhole } from "./whole.js";
 
 const EMPTY = Buffer.alloc(0);
 
-/** The client's query without the gateway's own `key` parameter (a generate-content token). */
-function forwardedQuery(query: string): string {
-  if (!query.includes("key=")) return query;
-  const params = new URLSearchParams(query);
-  params.delete("key");
-  return params.toString();
-}
-
 export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec): Exchange {
+  // Another tenant's object (or the operator's) is as unknown as one that never was.
+  const stored = spec.storedReference?.(input.json);
+  if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   const req: PassRequest = {
-    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query),
+    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"],
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
+  // Set by the gateway, not the client: what this answer must be for the gateway to read it.
+  const accept = stream ? "text/event-stream" : spec.answersJson?.(req) ?? true ? "application/json" : "*/*";
   let stripUsage = false;
   return {
     request(channel, upstreamModel, key) {
@@ -41,8 +41,11 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
       const provider = providers[channel.protocol];
       return {
         url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
-        headers: upstreamRequestHeaders(input.headers, provider.authHeaders(key), prepared.body.length,
-          isMultipart(req.contentType) ? req.contentType : undefined),
+        headers: upstreamRequestHeaders({
+          client: input.headers, policy: provider.requestHeaders, betas: channel.betas, auth: provider.authHeaders(key),
+          bodyLength: prepared.body.length, passThrough: true, accept,
+          contentType: isMultipart(req.contentType) ? req.contentType : "application/json",
+        }),
         body: prepared.body,
       };
     },
@@ -93,6 +96,7 @@ async function holdJson(
     status, ending: "complete", charge: "reported", usage,
     units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
     outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
+    answerId: spec.bodyAnswerId?.(json),
   }, body, { status, headers });
 }
 
@@ -160,7 +164,7 @@ async function relayStream(
     : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
   return served(res, {
     status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
-    outputChars: tap.outputChars, firstByteNs: r.firstByteNs,
+    outputChars: tap.outputChars, firstByteNs: r.firstByteNs, answerId: complete ? tap.answerId : undefined,
   }, last, undefined, spec.streamCost);
 }
 

@@ -1,0 +1,44 @@
+// Stored responses stay with the user who created them: a request naming one
+// (previous_response_id) gets 404 unless its caller's user created it through this gateway;
+// `store` goes upstream as false unless the model allows storing; and a stored answer's id
+// is recorded for its creator before the answer's last bytes go (so the next turn finds it).
+// The rules themselves are the protocol's (protocols/openai/responses-state.ts).
+
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { log } from "../../observability/log.js";
+import { responsesState, withStoreFalse } from "../../protocols/openai/responses-state.js";
+import type { RoutingState } from "../../routing/routing-state.js";
+import type { Stage } from "../compose.js";
+import type { RequestContext } from "../context.js";
+import { stateFailure } from "../state-failure.js";
+
+export function storedResponsesStage(routing: RoutingState): Stage<RequestContext> {
+  return async (ctx, next) => {
+    const state = responsesState(ctx.json!, ctx.model!);
+    const user = ctx.token!.user;
+    if (state.previous !== undefined) {
+      const creator = await routing.responses.creator(state.previous).catch((err: unknown) => {
+        throw stateFailure(err, "stored responses");
+      });
+      // Another user's response is as unknown as one that never was: ids do not leak.
+      if (creator !== user) {
+        throw new GatewayError(errors.notFound,
+          `No stored response '${state.previous}' was created through this gateway by this account (or it expired).`);
+      }
+    }
+    if (state.addStoreFalse) {
+      ctx.body = withStoreFalse(ctx.body!);
+      ctx.json = { store: false, ...ctx.json }; // what a renamed (re-serialised) body is built from
+    }
+    await next();
+    const served = ctx.served;
+    if (!state.stored || served?.answerId === undefined || served.status >= 300) return;
+    try {
+      await routing.responses.remember(served.answerId, user);
+    } catch (err) {
+      // The answer is paid for and goes out; only naming it later will fail (404).
+      log.warn("stored response not recorded", { requestId: ctx.id, error: String(err) });
+    }
+  };
+}
