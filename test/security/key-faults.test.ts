@@ -248,11 +248,12 @@ describe("key faults in process", () => {
     assert.deepEqual(new Set(clientKeys(openai, next)), new Set(keys), "both keys in rotation");
   });
 
+  // (A Files API file of the operator's project is refused by the gateway itself, 404: tenants.test.ts.)
   test("Gemini: a 403 on a file the request names (no ErrorInfo blaming the key) is the request's answer and takes no key out", async () => {
     const keys = [newKey("file-1"), newKey("file-2")];
     const { gw, file } = await gateway([channelOf("files", "gemini", keys)]);
     const from = gemini.received.length;
-    const r = await generate(gw.url, { contents: [{ role: "user", parts: [{ fileData: { mimeType: "text/plain", fileUri: `https://generativelanguage.googleapis.com/v1beta/${OTHER_PROJECTS_FILE}` } }] }] });
+    const r = await generate(gw.url, { contents: [{ role: "user", parts: [{ fileData: { mimeType: "text/plain", fileUri: `gs://another-projects-bucket/${OTHER_PROJECTS_FILE}` } }] }] });
     assert.equal(r.status, 403, r.text);
     assert.equal(r.json?.error?.status, "PERMISSION_DENIED");
     assert.deepEqual(clientKeys(gemini, from), [keys[0]], "not retried on another key");
