@@ -27,6 +27,9 @@ export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chu
   // After an Upgrade request node leaves the body on the raw socket: there is none to read here.
   if (ctx.upgrade) return Promise.reject(new GatewayError(errors.invalidParameter, "This endpoint does not take an Upgrade request."));
   if (req.destroyed || res.closed) return Promise.reject(new GatewayError(errors.clientClosed));
+  // A declared length that could not fit now is refused before a byte is read; one that fits
+  // is still only taken as it arrives.
+  if (declared > 0 && !budget.fits(declared)) return Promise.reject(memoryExhausted());
   let held = 0;
   const take = (bytes: number): boolean => {
     if (bytes === 0) return true;

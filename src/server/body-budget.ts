@@ -27,6 +27,11 @@ export class BodyBudget {
     this.#peak = this.#inUse;
   }
 
+  /** Whether `bytes` would fit now (nothing is taken). */
+  fits(bytes: number): boolean {
+    return this.#inUse + bytes <= this.limitBytes;
+  }
+
   /** Takes `bytes` when they fit under the limit; false, taking nothing, when they do not. */
   take(bytes: number): boolean {
     if (this.#inUse + bytes > this.limitBytes) return false;
