@@ -38,6 +38,7 @@ export const DEFAULTS = {
   bodyTimeout: "60s",
   streamIdleTimeout: "120s",
   maxBodyMemory: "512MiB",
+  maxEventSize: "16MiB",
   workers: 1,
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
@@ -59,6 +60,7 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     bodyTimeoutMs: parseDuration(raw.body_timeout ?? DEFAULTS.bodyTimeout),
     streamIdleTimeoutMs: parseDuration(raw.stream_idle_timeout ?? DEFAULTS.streamIdleTimeout),
     maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
+    maxEventBytes: parseSize(raw.max_event_size ?? DEFAULTS.maxEventSize),
     workers: raw.workers ?? DEFAULTS.workers,
   };
 }

@@ -23,6 +23,7 @@ export interface RawConfig {
     body_timeout?: Duration;
     stream_idle_timeout?: Duration;
     max_body_memory?: Size;
+    max_event_size?: Size;
     workers?: number | "auto";
   };
   store?: string;

@@ -19,6 +19,8 @@ export interface MultipartParts {
 }
 
 const limits = { fields: 64, fieldSize: 1024 * 1024, files: 16, parts: 100 };
+/** The text fields' values together: they are held beside the body, whose copy they are. */
+const MAX_FIELDS_CHARS = 1024 * 1024;
 
 /**
  * One body's parse: `write` each chunk as it arrives, then `end`; `parts` settles once the
@@ -69,8 +71,11 @@ export class MultipartReader {
   #listen(parser: busboy.Busboy): void {
     const fields: Record<string, string> = {};
     const files: MultipartFile[] = [];
+    let fieldChars = 0;
     parser.on("field", (name, value, info) => {
       if (info.valueTruncated) return this.#fail(`field '${name}' is too long`);
+      fieldChars += value.length;
+      if (fieldChars > MAX_FIELDS_CHARS) return this.#fail(`its text fields are longer than ${MAX_FIELDS_CHARS} characters together`);
       fields[name] = value;
     });
     parser.on("file", (field, stream, info) => {

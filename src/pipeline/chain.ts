@@ -70,8 +70,10 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     job: compose([jobAccessStage(deps.routing, deps.limiter), jobStage(deps.routing, deps.jobs)]),
     realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing)]),
-    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), reserve, upstreamStage(deps.routing)]),
+    messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
+    // No rules stage either: a request_schema describes a generation request (it may require
+    // max_tokens, which a count body never has), and counting generates nothing.
     "messages-count-tokens": compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
     "count-tokens": compose([bodyStage(deps.bodyBudget), modelStage(), countTokensStage(deps.routing)]),
     models: compose([modelsStage()]),

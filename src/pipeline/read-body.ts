@@ -1,6 +1,8 @@
 // Reads a request body within its bounds: max_body for the request (413), the server's body
 // memory budget shared by every request (503 + Retry-After), and body_timeout between bytes
-// (408). What a body takes from the budget is given back when its response closes.
+// (408). A body takes from the budget the memory it holds as its bytes arrive, never what
+// its Content-Length only promises, so a connection that declares max_body and trickles
+// holds what it sent. What a body took is given back when its response closes.
 
 import type { IncomingMessage } from "node:http";
 import { errors } from "../errors/catalogue.js";
@@ -12,9 +14,9 @@ import type { RequestContext } from "./context.js";
 const BUDGET_RETRY_AFTER = "1";
 
 /**
- * Collects the body. The declared Content-Length is taken from the budget before a byte is
- * read (a chunked body takes its bytes as they arrive); `onChunk` sees each chunk as it
- * arrives (multipart parsing streams along), and a throw from it fails the request.
+ * Collects the body, taking from the budget what each chunk adds to the memory it holds;
+ * `onChunk` sees each chunk as it arrives (multipart parsing streams along), and a throw
+ * from it fails the request.
  */
 export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   const { req, res } = ctx;
@@ -25,14 +27,17 @@ export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chu
   // After an Upgrade request node leaves the body on the raw socket: there is none to read here.
   if (ctx.upgrade) return Promise.reject(new GatewayError(errors.invalidParameter, "This endpoint does not take an Upgrade request."));
   if (req.destroyed || res.closed) return Promise.reject(new GatewayError(errors.clientClosed));
+  // A declared length that could not fit now is refused before a byte is read; one that fits
+  // is still only taken as it arrives.
+  if (declared > 0 && !budget.fits(declared)) return Promise.reject(memoryExhausted());
   let held = 0;
   const take = (bytes: number): boolean => {
+    if (bytes === 0) return true;
     if (!budget.take(bytes)) return false;
     if (held === 0) res.once("close", () => budget.give(held));
     held += bytes;
     return true;
   };
-  if (declared > 0 && !take(declared)) return Promise.reject(memoryExhausted());
   return new Promise((resolve, reject) => {
     const parts = new BodyParts(declared);
     const fail = (err: unknown) => {
@@ -43,7 +48,7 @@ export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chu
     const onData = (chunk: Buffer) => {
       idle?.refresh();
       if (parts.size + chunk.length > limit) return fail(tooLarge(limit));
-      if (declared < 0 && !take(chunk.length)) return fail(memoryExhausted());
+      if (!take(parts.heldWith(chunk) - parts.held)) return fail(memoryExhausted());
       try {
         onChunk?.(chunk);
       } catch (err) {
@@ -74,40 +79,61 @@ export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chu
   });
 }
 
-/** The chunks of one body: kept as is when it comes in one chunk; copied into one buffer of
- * the declared length as they arrive otherwise (no second whole copy at the end, so a large
- * upload holds about its own size); listed and joined at the end when no length was declared. */
+/**
+ * The chunks of one body, holding about what arrived. One chunk is kept as is (most JSON
+ * requests). More are listed; a body of declared length switches, once half of it is here,
+ * to one buffer of that length that the rest is copied into (no second whole copy at the
+ * end, and a trickle never makes it allocate its declared length early); a body without a
+ * declared length is joined at the end.
+ */
 class BodyParts {
   readonly #declared: number;
-  #first: Buffer | undefined;
+  #list: Buffer[] = [];
   #whole: Buffer | undefined;
-  #list: Buffer[] | undefined;
   size = 0;
 
   constructor(declared: number) {
     this.#declared = declared;
   }
 
+  /** Bytes of memory the parts hold now. */
+  get held(): number {
+    return this.#whole ? this.#whole.length : this.size;
+  }
+
+  /** Bytes they would hold with `chunk` added. */
+  heldWith(chunk: Buffer): number {
+    if (this.#whole) return this.#whole.length;
+    const size = this.size + chunk.length;
+    return this.#switches(size) ? this.#declared : size;
+  }
+
   add(chunk: Buffer): void {
     const at = this.size;
     this.size += chunk.length;
-    if (this.#first === undefined) {
-      this.#first = chunk;
-    } else if (this.#declared >= 0) {
-      if (this.#whole === undefined) {
-        this.#whole = Buffer.allocUnsafe(this.#declared);
-        this.#first.copy(this.#whole, 0);
-      }
+    if (this.#whole) {
       chunk.copy(this.#whole, at); // node's parser never delivers more than Content-Length
+    } else if (this.#switches(this.size)) {
+      this.#whole = Buffer.allocUnsafe(this.#declared);
+      let offset = 0;
+      for (const part of this.#list) offset += part.copy(this.#whole, offset);
+      chunk.copy(this.#whole, offset);
+      this.#list = [];
     } else {
-      (this.#list ??= [this.#first]).push(chunk);
+      this.#list.push(chunk);
     }
+  }
+
+  /** Whether a body of declared length that has reached `size` (and is not whole in one
+   * chunk) moves into its one buffer. */
+  #switches(size: number): boolean {
+    return this.#declared > 0 && this.#list.length > 0 && size * 2 >= this.#declared;
   }
 
   body(): Buffer {
     if (this.#whole) return this.#whole.subarray(0, this.size);
-    if (this.#list) return Buffer.concat(this.#list, this.size);
-    return this.#first ?? Buffer.alloc(0);
+    if (this.#list.length === 1) return this.#list[0];
+    return Buffer.concat(this.#list, this.size);
   }
 }
 

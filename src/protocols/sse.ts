@@ -9,17 +9,33 @@ const boundary = /\r\n\r\n|\n\n|\r\r/g;
  * Splits an SSE byte stream into raw events; holds the partial event between chunks. A
  * partial event is kept as the pieces that arrived, and only each new piece is scanned (with
  * the 3 characters before it, where a boundary may start), so an event of many megabytes
- * (an image) costs one pass, not a rescan of all of it per chunk.
+ * (an image) costs one pass, not a rescan of all of it per chunk. An event longer than
+ * `maxEventChars` is not held: the splitter drops it, stops, and reports `overflowed`.
  */
 export class SseSplitter {
+  readonly maxEventChars: number;
   #decoder = new StringDecoder("utf8");
+  /** Characters held in #pending. */
+  #pendingChars = 0;
+  #overflowed = false;
   /** The partial event's pieces, in order. */
   #pending: string[] = [];
   /** The last (up to) 3 characters of the partial event. */
   #seam = "";
 
-  /** Feeds a chunk; returns the events it completed, each with its blank-line terminator. */
+  constructor(maxEventChars = Infinity) {
+    this.maxEventChars = maxEventChars;
+  }
+
+  /** Whether an event passed maxEventChars: nothing more is split from then on. */
+  get overflowed(): boolean {
+    return this.#overflowed;
+  }
+
+  /** Feeds a chunk; returns the events it completed, each with its blank-line terminator
+   * (none once an event was too long). */
   push(chunk: Buffer): string[] {
+    if (this.#overflowed) return [];
     const piece = this.#decoder.write(chunk);
     const events: string[] = [];
     let start = 0;
@@ -28,34 +44,49 @@ export class SseSplitter {
       const scan = this.#seam + piece;
       boundary.lastIndex = 0;
       const m = boundary.exec(scan);
-      if (!m) {
-        this.#hold(piece);
-        return events;
-      }
+      if (!m) return this.#hold(piece) ? events : this.#overflow(events);
       start = m.index + m[0].length - this.#seam.length;
+      if (this.#pendingChars + start > this.maxEventChars) return this.#overflow(events);
       events.push(this.#pending.join("") + piece.slice(0, start));
       this.#pending = [];
+      this.#pendingChars = 0;
       this.#seam = "";
     }
     boundary.lastIndex = start;
     for (let m = boundary.exec(piece); m; m = boundary.exec(piece)) {
       const end = m.index + m[0].length;
+      if (end - start > this.maxEventChars) return this.#overflow(events);
       events.push(piece.slice(start, end));
       start = end;
     }
-    if (start < piece.length) this.#hold(start === 0 ? piece : piece.slice(start));
+    if (start < piece.length && !this.#hold(start === 0 ? piece : piece.slice(start))) return this.#overflow(events);
     return events;
   }
 
-  #hold(piece: string): void {
+  /** Holds a piece of the partial event; false when that makes it too long. */
+  #hold(piece: string): boolean {
+    this.#pendingChars += piece.length;
+    if (this.#pendingChars > this.maxEventChars) return false;
     this.#pending.push(piece);
     this.#seam = (this.#seam + piece).slice(-3);
+    return true;
+  }
+
+  /** Drops the partial event for good; returns the events completed before it. */
+  #overflow(events: string[]): string[] {
+    this.#overflowed = true;
+    this.#pending = [];
+    this.#pendingChars = 0;
+    this.#seam = "";
+    return events;
   }
 
   /** Whatever partial event is left at end of stream. */
   flush(): string {
+    if (this.#overflowed) return "";
     const rest = this.#pending.join("") + this.#decoder.end();
     this.#pending = [];
+    this.#pendingChars = 0;
     this.#seam = "";
     return rest;
   }

@@ -34,7 +34,7 @@ export interface StreamEnds {
 }
 
 /** How a tapped stream ended, as far as its events tell. */
-export type TapEnding = "terminal" | "failure" | "undecodable" | undefined;
+export type TapEnding = "terminal" | "failure" | "undecodable" | "oversized" | undefined;
 
 /** A reader for protocols whose events carry running usage totals: the last one counts. */
 export function lastUsageReader(mark: RegExp, textField: RegExp, read: (data: unknown) => Usage | undefined): UsageReader {
@@ -144,7 +144,7 @@ export class SseUsageTap {
   readonly #reader: UsageReader;
   readonly #ends: StreamEnds;
   readonly #strip: boolean;
-  readonly #splitter = new SseSplitter();
+  #splitter = new SseSplitter();
   /** The terminal (or failure) event and anything after it, held for release. */
   #held: string | undefined;
   /** A final-usage event (StreamEnds.lastUsage) waiting to see what follows it: the
@@ -161,6 +161,12 @@ export class SseUsageTap {
     this.#reader = reader;
     this.#ends = ends;
     this.#strip = strip;
+  }
+
+  /** Bounds one event (server.max_event_size): a longer one ends the stream ("oversized")
+   * without being held. Call before the first push. */
+  limitEventSize(maxChars: number): void {
+    this.#splitter = new SseSplitter(maxChars);
   }
 
   /** The usage the stream reported, if any. */
@@ -189,6 +195,7 @@ export class SseUsageTap {
       }
       out += this.#take(event);
     }
+    if (this.#splitter.overflowed && this.#ending === undefined) this.#ending = "oversized";
     return out;
   }
 

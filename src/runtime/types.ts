@@ -40,6 +40,8 @@ export interface ServerSettings {
   readonly streamIdleTimeoutMs: number;
   /** Most bytes all request bodies being read may hold together. */
   readonly maxBodyMemoryBytes: number;
+  /** Longest upstream stream event the gateway holds (server.max_event_size). */
+  readonly maxEventBytes: number;
   /** Processes serving requests (node:cluster workers); "auto": one per core, resolved at start. */
   readonly workers: number | "auto";
 }

@@ -22,6 +22,8 @@ export type Ending =
   | "unterminated"
   /** The upstream sent a stream event that does not decode. */
   | "undecodable"
+  /** The upstream sent a stream event longer than server.max_event_size. */
+  | "oversized-event"
   /** The upstream reported an error in the stream. */
   | "upstream-error"
   /** The gateway failed while relaying (a bug: logged with its stack). */

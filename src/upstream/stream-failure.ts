@@ -16,6 +16,8 @@ export function streamFailure(ending: Ending, idleTimeoutMs: number): GatewayErr
       return new GatewayError(errors.upstreamError, "The upstream connection broke mid-stream. What was delivered is billed as an estimate.");
     case "undecodable":
       return new GatewayError(errors.upstreamError, "The upstream provider sent a stream event that does not decode; the stream was ended. What was delivered is billed as an estimate.");
+    case "oversized-event":
+      return new GatewayError(errors.upstreamError, "The upstream provider sent a stream event larger than the gateway's limit (server.max_event_size); the stream was ended. What was delivered is billed as an estimate.");
     case "internal-error":
       return new GatewayError(errors.internal, "Internal gateway error while relaying the stream. What was delivered is billed as an estimate.");
     default:

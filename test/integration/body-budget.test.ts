@@ -1,7 +1,8 @@
 // server.max_body_memory: the bytes all request bodies in flight hold together are bounded.
-// A body that would pass the budget is answered 503 with Retry-After in the caller's shape
-// (from Content-Length before a byte is read, or as a chunked body's bytes arrive), and a
-// body's bytes go back to the budget when its response closes, however the request ended.
+// A body takes from the budget what it holds as its bytes arrive (issue 18: no longer its
+// declared Content-Length up front, which let trickling connections hold memory they never
+// sent), and one that would pass the budget is answered 503 with Retry-After in the caller's
+// shape; a body's bytes go back to the budget when its response closes, however it ended.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +15,9 @@ import { CHANNEL_KEY, TOKEN, channel, config } from "./support.js";
 
 const BUDGET = 100 * 1024;
 const BIG = 60_000; // two of these do not fit the budget; one and a small one do
+/** What a held body sends of BIG: it then holds between this and BIG (once half of a
+ * declared body is here it moves into one buffer of the declared length). */
+const SENT = 50_000;
 
 /** A chat body of exactly `size` bytes. */
 function chatBody(size: number, model = "gpt-4o-mini"): Buffer {
@@ -82,9 +86,11 @@ describe("body memory budget (server.max_body_memory)", () => {
     destroyAgents();
   });
 
-  test("a body past the budget is refused up front with 503 and Retry-After in the caller's shape; its bytes come back when it ends", async () => {
-    const held = await holdBody(gw.port, chatBody(BIG), 1000);
-    await eventually(() => gw.bodyBudget.inUse === BIG, 2000, "the held body to take its declared length");
+  test("a body past the budget is refused with 503 and Retry-After in the caller's shape; its bytes come back when it ends", async () => {
+    const held = await holdBody(gw.port, chatBody(BIG), SENT);
+    await eventually(() => gw.bodyBudget.inUse >= SENT, 2000, "the held body to take what it sent");
+    const heldBytes = gw.bodyBudget.inUse;
+    assert.ok(heldBytes <= BIG, `holds ${heldBytes}`);
 
     const refused = await send(gw.port, "/v1/chat/completions", "application/json", chatBody(BIG));
     assert.equal(refused.kind === "answer" && refused.status, 503);
@@ -105,7 +111,7 @@ describe("body memory budget (server.max_body_memory)", () => {
     // What still fits is served, alongside the held body.
     const small = await send(gw.port, "/v1/chat/completions", "application/json", chatBody(500));
     assert.equal(small.kind === "answer" && small.status, 200);
-    assert.equal(gw.bodyBudget.inUse, BIG, "the small body gave its bytes back");
+    assert.equal(gw.bodyBudget.inUse, heldBytes, "the small body gave its bytes back");
 
     held.finish();
     assert.match(await held.answer, /^HTTP\/1\.1 200 /);
@@ -116,9 +122,9 @@ describe("body memory budget (server.max_body_memory)", () => {
   });
 
   test("a chunked body takes its bytes as they arrive and is refused when they run out; a client that leaves gives its bytes back", async () => {
-    const held = await holdBody(gw.port, chatBody(BIG), 10);
-    await eventually(() => gw.bodyBudget.inUse === BIG, 2000, "the held body to take its declared length");
-    const body = chatBody(50_000);
+    const held = await holdBody(gw.port, chatBody(BIG), SENT);
+    await eventually(() => gw.bodyBudget.inUse >= SENT, 2000, "the held body to take what it sent");
+    const body = chatBody(BIG);
     const out = await rawSend(gw.port, { pieces: [
       requestBytes("POST", "/v1/chat/completions", [...auth, ["content-type", "application/json"], ["transfer-encoding", "chunked"]]),
       chunked(body, [10_000, 20_000, 30_000, 40_000]),

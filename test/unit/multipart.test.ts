@@ -50,3 +50,10 @@ test("multipart: a reader whose body never ends rejects nothing unheard", async 
   // unhandled rejection or error event.
   await new Promise((r) => setImmediate(r));
 });
+
+test("multipart: text fields are bounded together (they are held beside the body): past 1 MiB in all, a 400", async () => {
+  const field = (name: string, size: number) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${"p".repeat(size)}\r\n`;
+  const body = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => field(`f${i}`, 512 * 1024)).join("") + `--${boundary}--\r\n`);
+  assert.equal(Object.keys((await read(body(2), 65536)).fields).length, 2);
+  await assert.rejects(read(body(3), 65536), (e: unknown) => e instanceof GatewayError && e.status === 400 && /text fields are longer/.test(e.message));
+});

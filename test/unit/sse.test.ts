@@ -114,3 +114,32 @@ test("the tap reads an event's data the same whatever its line endings and field
     }
   }
 });
+
+test("an event longer than maxEventChars is dropped, not held: the splitter reports it and stops, however it is cut", () => {
+  const limit = 100;
+  const fits = `data: ${"a".repeat(limit - 8)}\n\n`; // exactly the limit
+  const tooLong = `data: ${"b".repeat(limit)}\n\n`;
+  fc.assert(fc.property(fc.array(fc.nat(), { maxLength: 8 }), (cuts) => {
+    const bytes = Buffer.from(fits + tooLong + fits);
+    const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+    const s = new SseSplitter(limit);
+    const events: string[] = [];
+    let from = 0;
+    for (const to of [...at, bytes.length]) {
+      events.push(...s.push(bytes.subarray(from, to)));
+      from = to;
+    }
+    assert.deepEqual(events, [fits]);
+    assert.equal(s.overflowed, true);
+    assert.equal(s.flush(), "");
+  }), { numRuns: 200 });
+});
+
+test("an unfinished event past the limit overflows at once, before its end arrives", () => {
+  const s = new SseSplitter(1024);
+  assert.deepEqual(s.push(Buffer.from(`data: ${"c".repeat(1000)}`)), []);
+  assert.equal(s.overflowed, false);
+  assert.deepEqual(s.push(Buffer.from("c".repeat(100))), []);
+  assert.equal(s.overflowed, true);
+  assert.deepEqual(s.push(Buffer.from("\n\ndata: x\n\n")), [], "nothing is split after it");
+});

@@ -113,6 +113,7 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
     maxOutputTokens: ctx.model!.maxOutputTokens, modelEndpoints: ctx.model!.endpoints,
     conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
+    maxEventBytes: ctx.runtime.server.maxEventBytes,
     quote: (usage) => requestQuote(ctx, usage),
   };
 }

@@ -137,7 +137,7 @@ async function relayWhole(
 async function relayStream(
   input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
 ): Promise<Served> {
-  const splitter = new SseSplitter();
+  const splitter = new SseSplitter(input.maxEventBytes);
   const decoder = outbound.streamDecoder();
   const encoder = inbound.streamEncoder(request);
   const modelName = input.modelName;
@@ -179,10 +179,15 @@ async function relayStream(
       for (const raw of splitter.push(chunk)) out += decodeRaw(raw);
       return out;
     },
-    state: () => (tail !== undefined || decoder.finished?.() ? "finished" : "open"),
+    state: () => (splitter.overflowed ? "broken" : tail !== undefined || decoder.finished?.() ? "finished" : "open"),
   });
   let ending: Ending;
   if (r.end === "client-gone") ending = "client-gone";
+  else if (splitter.overflowed && tail === undefined) {
+    ending = "oversized-event";
+    const err = streamFailure(ending, input.idleTimeoutMs);
+    tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
+  }
   else if (tail === undefined && (r.end === "ended" || r.end === "finished")) {
     // The upstream ended without its stop event: the decoder says whether the answer is
     // whole; if not, it ends the stream with an error event.

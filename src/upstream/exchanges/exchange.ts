@@ -34,6 +34,8 @@ export interface ExchangeInput {
   readonly res: ServerResponse;
   /** server.stream_idle_timeout, for the message of a stream that went silent. */
   readonly idleTimeoutMs: number;
+  /** server.max_event_size: the longest upstream stream event held (in characters). */
+  readonly maxEventBytes: number;
   /** The cost to show (X-Gateway-Cost) for an answer billed by its request alone, whose
    * head goes before its end; undefined when it is not shown. */
   readonly quote?: (usage: Usage | undefined) => string | undefined;

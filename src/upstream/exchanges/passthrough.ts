@@ -145,6 +145,7 @@ async function relayStream(
 ): Promise<Served> {
   const res = input.res;
   const tap = spec.streamTap!(strip);
+  tap.limitEventSize(input.maxEventBytes);
   // A stream we may edit is re-framed, so its length goes.
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
   const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
@@ -155,6 +156,7 @@ async function relayStream(
     : tap.ending === "terminal" ? "complete"
     : tap.ending === "failure" ? "upstream-error"
     : tap.ending === "undecodable" ? "undecodable"
+    : tap.ending === "oversized" ? "oversized-event"
     : r.end === "ended" || r.end === "finished" ? "unterminated" : endingOf(r.end);
   const complete = ending === "complete";
   // The upstream's own error event, or the gateway's in the protocol's shape, ends a
@@ -170,7 +172,7 @@ async function relayStream(
 
 function tapState(tap: SseUsageTap): RelayState {
   const ending = tap.ending;
-  return ending === undefined ? "open" : ending === "undecodable" ? "broken" : "finished";
+  return ending === undefined ? "open" : ending === "undecodable" || ending === "oversized" ? "broken" : "finished";
 }
 
 /** A multipart upload keeps its own Content-Type (the boundary) on the way upstream. */
