@@ -11,6 +11,8 @@ const dropUpstream = new Set([
   "authorization", "x-api-key", "x-goog-api-key", "cookie",
   // the client's network identity stays with us
   "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip", "forwarded",
+  // a Google field mask can drop usageMetadata from the answer the gateway bills by
+  "x-goog-fieldmask",
 ]);
 
 /** Response headers never relayed to the client (lower case). */

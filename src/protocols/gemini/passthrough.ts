@@ -1,23 +1,37 @@
 // Pass-through spec of the generate-content routes. The model travels in the URL, so the
-// body (safetySettings included) is never touched; the client's query (e.g. alt=sse)
-// is kept.
+// body (safetySettings included) is never touched. The query is the gateway's (query.ts):
+// streams always go upstream as SSE, rendered back as a JSON array for a client that asked
+// for one, and no field mask reaches the provider.
 
 import { answerField, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
+import { jsonArrayFraming } from "./json-array-stream.js";
+import { clientWantsSse, generateQuery } from "./query.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
 import { normalizeGeminiUsage } from "./usage.js";
 
+const isStream = (action: string | undefined) => action === "streamGenerateContent";
+
 export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "gemini",
-  isStream: (req) => req.pathAction === "streamGenerateContent",
-  path: (req, upstreamModel) =>
-    `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${req.query ? "?" + req.query : ""}`,
+  isStream: (req) => isStream(req.pathAction),
+  path: (req, upstreamModel) => {
+    const query = generateQuery(req.query, isStream(req.pathAction));
+    return `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${query ? "?" + query : ""}`;
+  },
   body: (req) => ({ body: req.raw, stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
   streamCost: streamCost["generate-content"],
-  bodyUsage: (json) => normalizeGeminiUsage(answerField(json, "usageMetadata")),
+  streamFraming: (req) => (clientWantsSse(req.query) ? undefined : jsonArrayFraming()),
+  bodyUsage: (json) => normalizeGeminiUsage(answerField(Array.isArray(json) ? lastWithUsage(json) : json, "usageMetadata")),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });
+
+/** The last chunk of a JSON-array stream that carries usage (each carries running totals). */
+function lastWithUsage(chunks: readonly unknown[]): unknown {
+  for (let i = chunks.length - 1; i >= 0; i--) if (answerField(chunks[i], "usageMetadata") !== undefined) return chunks[i];
+  return undefined;
+}

@@ -30,7 +30,7 @@ function forwardedQuery(query: string): string {
 export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec): Exchange {
   const req: PassRequest = {
     raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query),
-    contentType: input.headers["content-type"],
+    contentType: input.headers["content-type"], parts: input.parts,
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
   let stripUsage = false;
@@ -42,15 +42,15 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
       return {
         url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
         headers: upstreamRequestHeaders(input.headers, provider.authHeaders(key), prepared.body.length,
-          isMultipart(req.contentType) ? req.contentType : undefined),
+          prepared.contentType ?? (isMultipart(req.contentType) ? req.contentType : undefined)),
         body: prepared.body,
       };
     },
     respond(upstream, channel) {
       const privateHeaders = providers[channel.protocol].privateResponseHeaders;
       if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
-      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders);
-      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders);
+      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
+      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
       return relayBytes(input, upstream, spec, privateHeaders);
     },
   };
@@ -68,7 +68,7 @@ async function relayRefusal(res: ServerResponse, upstream: UpstreamResponse, pri
 /** A JSON answer, read whole before any byte goes out: one that is not JSON, or is cut
  * short, is a broken answer (502, or the next channel), never a charge. */
 async function holdJson(
-  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[], req: PassRequest,
 ): Promise<Served | BrokenAnswer> {
   const whole = await readWhole(input.res, upstream.body);
   const status = upstream.status;
@@ -88,12 +88,16 @@ async function holdJson(
   const usage = spec.bodyUsage(json);
   const units = spec.bodyUnits?.(json);
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
-  headers["content-length"] = body.length;
+  // The format the client asked for, when the gateway asked upstream for the one with usage.
+  const rendered = spec.renderAnswer?.(req, json);
+  if (rendered) headers["content-type"] = rendered.contentType;
+  const answer = rendered?.body ?? body;
+  headers["content-length"] = answer.length;
   return served(input.res, {
     status, ending: "complete", charge: "reported", usage,
     units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
     outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
-  }, body, { status, headers });
+  }, answer, { status, headers });
 }
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
@@ -138,13 +142,18 @@ async function relayBytes(
  * and what was delivered is charged by estimate. */
 async function relayStream(
   input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, strip: boolean, privateHeaders: readonly string[],
+  req: PassRequest,
 ): Promise<Served> {
   const res = input.res;
   const tap = spec.streamTap!(strip);
   // A stream we may edit is re-framed, so its length goes.
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
+  // The client's own framing, when it is not the SSE the gateway asked for: applied to what
+  // the tap relays, and to the tail after the cost is stamped into its SSE.
+  const framing = spec.streamFraming?.(req);
+  if (framing) headers["content-type"] = framing.contentType;
   const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
-    transform: (chunk) => tap.push(chunk), state: () => tapState(tap) });
+    transform: framing ? (chunk) => framing.events(tap.push(chunk)) : (chunk) => tap.push(chunk), state: () => tapState(tap) });
   if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: errorText(r.error) });
   const tail = r.end === "ended" || r.end === "finished" ? tap.end() : "";
   const ending: Ending = r.end === "client-gone" ? "client-gone"
@@ -158,10 +167,15 @@ async function relayStream(
   // stream gets the cost (in its final usage event) at release.
   const last = complete || ending === "upstream-error" ? tail
     : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
-  return served(res, {
+  const stamp = spec.streamCost;
+  const parts = {
     status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
     outputChars: tap.outputChars, firstByteNs: r.firstByteNs,
-  }, last, undefined, spec.streamCost);
+  } as const;
+  if (!framing) return served(res, parts, last, undefined, stamp);
+  // A whole stream is framed at release, after its cost is stamped; any other end now.
+  if (complete) return served(res, parts, last, undefined, (t, cost) => framing.end(stamp ? stamp(t, cost) : t));
+  return served(res, parts, last === undefined ? undefined : framing.end(last));
 }
 
 function tapState(tap: SseUsageTap): RelayState {
