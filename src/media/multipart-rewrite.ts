@@ -73,9 +73,10 @@ function dispositionOf(part: MultipartPart): string {
   return `${name}${filename}\r\nContent-Type: ${part.file.mimeType.replace(/[\r\n]/g, "")}`;
 }
 
-/** A header parameter value, escaped as browsers do (WHATWG multipart/form-data). */
+/** A header parameter value as a quoted string busboy reads back the same (backslash
+ * escapes); a line break, which no header may hold, as browsers write it. */
 function quoted(value: string): string {
-  return value.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  return value.replace(/[\\"]/g, "\\$&").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 
 /** Header text as bytes: latin-1 (busboy read the parameters so, by default: the client's

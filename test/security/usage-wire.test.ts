@@ -98,6 +98,7 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
     const elements = JSON.parse(body) as { candidates?: { content: { parts: { text: string }[] } }[]; usageMetadata?: { promptTokenCount: number } }[];
     assert.equal(elements.map((e) => e.candidates?.[0]?.content.parts[0]?.text ?? "").join(""), "Once upon a time there was a gateway.");
     assert.equal(elements.at(-1)!.usageMetadata!.promptTokenCount, 12);
+    assert.equal((elements.at(-1)!.usageMetadata as Record<string, unknown>).gatewayCost, "0.00001127", "the cost is stamped before the framing");
     assert.ok(r.chunks.length >= 2 && !r.chunks[0].endsWith("]"), "the array streams as the upstream's chunks arrive, not held whole");
     assert.equal(gemini.received.at(-1)!.query.alt, "sse");
     const e = await entryOf(gw.store, r.id);
