@@ -236,6 +236,13 @@ function answerTranscription(r: Received, res: http.ServerResponse): void {
   const model = multipartField(r, "model") ?? "";
   const usage = model.startsWith("whisper") ? { type: "duration", seconds: 12.5 } : fakeTranscriptionTokens;
   const format = multipartField(r, "response_format") ?? "json";
+  if (multipartField(r, "stream") === "true" && !model.startsWith("whisper")) {
+    // OpenAI streams gpt-4o-transcribe's transcript as SSE; the usage comes in the done event.
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(`data: ${JSON.stringify({ type: "transcript.text.delta", delta: fakeTranscript })}\n\n` +
+      `data: ${JSON.stringify({ type: "transcript.text.done", text: fakeTranscript, usage: fakeTranscriptionTokens })}\n\n`);
+    return;
+  }
   const plain = (body: string) => {
     res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
     res.end(body);

@@ -176,6 +176,18 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
     assert.equal(openai.received.length, before);
   });
 
+  test("a streamed transcript (SSE, not the JSON its usage is read from) is refused before anything goes upstream", async () => {
+    const before = openai.received.length;
+    const form = new FormData();
+    form.set("model", "gpt-4o-transcribe");
+    form.set("stream", "true");
+    form.set("file", new Blob([Buffer.alloc(500, 1)], { type: "audio/mpeg" }), "a.mp3");
+    const r = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: form });
+    assert.equal(r.status, 400);
+    assert.match((await r.json()).error.message, /'stream'/);
+    assert.equal(openai.received.length, before, "nothing served that could not be billed");
+  });
+
   test("a whole answer without the usage its provider always sends is a billing fault: billed at the reservation, marked, counted", async () => {
     const faultsBefore = await faultCount("raw");
     const body = JSON.stringify({ model: "no-usage", max_tokens: 100, messages: [{ role: "user", content: "hello there" }] });

@@ -58,10 +58,15 @@ export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: 
  * length is guessed high for the pre-deduction: one second per 2,000 bytes (16 kbit/s, less
  * than any common speech encoding). A model priced by tokens is billed by the usage only a
  * JSON transcript carries: subtitles (srt, vtt), which cannot be rendered from it, are
- * refused for it (OpenAI's token-priced transcribers do not make them either). */
+ * refused for it (OpenAI's token-priced transcribers do not make them either). A streamed
+ * transcript (SSE events, not the JSON this route reads its usage from) is refused for
+ * every model: served, it could not be billed. */
 export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], price?: Price): Units {
   const file = files.find((f) => f.field === "file");
   if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
+  if (json.stream !== undefined && json.stream !== "false") {
+    throw new GatewayError(errors.invalidParameter, "'stream' is not supported for transcriptions here: send the request without it.");
+  }
   const format = transcriptFormat(json);
   if (price && tokenPriced(price) && subtitles.has(format)) {
     throw new GatewayError(errors.invalidParameter,
