@@ -5,7 +5,8 @@
 
 import type { ServerResponse } from "node:http";
 import { errorText, log } from "../../observability/log.js";
-import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
+import type { PassRequest, PassthroughSpec, StreamFraming } from "../../protocols/passthrough.js";
+import type { CostStamp } from "../../protocols/stream-cost.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
@@ -167,15 +168,21 @@ async function relayStream(
   // stream gets the cost (in its final usage event) at release.
   const last = complete || ending === "upstream-error" ? tail
     : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
-  const stamp = spec.streamCost;
-  const parts = {
+  const framed = framedTail(framing, complete, last, spec.streamCost);
+  return served(res, {
     status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
     outputChars: tap.outputChars, firstByteNs: r.firstByteNs,
-  } as const;
-  if (!framing) return served(res, parts, last, undefined, stamp);
-  // A whole stream is framed at release, after its cost is stamped; any other end now.
-  if (complete) return served(res, parts, last, undefined, (t, cost) => framing.end(stamp ? stamp(t, cost) : t));
-  return served(res, parts, last === undefined ? undefined : framing.end(last));
+  }, framed.tail, undefined, framed.stamp);
+}
+
+/** A stream's tail and cost stamp in the client's framing: a whole stream's tail is framed at
+ * release, after its cost is stamped into its SSE; any other end's at once. */
+function framedTail(
+  framing: StreamFraming | undefined, complete: boolean, tail: string | undefined, stamp: CostStamp | undefined,
+): { tail: string | undefined; stamp: CostStamp | undefined } {
+  if (!framing) return { tail, stamp };
+  if (complete) return { tail, stamp: (t, cost) => framing.end(stamp ? stamp(t, cost) : t) };
+  return { tail: tail === undefined ? undefined : framing.end(tail), stamp: undefined };
 }
 
 function tapState(tap: SseUsageTap): RelayState {
