@@ -64,7 +64,7 @@ export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: 
 export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], price?: Price): Units {
   const file = files.find((f) => f.field === "file");
   if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
-  if (json.stream !== undefined && json.stream !== "false") {
+  if (json.stream !== undefined && String(json.stream).toLowerCase() !== "false") {
     throw new GatewayError(errors.invalidParameter, "'stream' is not supported for transcriptions here: send the request without it.");
   }
   const format = transcriptFormat(json);
