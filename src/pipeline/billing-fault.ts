@@ -22,7 +22,9 @@ export interface FaultCharge {
  * undefined when the answer is no billing fault (or no reservation was held to bill). */
 export function billingFault(ctx: RequestContext): FaultCharge | undefined {
   const served = ctx.served;
-  if (!served || served.charge !== "reported" || served.usage !== undefined) return undefined;
+  // A realtime session (101) reports usage per response, and may rightly have none: it is
+  // metered by its own rules, not judged here.
+  if (!served || served.charge !== "reported" || served.usage !== undefined || served.status === 101) return undefined;
   if (!ctx.model || !tokenPriced(ctx.model.price) || !ctx.reservation || !ctx.reservedUsage) return undefined;
   const reason: BillingFaultReason = "missing_usage";
   billingFaults.inc({ channel: ctx.channel?.name ?? "", reason });
