@@ -8,6 +8,7 @@ import { replaceField, type MultipartPart } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
 import type { CostStamp } from "./stream-cost.js";
+import type { StreamFraming } from "./stream-framing.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
 
@@ -65,16 +66,6 @@ export interface PassthroughSpec {
   bodyUnits?(json: unknown): Units | undefined;
   /** The id of an asynchronous job the answer created (video), for fetching it later. */
   bodyJobId?(json: unknown): string | undefined;
-}
-
-/** Re-frames a tapped SSE stream for a client that asked for another framing. */
-export interface StreamFraming {
-  /** The Content-Type of the re-framed stream. */
-  readonly contentType: string;
-  /** Whole SSE events, as the tap relays them, in the client's framing. */
-  events(sse: string): string;
-  /** The last events (the withheld tail, or an error event) and the framing's close. */
-  end(sse: string): string;
 }
 
 /** A whole answer rendered for the client. */

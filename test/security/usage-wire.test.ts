@@ -34,9 +34,9 @@ function postGenerate(gw: TestGateway, action: string, query: string, headers: R
 }
 
 /** A generate-content call read chunk by chunk as the client receives it. */
-function streamChunks(gw: TestGateway, query: string): Promise<{ status: number; type: string; chunks: string[]; id: string }> {
+function streamChunks(gw: TestGateway, query: string, model = GEMINI): Promise<{ status: number; type: string; chunks: string[]; id: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${gw.url}/v1beta/models/${GEMINI}:streamGenerateContent${query}`, {
+    const req = http.request(`${gw.url}/v1beta/models/${model}:streamGenerateContent${query}`, {
       method: "POST", agent: false, headers: { "x-goog-api-key": TOKEN, "content-type": "application/json" },
     }, (res) => {
       const chunks: string[] = [];
@@ -73,12 +73,15 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
         channel("gemini", gemini.url, { protocol: "gemini", models: [GEMINI] }),
         channel("openai", openai.url, { models: ["gpt-4o-transcribe", "whisper-1"], model_map: { "gpt-4o-transcribe": "gpt-4o-transcribe-2025-03-20" } }),
         channel("raw", raw.url, { models: ["no-usage"] }),
+        // A generate-content client of a model an OpenAI-protocol channel serves (converted).
+        channel("converted", openai.url, { models: ["gpt-4o-mini"] }),
       ],
       models: {
         [GEMINI]: { price: { input: 0.3, output: 2.5 } },
         "gpt-4o-transcribe": { endpoint: "transcription", price: { input: 2.5, output: 10 } },
         "whisper-1": { endpoint: "transcription", price: { per_second: 0.0001 } },
         "no-usage": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
+        "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
       },
     }));
   });
@@ -103,6 +106,20 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
     assert.equal(gemini.received.at(-1)!.query.alt, "sse");
     const e = await entryOf(gw.store, r.id);
     assert.equal(e.costNano, GEMINI_COST);
+    assert.equal(e.estimated, false);
+  });
+
+  test("the JSON-array form is rendered for a converted stream too, billed its usage", async () => {
+    const r = await streamChunks(gw, "", "gpt-4o-mini");
+    assert.equal(r.status, 200);
+    assert.match(r.type, /^application\/json/);
+    const elements = JSON.parse(r.chunks.join("")) as { usageMetadata?: { promptTokenCount: number; candidatesTokenCount: number } }[];
+    assert.ok(elements.length >= 2);
+    assert.equal(elements.at(-1)!.usageMetadata!.promptTokenCount, 12);
+    const e = await entryOf(gw.store, r.id);
+    // The OpenAI fake's usage (12 prompt incl. 2 cached, 5 completion) at 0.15 / 0.6, × 0.7:
+    // (12 × 0.15 + 5 × 0.6) / 1e6 × 0.7 = 4.8 × 0.7 / 1e6 → 3,360 nano.
+    assert.equal(e.costNano, 3_360n);
     assert.equal(e.estimated, false);
   });
 

@@ -3,8 +3,9 @@
 // `]`). The gateway always asks upstream for SSE (its tap reads usage there) and, for a client
 // that asked for the array, renders each whole event's data as the next element as it goes.
 
-import type { StreamFraming } from "../passthrough.js";
+import type { StreamFraming } from "../stream-framing.js";
 import { parseEvent } from "../sse.js";
+import { clientWantsSse } from "./query.js";
 
 const eventEnd = /\r\n\r\n|\n\n|\r\r/g;
 
@@ -38,4 +39,10 @@ export function jsonArrayFraming(): StreamFraming {
       return (opened ? last : "[") + "]";
     },
   };
+}
+
+/** A generate-content stream's framing for a client's query: none (SSE) with `alt=sse`, the
+ * JSON array without it. */
+export function generateStreamFraming(query: string): StreamFraming | undefined {
+  return clientWantsSse(query) ? undefined : jsonArrayFraming();
 }

@@ -7,8 +7,8 @@ import { answerField, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
-import { jsonArrayFraming } from "./json-array-stream.js";
-import { clientWantsSse, generateQuery } from "./query.js";
+import { generateStreamFraming } from "./json-array-stream.js";
+import { generateQuery } from "./query.js";
 import { geminiGeneratedChars, geminiStreamEnds, geminiUsageReader } from "./stream-tap.js";
 import { normalizeGeminiUsage } from "./usage.js";
 
@@ -25,7 +25,7 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
   streamCost: streamCost["generate-content"],
-  streamFraming: (req) => (clientWantsSse(req.query) ? undefined : jsonArrayFraming()),
+  streamFraming: (req) => generateStreamFraming(req.query),
   bodyUsage: (json) => normalizeGeminiUsage(answerField(Array.isArray(json) ? lastWithUsage(json) : json, "usageMetadata")),
   bodyChars: (body) => geminiGeneratedChars(body.toString("utf8")),
 });

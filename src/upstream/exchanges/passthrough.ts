@@ -5,8 +5,8 @@
 
 import type { ServerResponse } from "node:http";
 import { errorText, log } from "../../observability/log.js";
-import type { PassRequest, PassthroughSpec, StreamFraming } from "../../protocols/passthrough.js";
-import type { CostStamp } from "../../protocols/stream-cost.js";
+import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
+import { framedTail } from "../../protocols/stream-framing.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
@@ -175,15 +175,6 @@ async function relayStream(
   }, framed.tail, undefined, framed.stamp);
 }
 
-/** A stream's tail and cost stamp in the client's framing: a whole stream's tail is framed at
- * release, after its cost is stamped into its SSE; any other end's at once. */
-function framedTail(
-  framing: StreamFraming | undefined, complete: boolean, tail: string | undefined, stamp: CostStamp | undefined,
-): { tail: string | undefined; stamp: CostStamp | undefined } {
-  if (!framing) return { tail, stamp };
-  if (complete) return { tail, stamp: (t, cost) => framing.end(stamp ? stamp(t, cost) : t) };
-  return { tail: tail === undefined ? undefined : framing.end(tail), stamp: undefined };
-}
 
 function tapState(tap: SseUsageTap): RelayState {
   const ending = tap.ending;
