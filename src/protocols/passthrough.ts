@@ -60,6 +60,9 @@ export interface PassthroughSpec {
   /** Usage of a complete answer, from its parsed JSON (undefined for an answer that is not
    * JSON: audio, plain text). */
   bodyUsage(json: unknown): Usage | undefined;
+  /** The provider's answers rightly carry no usage (moderations): one without is billed by
+   * estimate, not judged a billing fault. */
+  readonly usageOptional?: boolean;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */
   bodyChars(body: Buffer): number;
   /** Non-token units read from a complete answer (e.g. seconds of audio transcribed). */

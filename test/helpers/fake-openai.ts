@@ -190,6 +190,14 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     return sendJson(res, 200, { created: 1_700_000_000, data: [{ b64_json: fakeImageBase64 }] });
   }
   if (r.path === "/v1/images/generations") {
+    if (r.body.stream === true && String(r.body.model).startsWith("gpt-image")) {
+      // gpt-image-1 streams partial images as SSE; the usage comes in the completed event.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`event: image_generation.partial_image\ndata: ${JSON.stringify({ type: "image_generation.partial_image", b64_json: fakeImageBase64, partial_image_index: 0 })}\n\n` +
+        `event: image_generation.completed\ndata: ${JSON.stringify({ type: "image_generation.completed", b64_json: fakeImageBase64,
+          usage: { input_tokens: 20, output_tokens: 1056, total_tokens: 1076, input_tokens_details: { text_tokens: 20, image_tokens: 0 } } })}\n\n`);
+      return;
+    }
     return sendJson(res, 200, {
       created: 1_700_000_000,
       data: [{ b64_json: fakeImageBase64, revised_prompt: String(r.body.prompt) }],

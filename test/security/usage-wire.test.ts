@@ -74,7 +74,7 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
         channel("openai", openai.url, { models: ["gpt-4o-transcribe", "whisper-1"], model_map: { "gpt-4o-transcribe": "gpt-4o-transcribe-2025-03-20" } }),
         channel("raw", raw.url, { models: ["no-usage"] }),
         // A generate-content client of a model an OpenAI-protocol channel serves (converted).
-        channel("converted", openai.url, { models: ["gpt-4o-mini"] }),
+        channel("converted", openai.url, { models: ["gpt-4o-mini", "gpt-image-1"] }),
       ],
       models: {
         [GEMINI]: { price: { input: 0.3, output: 2.5 } },
@@ -82,6 +82,7 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
         "whisper-1": { endpoint: "transcription", price: { per_second: 0.0001 } },
         "no-usage": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
         "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
+        "gpt-image-1": { endpoint: "image", price: { input: 5, output: 40 } },
       },
     }));
   });
@@ -202,6 +203,17 @@ describe("usage on the wire: the client cannot choose an answer without usage", 
     const r = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: form });
     assert.equal(r.status, 400);
     assert.match((await r.json()).error.message, /'stream'/);
+    assert.equal(openai.received.length, before, "nothing served that could not be billed");
+  });
+
+  test("a streamed image (SSE partial images, not the JSON its usage is read from) is refused before anything goes upstream", async () => {
+    const before = openai.received.length;
+    const r = await rawRequest(`${gw.url}/v1/images/generations`, {
+      method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-image-1", prompt: "a fox", stream: true, partial_images: 1 }),
+    });
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.json.error.message, /'stream'/);
     assert.equal(openai.received.length, before, "nothing served that could not be billed");
   });
 

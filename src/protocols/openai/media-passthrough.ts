@@ -20,9 +20,19 @@ function requireText(json: Record<string, unknown>, field: string): string {
   return value;
 }
 
-/** Image generation makes exactly one image per request (SPEC: `n` must not be sent). */
+/** A streamed answer (SSE) is refused where the route bills a JSON answer's usage: served,
+ * it could not be billed. `stream` is a boolean in JSON, a string in a multipart form. */
+function refuseStream(json: Record<string, unknown>, what: string): void {
+  const stream = json.stream;
+  if (stream === undefined || stream === null || stream === false || String(stream).toLowerCase() === "false") return;
+  throw new GatewayError(errors.invalidParameter, `'stream' is not supported for ${what} here: send the request without it.`);
+}
+
+/** Image generation makes exactly one image per request (SPEC: `n` must not be sent). A
+ * streamed image (SSE partial images) is refused: this route bills the JSON answer's usage. */
 export function imageRules(json: Record<string, unknown>): Units {
   requireText(json, "prompt");
+  refuseStream(json, "images");
   if (json.n !== undefined) {
     throw new GatewayError(errors.invalidParameter, "'n' must not be sent: one image is produced per request; make one call per image.");
   }
@@ -64,9 +74,7 @@ export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: 
 export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], price?: Price): Units {
   const file = files.find((f) => f.field === "file");
   if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
-  if (json.stream !== undefined && String(json.stream).toLowerCase() !== "false") {
-    throw new GatewayError(errors.invalidParameter, "'stream' is not supported for transcriptions here: send the request without it.");
-  }
+  refuseStream(json, "transcriptions");
   const format = transcriptFormat(json);
   if (price && tokenPriced(price) && subtitles.has(format)) {
     throw new GatewayError(errors.invalidParameter,

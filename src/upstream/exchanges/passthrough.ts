@@ -95,7 +95,7 @@ async function holdJson(
   const answer = rendered?.body ?? body;
   headers["content-length"] = answer.length;
   return served(input.res, {
-    status, ending: "complete", charge: "reported", usage,
+    status, ending: "complete", charge: usage === undefined && spec.usageOptional ? "estimate" : "reported", usage,
     units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
     outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
   }, answer, { status, headers });
