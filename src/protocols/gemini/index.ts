@@ -2,11 +2,11 @@
 // whose requests go to other protocols' channels, `geminiOutbound` talks to gemini channels.
 
 import type { InboundAdapter, OutboundAdapter } from "../adapter.js";
+import { generateStreamFraming } from "./json-array-stream.js";
 import { decodeGeminiRequest } from "./request-decode.js";
 import { encodeGeminiRequest, geminiPath } from "./request-encode.js";
 import { decodeGeminiResponse, encodeGeminiResponse, geminiErrorMessage } from "./response.js";
 import { geminiStreamDecoder } from "./stream-decode.js";
-import { generateStreamFraming } from "./json-array-stream.js";
 import { geminiStreamEncoder } from "./stream-encode.js";
 
 /**
