@@ -17,6 +17,17 @@ export interface Units {
   readonly characters?: number;
 }
 
+/** Whether a model is priced by tokens (then every whole answer must report its usage). */
+export function tokenPriced(price: Price): boolean {
+  return (price.inputPer1M ?? 0n) > 0n || (price.outputPer1M ?? 0n) > 0n;
+}
+
+/** Whether a model is priced by quantities an answer may report (seconds, images,
+ * characters): only then does a guess of them make its charge an estimate. */
+export function unitPriced(price: Price): boolean {
+  return price.perSecond !== undefined || price.perImage !== undefined || price.per1kChars !== undefined;
+}
+
 const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.floor(n ?? 0)));
 
 /**

@@ -13,9 +13,18 @@ export interface MultipartFile {
   readonly size: number;
 }
 
+/** One part as busboy read it, in the body's order: what a rewrite rebuilds its headers from. */
+export interface MultipartPart {
+  readonly field: string;
+  /** A file part's name and type (busboy's reading; a file may have no filename). */
+  readonly file?: { readonly filename: string | undefined; readonly mimeType: string };
+}
+
 export interface MultipartParts {
   readonly fields: Record<string, string>;
   readonly files: readonly MultipartFile[];
+  /** Every part busboy kept, fields and files, in the order of the body. */
+  readonly order: readonly MultipartPart[];
 }
 
 const limits = { fields: 64, fieldSize: 1024 * 1024, files: 16, parts: 100 };
@@ -72,13 +81,16 @@ export class MultipartReader {
     const fields: Record<string, string> = {};
     const files: MultipartFile[] = [];
     let fieldChars = 0;
+    const order: MultipartPart[] = [];
     parser.on("field", (name, value, info) => {
       if (info.valueTruncated) return this.#fail(`field '${name}' is too long`);
       fieldChars += value.length;
       if (fieldChars > MAX_FIELDS_CHARS) return this.#fail(`its text fields are longer than ${MAX_FIELDS_CHARS} characters together`);
       fields[name] = value;
+      order.push({ field: name });
     });
     parser.on("file", (field, stream, info) => {
+      order.push({ field, file: { filename: info.filename, mimeType: info.mimeType } });
       let size = 0;
       stream.on("data", (chunk: Buffer) => { size += chunk.length; });
       stream.on("end", () => files.push({ field, filename: info.filename ?? "", mimeType: info.mimeType, size }));
@@ -88,7 +100,7 @@ export class MultipartReader {
     parser.on("filesLimit", () => this.#fail("too many files"));
     parser.on("fieldsLimit", () => this.#fail("too many fields"));
     parser.on("error", (err: Error) => this.#fail(err.message));
-    parser.on("close", () => { if (!this.#failed) this.#settle.resolve({ fields, files }); });
+    parser.on("close", () => { if (!this.#failed) this.#settle.resolve({ fields, files, order }); });
   }
 
   #fail(why: string): void {

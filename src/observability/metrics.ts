@@ -313,6 +313,13 @@ export const tokenCountEstimates = new client.Counter({
   registers: [registry],
 });
 
+export const billingFaults = new client.Counter({
+  name: "gateway_billing_faults_total",
+  help: "Answers billed at their reservation because they completed without the usage their provider always sends (a token-priced model's whole answer), by channel and reason.",
+  labelNames: ["channel", "reason"] as const,
+  registers: [registry],
+});
+
 export const upstreamRetriesTotal = new client.Counter({
   name: "gateway_upstream_retries_total",
   help: "Upstream attempts that failed over to another channel, by failed channel and reason.",

@@ -9,11 +9,12 @@ import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/typ
 import type { Route } from "../server/routes.js";
 import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { Units } from "../billing/cost.js";
-import type { MultipartFile } from "../media/multipart.js";
+import type { MultipartFile, MultipartPart } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";
 import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
 import type { RememberedJob } from "../routing/jobs.js";
+import type { Usage } from "../protocols/usage.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -50,6 +51,8 @@ export interface RequestContext {
   json?: Record<string, unknown>;
   /** Files of a multipart body (measured, not kept apart from `body`). */
   files?: readonly MultipartFile[];
+  /** A multipart body's parts in order, as busboy read them (a rewrite rebuilds from them). */
+  parts?: readonly MultipartPart[];
   /** The model as the client named it (billing and logs use this name). */
   modelName?: string;
   model?: Model;
@@ -68,6 +71,8 @@ export interface RequestContext {
   limits?: PendingLimits;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
+  /** The worst-case usage the pre-deduction was priced from (a billing fault is billed at it). */
+  reservedUsage?: Usage;
   /** Concurrency slots and tokens-per-minute holds taken with it (settlement gives them back). */
   holds?: LimitHolds;
   /** What the upstream served, as the upstream stage learned it; its last bytes wait for

@@ -5,6 +5,7 @@ import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
 import type { Wire } from "./field-policy.js";
+import type { StreamFraming } from "./stream-framing.js";
 
 /**
  * An outbound encoder's refusal of a request field its protocol cannot express. It names
@@ -58,6 +59,9 @@ export interface InboundAdapter {
   streamEncoder(request: CanonicalRequest): StreamEncoder;
   /** SSE text the protocol sends after the last event (chat-completions: "data: [DONE]"). */
   readonly streamTrailer: string;
+  /** The client's framing of a stream, from its query, when it is not SSE (generate-content
+   * without `alt=sse`: a JSON array); absent or undefined: SSE. */
+  streamFraming?(query: string): StreamFraming | undefined;
   /**
    * The client's name for each canonical request field an outbound encoder may refuse
    * (e.g. frequencyPenalty → frequency_penalty), so the 400 names the field as it was sent.

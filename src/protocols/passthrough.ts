@@ -4,10 +4,11 @@
 
 import type { Units } from "../billing/cost.js";
 import type { GatewayError } from "../errors/gateway-error.js";
-import { replaceField } from "../media/multipart.js";
+import { replaceField, type MultipartPart } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
 import type { CostStamp } from "./stream-cost.js";
+import type { StreamFraming } from "./stream-framing.js";
 import type { SseUsageTap } from "./usage-tap.js";
 import type { Usage } from "./usage.js";
 
@@ -26,6 +27,8 @@ export interface PassRequest {
   readonly query: string;
   /** The client's Content-Type header. */
   readonly contentType?: string;
+  /** A multipart body's parts in order, as busboy read them. */
+  readonly parts?: readonly MultipartPart[];
 }
 
 export interface PassthroughSpec {
@@ -43,8 +46,9 @@ export interface PassthroughSpec {
   /** Upstream path and query. */
   path(req: PassRequest, upstreamModel: string): string;
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the
-   * gateway asked for stream usage the client did not, so the tap removes it again. */
-  body(req: PassRequest, upstreamModel: string): { readonly body: Buffer; readonly stripUsage: boolean };
+   * gateway asked for stream usage the client did not, so the tap removes it again.
+   * `contentType`: a rewritten multipart body's own (its boundary). */
+  body(req: PassRequest, upstreamModel: string): { readonly body: Buffer; readonly stripUsage: boolean; readonly contentType?: string };
   /** A tap for one streamed answer; absent for endpoints that never stream. */
   streamTap?(stripUsage: boolean): SseUsageTap;
   /** The event that ends a stream the gateway has to cut short, in the protocol's own
@@ -53,12 +57,22 @@ export interface PassthroughSpec {
   /** Puts the answer's cost into a stream's withheld tail (its final usage event). Present
    * with streamTap. */
   readonly streamCost?: CostStamp;
+  /** The client's framing of a stream when it is not the SSE the gateway asked upstream
+   * for (generate-content's JSON array); undefined relays the events as they are. */
+  streamFraming?(req: PassRequest): StreamFraming | undefined;
   /** Whether a 2xx answer must be JSON (checked before it is relayed); default true.
    * Audio and plain-text answers are relayed as bytes. */
   answersJson?(req: PassRequest): boolean;
+  /** The answer in the format the client asked for, when the gateway asked upstream for
+   * another (a transcript as text, from the JSON that carries its usage); undefined relays
+   * the JSON as it came. */
+  renderAnswer?(req: PassRequest, json: unknown): RenderedAnswer | undefined;
   /** Usage of a complete answer, from its parsed JSON (undefined for an answer that is not
    * JSON: audio, plain text). */
   bodyUsage(json: unknown): Usage | undefined;
+  /** The provider's answers rightly carry no usage (moderations): one without is billed by
+   * estimate, not judged a billing fault. */
+  readonly usageOptional?: boolean;
   /** Characters of generated text in a complete answer (estimates when usage is missing). */
   bodyChars(body: Buffer): number;
   /** Non-token units read from a complete answer (e.g. seconds of audio transcribed). */
@@ -67,6 +81,12 @@ export interface PassthroughSpec {
   bodyJobId?(json: unknown): string | undefined;
   /** The id the provider gave a complete answer (a responses object). */
   bodyAnswerId?(json: unknown): string | undefined;
+}
+
+/** A whole answer rendered for the client. */
+export interface RenderedAnswer {
+  readonly body: Buffer;
+  readonly contentType: string;
 }
 
 /** A top-level field of a parsed JSON answer; undefined when the answer is no object. */

@@ -3,7 +3,7 @@
 import type { Units } from "../billing/cost.js";
 import type { Endpoint } from "../config/raw.js";
 import type { MultipartFile } from "../media/multipart.js";
-import type { ChannelProtocol } from "../runtime/types.js";
+import type { ChannelProtocol, Price } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
 import { targetWireOf, type Wire } from "./field-policy.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
@@ -31,8 +31,8 @@ export interface RouteProtocol {
   readonly passthrough: PassthroughSpec;
   readonly inbound?: InboundAdapter;
   /** Checks a request the route has rules for (400 naming the field) and returns the
-   * non-token units it is billed by. */
-  readonly rules?: (json: Record<string, unknown>, files?: readonly MultipartFile[]) => Units | undefined;
+   * non-token units it is billed by; `price`: the model's. */
+  readonly rules?: (json: Record<string, unknown>, files?: readonly MultipartFile[], price?: Price) => Units | undefined;
 }
 
 export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({

@@ -122,8 +122,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       id, req, res, runtime, path, startNs: process.hrtime.bigint(),
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
-      user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, modelName: undefined, model: undefined,
-      channel: undefined, upstreamModel: undefined, reservation: undefined, holds: undefined, units: undefined, jobId: undefined,
+      user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, parts: undefined, modelName: undefined, model: undefined,
+      channel: undefined, upstreamModel: undefined, reservation: undefined, reservedUsage: undefined, holds: undefined, units: undefined, jobId: undefined,
       served: undefined, settled: undefined, error: undefined, upgrade,
     };
     if (draining) {

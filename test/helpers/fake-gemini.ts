@@ -291,10 +291,26 @@ const headersFor = (r: Received, contentType: string) => ({
   "content-type": contentType, "x-goog-request-id": "fake-goog-req", [SAFETY_ECHO_HEADER]: String(r.safetySettings !== undefined),
 });
 
+/** The response field mask a request carries, as Google reads it: `fields` (or `$fields`)
+ * in the query, else the `X-Goog-FieldMask` header; undefined when there is none. */
+function fieldMask(r: Received): string | undefined {
+  const header = r.headers["x-goog-fieldmask"];
+  return r.query.fields ?? r.query.$fields ?? (typeof header === "string" ? header : undefined);
+}
+
+/** The answer with only the top-level fields a mask names (`candidates.content` keeps
+ * `candidates`): a mask without `usageMetadata` drops the usage, as Google does. */
+function masked(body: object, mask: string | undefined): object {
+  if (mask === undefined) return body;
+  const keep = new Set(mask.split(",").map((path) => path.trim().split(/[.(/]/)[0]));
+  if (keep.has("*")) return body;
+  return Object.fromEntries(Object.entries(body).filter(([k]) => keep.has(k)));
+}
+
 function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
   const body = script.kind === "safety" ? safetyBody(r, script, seq)
     : { candidates: [candidate(fullParts(r, script, opts), "STOP")], usageMetadata: usageFor(script), ...meta(r, seq) };
-  sendJson(res, 200, body, headersFor(r, "application/json; charset=UTF-8"), 2);
+  sendJson(res, 200, masked(body, fieldMask(r)), headersFor(r, "application/json; charset=UTF-8"), 2);
 }
 
 function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeGeminiOptions, seq: number): void {
@@ -325,9 +341,12 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   }
   const sse = r.query.alt === "sse";
   res.writeHead(200, headersFor(r, sse ? "text/event-stream" : "application/json; charset=UTF-8"));
-  // Without alt=sse Gemini streams one JSON array; with it, `data: …\r\n\r\n` events.
+  // Without alt=sse Gemini streams one JSON array (`[{…}`, then `\n,\r\n{…}` per chunk, then
+  // `]`); with it, `data: …\r\n\r\n` events. A field mask applies to every chunk.
+  const mask = fieldMask(r);
+  const chunks = events.map((e) => JSON.stringify("error" in e ? e : masked(e, mask)));
   const lines = sse
-    ? events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`)
-    : events.map((e, i) => `${i === 0 ? "[" : ",\r\n"}${JSON.stringify(e)}${i === events.length - 1 ? "]" : ""}`);
+    ? chunks.map((c) => `data: ${c}\r\n\r\n`)
+    : chunks.map((c, i) => `${i === 0 ? "[" : "\n,\r\n"}${c}${i === chunks.length - 1 ? "]" : ""}`);
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
 }

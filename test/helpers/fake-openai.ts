@@ -189,14 +189,7 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
       usage: { total_tokens: 25 },
     });
   }
-  if (r.path === "/v1/audio/transcriptions") {
-    const model = /name="model"\r\n\r\n([^\r]*)/.exec(r.raw.toString("latin1"))?.[1] ?? "";
-    // whisper reports the audio's duration; gpt-4o-transcribe reports tokens
-    const usage = model.startsWith("whisper")
-      ? { type: "duration", seconds: 12.5 }
-      : { type: "tokens", input_tokens: 40, output_tokens: 9, total_tokens: 49, input_token_details: { audio_tokens: 40, text_tokens: 0 } };
-    return sendJson(res, 200, { text: "Hello from the fake transcriber.", usage });
-  }
+  if (r.path === "/v1/audio/transcriptions") return answerTranscription(r, res);
   if (r.path === "/v1/images/edits") {
     if (!String(r.headers["content-type"]).startsWith("multipart/form-data")) {
       return sendOpenAIError(res, 400, "Expected multipart/form-data", "invalid_request_error", null);
@@ -204,6 +197,14 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     return sendJson(res, 200, { created: 1_700_000_000, data: [{ b64_json: fakeImageBase64 }] });
   }
   if (r.path === "/v1/images/generations") {
+    if (r.body.stream === true && String(r.body.model).startsWith("gpt-image")) {
+      // gpt-image-1 streams partial images as SSE; the usage comes in the completed event.
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`event: image_generation.partial_image\ndata: ${JSON.stringify({ type: "image_generation.partial_image", b64_json: fakeImageBase64, partial_image_index: 0 })}\n\n` +
+        `event: image_generation.completed\ndata: ${JSON.stringify({ type: "image_generation.completed", b64_json: fakeImageBase64,
+          usage: { input_tokens: 20, output_tokens: 1056, total_tokens: 1076, input_tokens_details: { text_tokens: 20, image_tokens: 0 } } })}\n\n`);
+      return;
+    }
     return sendJson(res, 200, {
       created: 1_700_000_000,
       data: [{ b64_json: fakeImageBase64, revised_prompt: String(r.body.prompt) }],
@@ -230,6 +231,45 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     model: String(r.body.model),
     results: inputs.map(() => ({ flagged: false, categories: { harassment: false, violence: false }, category_scores: { harassment: 0.001, violence: 0.002 } })),
   });
+}
+
+/** What the fake transcribes any audio to. */
+export const fakeTranscript = "Hello from the fake transcriber.";
+/** Usage of a token-priced transcription (gpt-4o-transcribe's shape). */
+export const fakeTranscriptionTokens = { type: "tokens", input_tokens: 40, output_tokens: 9, total_tokens: 49, input_token_details: { audio_tokens: 40, text_tokens: 0 } };
+
+/** The last value of a multipart text field, read from the raw body (the fake's own reading). */
+function multipartField(r: Received, name: string): string | undefined {
+  const all = [...r.raw.toString("latin1").matchAll(new RegExp(`name="${name}"\\r\\n\\r\\n([^\\r]*)`, "g"))];
+  return all.at(-1)?.[1];
+}
+
+/** /v1/audio/transcriptions as OpenAI answers it: JSON with usage (whisper: the audio's
+ * duration; gpt-4o-transcribe: tokens), or the bare transcript for text, srt and vtt,
+ * which carry no usage. */
+function answerTranscription(r: Received, res: http.ServerResponse): void {
+  const model = multipartField(r, "model") ?? "";
+  const usage = model.startsWith("whisper") ? { type: "duration", seconds: 12.5 } : fakeTranscriptionTokens;
+  const format = multipartField(r, "response_format") ?? "json";
+  if (multipartField(r, "stream") === "true" && !model.startsWith("whisper")) {
+    // OpenAI streams gpt-4o-transcribe's transcript as SSE; the usage comes in the done event.
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(`data: ${JSON.stringify({ type: "transcript.text.delta", delta: fakeTranscript })}\n\n` +
+      `data: ${JSON.stringify({ type: "transcript.text.done", text: fakeTranscript, usage: fakeTranscriptionTokens })}\n\n`);
+    return;
+  }
+  const plain = (body: string) => {
+    res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  };
+  switch (format) {
+    case "text": return plain(`${fakeTranscript}\n`);
+    case "srt": return plain(`1\n00:00:00,000 --> 00:00:02,000\n${fakeTranscript}\n\n`);
+    case "vtt": return plain(`WEBVTT\n\n00:00:00.000 --> 00:00:02.000\n${fakeTranscript}\n\n`);
+    case "verbose_json":
+      return sendJson(res, 200, { task: "transcribe", language: "english", duration: 12.5, text: fakeTranscript, segments: [], usage });
+    default: return sendJson(res, 200, { text: fakeTranscript, usage });
+  }
 }
 
 /** Bytes of the fake's "video". */

@@ -158,7 +158,7 @@ describe("billing", () => {
     assert.equal(gw.store.spentByUser("alice"), 2n * FAKE_COST);
   });
 
-  test("an upstream stream with no usage chunk is billed an estimate, marked estimated, never zero", async () => {
+  test("an upstream stream with no usage chunk is a billing fault: billed at the reservation, marked estimated, never zero", async () => {
     raw.state.handler = (body, res) => streamAnswer(res, body.model, ["An ", "answer ", "without ", "any usage."], null);
     const gw = await gateway({ channels: [channel("raw", raw.url, { models: allModels })] });
     const { data, response } = await sdk(gw).chat.completions.create({ ...ask("out-only"), stream: true }).withResponse();
@@ -167,7 +167,9 @@ describe("billing", () => {
     assert.equal(text, "An answer without any usage.");
     const e = await entryOf(gw, response.headers.get("x-gateway-request-id"));
     assert.equal(e.estimated, true);
-    assert.ok(e.usage.input > 0 && e.usage.output > 0, JSON.stringify(e.usage));
+    // The reservation's usage: the body at 3 bytes a token, and the model's default output cap.
+    assert.ok(e.usage.input > 0, JSON.stringify(e.usage));
+    assert.equal(e.usage.output, 4096);
     assert.ok(e.costNano > 0n);
     // the charge is the price of the usage recorded
     assert.equal(e.costNano, costByHand(e.usage, 0n, 1_000_000_000n));
@@ -175,13 +177,13 @@ describe("billing", () => {
     assert.equal(gw.ledger.reservedByUser("alice"), 0n);
   });
 
-  test("a non-stream answer with no usage is billed an estimate too", async () => {
+  test("a non-stream answer with no usage is billed at the reservation too", async () => {
     raw.state.handler = (body, res) => completionAnswer(res, body.model, "an answer without usage, twelve words or so long", null);
     const gw = await gateway({ channels: [channel("raw", raw.url, { models: allModels })] });
     const { response } = await sdk(gw).chat.completions.create(ask("out-only")).withResponse();
     const e = await entryOf(gw, response.headers.get("x-gateway-request-id"));
     assert.equal(e.estimated, true);
-    assert.ok(e.usage.output > 0);
+    assert.equal(e.usage.output, 4096);
     assert.equal(e.costNano, costByHand(e.usage, 0n, 1_000_000_000n));
     assert.ok(e.costNano > 0n);
   });

@@ -19,13 +19,14 @@ describe("embeddings and moderations", () => {
     fake = await startFakeOpenAI({ keys: [CHANNEL_KEY] });
     gw = await startTestGateway(config({
       channels: [channel("main", fake.url, {
-        models: ["gpt-4o-mini", "text-embedding-3-small", "omni-moderation-latest", "rerank-v1"],
+        models: ["gpt-4o-mini", "text-embedding-3-small", "omni-moderation-latest", "priced-moderation", "rerank-v1"],
         model_map: { "text-embedding-3-small": "text-embedding-3-small-v2" },
       })],
       models: {
         "gpt-4o-mini": { endpoint: "chat", price: { input: 0.15, output: 0.6 } },
         "text-embedding-3-small": { endpoint: "embeddings", price: { input: 0.02 } },
         "omni-moderation-latest": { endpoint: "moderation", price: { input: 0 } },
+        "priced-moderation": { endpoint: "moderation", price: { input: 0.1 } },
         "rerank-v1": { endpoint: "rerank", price: { input: 0.05 } },
       },
     }), { usage: sink });
@@ -57,6 +58,15 @@ describe("embeddings and moderations", () => {
     const r = await client.moderations.create({ model: "omni-moderation-latest", input: "hello" });
     assert.equal(r.results[0].flagged, false);
     assert.equal(fake.received.at(-1)!.path, "/v1/moderations");
+  });
+
+  test("a priced moderation (its answers never carry usage) is billed by estimate, marked, not as a billing fault", async () => {
+    const { response } = await client.moderations.create({ model: "priced-moderation", input: "hello there" }).withResponse();
+    const entry = gw.store.logs({ requestId: String(response.headers.get("x-gateway-request-id")) })[0];
+    assert.equal(entry.estimated, true);
+    // Not the reservation (which counts the model's 4096 output tokens): the body's size, nothing generated.
+    assert.equal(entry.usage.output, 0);
+    assert.ok(entry.costNano > 0n);
   });
 
   test("rerank passes through (query and documents required), billed by its reported tokens", async () => {

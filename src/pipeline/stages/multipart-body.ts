@@ -25,6 +25,7 @@ export function multipartBodyStage(budget: BodyBudget): Stage<RequestContext> {
     for (const f of parts.files) json[f.field] ??= { file: f.filename, size: f.size };
     ctx.json = json;
     ctx.files = parts.files;
+    ctx.parts = parts.order;
     await next();
   };
 }

@@ -44,6 +44,7 @@ export function reserveStage(admitter: Admitter): Stage<RequestContext> {
       throw windowFull(windows[admitted.index], admitted.retryAfterMs);
     }
     ctx.reservation = admitted.reservation;
+    ctx.reservedUsage = worst;
     if (slots.length > 0 || budgets.length > 0) ctx.holds = admitted.holds;
     if (limits) {
       limits.outcome = "admitted";

@@ -15,7 +15,7 @@ export function rulesStage(): Stage<RequestContext> {
       throw new GatewayError(problem.kind === "missing" ? errors.missingParameter : errors.invalidParameter, problem.message);
     }
     const rules = routeProtocols[ctx.route!.name]?.rules;
-    if (rules) ctx.units = rules(ctx.json!, ctx.files);
+    if (rules) ctx.units = rules(ctx.json!, ctx.files, ctx.model?.price);
     return next();
   };
 }

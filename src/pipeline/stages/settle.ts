@@ -5,7 +5,7 @@
 // spend updated), and only then releases the answer's last bytes. A charge that cannot be
 // committed withholds them: nothing is served unbilled.
 
-import { costOf } from "../../billing/cost.js";
+import { costOf, unitPriced } from "../../billing/cost.js";
 import { fallbackUsage } from "../../billing/estimate.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import { errors } from "../../errors/catalogue.js";
@@ -21,6 +21,7 @@ import type { RequestContext } from "../context.js";
 import { stateFailure, type StatePart } from "../state-failure.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import { shownCost } from "../shown-cost.js";
+import { billingFault } from "../billing-fault.js";
 
 export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
   return async (ctx, next) => {
@@ -86,7 +87,8 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
   const served = ctx.served;
   const group = ctx.group ?? ctx.runtime.groups.get(token.group);
   const billed = ctx.model && group ? billedUsage(ctx) : undefined;
-  const costNano = billed ? costOf(billed.usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units) : 0n;
+  const costNano = !billed ? 0n
+    : billed.costNano ?? costOf(billed.usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const firstByteNs = served?.firstByteNs;
   return {
@@ -106,18 +108,22 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
     error: failure === undefined ? undefined : failure instanceof GatewayError ? failure.code : errors.internal.code,
     durationMs,
     ttfbMs: firstByteNs ? Number(firstByteNs - ctx.startNs) / 1e6 : undefined,
-    estimated: billed !== undefined && (billed.estimated || served!.unitsEstimated),
+    estimated: billed !== undefined && (billed.estimated || (served!.unitsEstimated && unitPriced(ctx.model!.price))),
     droppedFields: served?.droppedFields,
   };
 }
 
-/** What is priced: the reported usage; an estimate (input from the request's size, output
- * from the text delivered) when the answer reported none or did not complete; undefined
- * (nothing is charged) when no upstream served it. */
-function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } | undefined {
+/** What is priced: the reported usage; the reservation (usage and amount) for a whole
+ * answer that reported none on a token-priced model (a billing fault); an estimate (input
+ * from the request's size, output from the text delivered) when the answer did not complete
+ * or its model is not priced by tokens; undefined (nothing is charged) when no upstream
+ * served it. */
+function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean; costNano?: bigint } | undefined {
   const served = ctx.served;
   if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
   if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: false };
+  const fault = billingFault(ctx);
+  if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
   return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
 }
 

@@ -109,7 +109,7 @@ function exchanges(ctx: RequestContext, protocol: RouteProtocol): (c: ChannelPro
 /** What the exchanges need of the request, as values. */
 export function exchangeInput(ctx: RequestContext): ExchangeInput {
   return {
-    requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, query: ctx.query,
+    requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, parts: ctx.parts, query: ctx.query,
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
     maxOutputTokens: ctx.model!.maxOutputTokens, modelEndpoints: ctx.model!.endpoints,
     conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,

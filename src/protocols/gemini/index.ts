@@ -2,6 +2,7 @@
 // whose requests go to other protocols' channels, `geminiOutbound` talks to gemini channels.
 
 import type { InboundAdapter, OutboundAdapter } from "../adapter.js";
+import { generateStreamFraming } from "./json-array-stream.js";
 import { decodeGeminiRequest } from "./request-decode.js";
 import { encodeGeminiRequest, geminiPath } from "./request-encode.js";
 import { decodeGeminiResponse, encodeGeminiResponse, geminiErrorMessage } from "./response.js";
@@ -9,8 +10,8 @@ import { geminiStreamDecoder } from "./stream-decode.js";
 import { geminiStreamEncoder } from "./stream-encode.js";
 
 /**
- * Gemini clients (`/v1beta/models/{model}:generateContent` and
- * `:streamGenerateContent?alt=sse`). The model and stream flag come from the URL.
+ * Gemini clients (`/v1beta/models/{model}:generateContent` and `:streamGenerateContent`,
+ * SSE with `?alt=sse`, else a JSON array). The model and stream flag come from the URL.
  */
 export const generateInbound: InboundAdapter = {
   wire: "generate-content",
@@ -18,6 +19,7 @@ export const generateInbound: InboundAdapter = {
   encodeResponse: (response) => encodeGeminiResponse(response),
   streamEncoder: () => geminiStreamEncoder(),
   streamTrailer: "",
+  streamFraming: generateStreamFraming,
   fieldNames: {
     candidates: "generationConfig.candidateCount", frequencyPenalty: "generationConfig.frequencyPenalty",
     presencePenalty: "generationConfig.presencePenalty", seed: "generationConfig.seed",

@@ -2,11 +2,13 @@
 // they are billed by: images (one per call), speech (per 1k characters), transcription and
 // video (per second).
 
-import type { Units } from "../../billing/cost.js";
+import { tokenPriced, type Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { MultipartFile } from "../../media/multipart.js";
-import { answerField, wholeBody } from "../passthrough.js";
+import { rewriteMultipart } from "../../media/multipart-rewrite.js";
+import type { Price } from "../../runtime/types.js";
+import { answerField, renamedBody, wholeBody, type PassRequest } from "../passthrough.js";
 import { emptyUsage } from "../usage.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
 
@@ -18,9 +20,19 @@ function requireText(json: Record<string, unknown>, field: string): string {
   return value;
 }
 
-/** Image generation makes exactly one image per request (SPEC: `n` must not be sent). */
+/** A streamed answer (SSE) is refused where the route bills a JSON answer's usage: served,
+ * it could not be billed. `stream` is a boolean in JSON, a string in a multipart form. */
+function refuseStream(json: Record<string, unknown>, what: string): void {
+  const stream = json.stream;
+  if (stream === undefined || stream === null || stream === false || String(stream).toLowerCase() === "false") return;
+  throw new GatewayError(errors.invalidParameter, `'stream' is not supported for ${what} here: send the request without it.`);
+}
+
+/** Image generation makes exactly one image per request (SPEC: `n` must not be sent). A
+ * streamed image (SSE partial images) is refused: this route bills the JSON answer's usage. */
 export function imageRules(json: Record<string, unknown>): Units {
   requireText(json, "prompt");
+  refuseStream(json, "images");
   if (json.n !== undefined) {
     throw new GatewayError(errors.invalidParameter, "'n' must not be sent: one image is produced per request; make one call per image.");
   }
@@ -54,10 +66,20 @@ export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: 
 
 /** Transcription needs an audio `file`. Until the answer says how long the audio was, its
  * length is guessed high for the pre-deduction: one second per 2,000 bytes (16 kbit/s, less
- * than any common speech encoding). */
-export function transcriptionRules(_json: Record<string, unknown>, files: readonly MultipartFile[] = []): Units {
+ * than any common speech encoding). A model priced by tokens is billed by the usage only a
+ * JSON transcript carries: subtitles (srt, vtt), which cannot be rendered from it, are
+ * refused for it (OpenAI's token-priced transcribers do not make them either). A streamed
+ * transcript (SSE events, not the JSON this route reads its usage from) is refused for
+ * every model: served, it could not be billed. */
+export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], price?: Price): Units {
   const file = files.find((f) => f.field === "file");
   if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
+  refuseStream(json, "transcriptions");
+  const format = transcriptFormat(json);
+  if (price && tokenPriced(price) && subtitles.has(format)) {
+    throw new GatewayError(errors.invalidParameter,
+      `'response_format' '${format}' is not available for this model: it is billed by tokens, which only a JSON transcript reports. Use json, verbose_json or text.`);
+  }
   return { milliseconds: Math.ceil(file.size / 2000) * 1000 };
 }
 
@@ -68,15 +90,39 @@ interface TranscriptionUsage {
   output_tokens?: number;
 }
 
-/** Transcripts asked for as text, srt or vtt come back as plain text, not JSON. */
-const plainTranscript = new Set(["text", "srt", "vtt"]);
+/** Subtitle formats: plain text with timings, no usage, relayed as they come. */
+const subtitles = new Set(["srt", "vtt"]);
+
+/** The transcript format the client asked for (OpenAI's default: json). */
+function transcriptFormat(json: Record<string, unknown>): string {
+  return typeof json.response_format === "string" ? json.response_format : "json";
+}
+
+/** A transcript asked for as text is asked upstream as JSON (which carries its usage) and
+ * rendered as the text body OpenAI sends: the transcript and a newline. */
+const asksText = (req: PassRequest) => transcriptFormat(req.json) === "text";
 
 export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
-  answersJson: (req) => !plainTranscript.has(String(req.json.response_format)),
-  // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units.
+  body: (req, upstreamModel) => {
+    if (!asksText(req)) return { body: renamedBody(req, upstreamModel), stripUsage: false };
+    const fields: Record<string, string> = { response_format: "json" };
+    if (req.json.model !== upstreamModel) fields.model = upstreamModel;
+    const rewritten = req.parts && req.contentType ? rewriteMultipart(req.raw, req.contentType, req.parts, fields) : undefined;
+    if (!rewritten) throw new GatewayError(errors.invalidParameter, "The multipart body is malformed: its parts cannot be read unambiguously.");
+    return { body: rewritten.body, stripUsage: false, contentType: rewritten.contentType };
+  },
+  answersJson: (req) => !subtitles.has(transcriptFormat(req.json)),
+  renderAnswer: (req, json) => {
+    const text = answerField(json, "text");
+    return asksText(req) && typeof text === "string"
+      ? { body: Buffer.from(text + "\n"), contentType: "text/plain; charset=utf-8" } : undefined;
+  },
+  // usage {type: "tokens"} for token-priced models; {type: "duration"} is read as units;
+  // none at all is undefined (a billing fault for a token-priced model).
   bodyUsage: (json) => {
     const u = answerField(json, "usage") as TranscriptionUsage | undefined;
-    return u?.type === "tokens" ? normalizeResponsesUsage(u) ?? emptyUsage() : emptyUsage();
+    if (u === undefined || u === null || typeof u !== "object") return undefined;
+    return u.type === "duration" ? emptyUsage() : normalizeResponsesUsage(u);
   },
   bodyUnits: (json) => {
     const u = answerField(json, "usage") as TranscriptionUsage | undefined;

@@ -44,8 +44,9 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
 
 /** /v1/embeddings: usage.prompt_tokens is the input billed. */
 export const embeddingsPassthrough = wholeBody("/v1/embeddings");
-/** /v1/moderations: usually free; billed by the model's price like any other. */
-export const moderationsPassthrough = wholeBody("/v1/moderations");
+/** /v1/moderations: usually free; billed by the model's price like any other. OpenAI's
+ * answers carry no usage: a priced one is billed by estimate. */
+export const moderationsPassthrough = wholeBody("/v1/moderations", { usageOptional: true });
 
 interface RerankUsage {
   total_tokens?: number;

@@ -13,6 +13,7 @@ import { strictRefusal, targetDrops, type Wire } from "../../protocols/field-pol
 import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import { streamCost } from "../../protocols/stream-cost.js";
+import { framedTail } from "../../protocols/stream-framing.js";
 import type { Usage } from "../../protocols/usage.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
@@ -140,6 +141,8 @@ async function relayStream(
   const splitter = new SseSplitter(input.maxEventBytes);
   const decoder = outbound.streamDecoder();
   const encoder = inbound.streamEncoder(request);
+  // The client's own framing when it is not SSE (generate-content's JSON array).
+  const framing = inbound.streamFraming?.(input.query);
   const modelName = input.modelName;
   let chars = 0;
   let usage: Usage | undefined;
@@ -173,11 +176,11 @@ async function relayStream(
   };
   const r = await relay({
     res: input.res, body: upstream.body,
-    head: { status: 200, headers: droppedHeader(request, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }), flush: true },
+    head: { status: 200, headers: droppedHeader(request, { "content-type": framing?.contentType ?? "text/event-stream; charset=utf-8", "cache-control": "no-cache" }), flush: true },
     transform: (chunk) => {
       let out = "";
       for (const raw of splitter.push(chunk)) out += decodeRaw(raw);
-      return out;
+      return framing ? framing.events(out) : out;
     },
     state: () => (splitter.overflowed ? "broken" : tail !== undefined || decoder.finished?.() ? "finished" : "open"),
   });
@@ -205,10 +208,11 @@ async function relayStream(
   }
   const complete = ending === "complete";
   // The tail of a whole stream gets the cost (in its final usage event) at release.
+  const framed = framedTail(framing, complete, ending === "client-gone" ? undefined : tail, streamCost[inbound.wire]);
   return served(input.res, {
     status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
     outputChars: chars, firstByteNs: r.firstByteNs, droppedFields: request.dropped,
-  }, ending === "client-gone" ? undefined : tail, undefined, streamCost[inbound.wire]);
+  }, framed.tail, undefined, framed.stamp);
 }
 
 /** The answer's head, naming what the converted request left out (x-gateway-dropped-fields). */

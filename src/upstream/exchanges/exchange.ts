@@ -4,6 +4,7 @@
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Endpoint } from "../../config/raw.js";
+import type { MultipartPart } from "../../media/multipart.js";
 import type { Usage } from "../../protocols/usage.js";
 import type { Channel } from "../../runtime/types.js";
 import type { UpstreamResponse } from "../send.js";
@@ -16,6 +17,8 @@ export interface ExchangeInput {
   /** The body as received, and parsed (a multipart body's fields). */
   readonly body: Buffer;
   readonly json: Record<string, unknown>;
+  /** A multipart body's parts in order, as busboy read them. */
+  readonly parts?: readonly MultipartPart[];
   /** Raw query string without "?", or "". */
   readonly query: string;
   /** Model and action named in the path (generate-content). */

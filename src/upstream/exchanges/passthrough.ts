@@ -8,6 +8,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
+import { framedTail } from "../../protocols/stream-framing.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
@@ -28,7 +29,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   const req: PassRequest = {
     raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
-    contentType: input.headers["content-type"],
+    contentType: input.headers["content-type"], parts: input.parts,
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
   // Set by the gateway, not the client: what this answer must be for the gateway to read it.
@@ -44,7 +45,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
         headers: upstreamRequestHeaders({
           client: input.headers, policy: provider.requestHeaders, betas: channel.betas, auth: provider.authHeaders(key),
           bodyLength: prepared.body.length, passThrough: true, accept,
-          contentType: isMultipart(req.contentType) ? req.contentType : "application/json",
+          contentType: prepared.contentType ?? (isMultipart(req.contentType) ? req.contentType : "application/json"),
         }),
         body: prepared.body,
       };
@@ -52,8 +53,8 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
     respond(upstream, channel) {
       const privateHeaders = providers[channel.protocol].privateResponseHeaders;
       if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
-      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders);
-      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders);
+      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
+      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
       return relayBytes(input, upstream, spec, privateHeaders);
     },
   };
@@ -71,7 +72,7 @@ async function relayRefusal(res: ServerResponse, upstream: UpstreamResponse, pri
 /** A JSON answer, read whole before any byte goes out: one that is not JSON, or is cut
  * short, is a broken answer (502, or the next channel), never a charge. */
 async function holdJson(
-  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[], req: PassRequest,
 ): Promise<Served | BrokenAnswer> {
   const whole = await readWhole(input.res, upstream.body);
   const status = upstream.status;
@@ -91,13 +92,17 @@ async function holdJson(
   const usage = spec.bodyUsage(json);
   const units = spec.bodyUnits?.(json);
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
-  headers["content-length"] = body.length;
+  // The format the client asked for, when the gateway asked upstream for the one with usage.
+  const rendered = spec.renderAnswer?.(req, json);
+  if (rendered) headers["content-type"] = rendered.contentType;
+  const answer = rendered?.body ?? body;
+  headers["content-length"] = answer.length;
   return served(input.res, {
-    status, ending: "complete", charge: "reported", usage,
+    status, ending: "complete", charge: usage === undefined && spec.usageOptional ? "estimate" : "reported", usage,
     units, unitsEstimated: spec.bodyUnits !== undefined && units === undefined,
     outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
     answerId: spec.bodyAnswerId?.(json),
-  }, body, { status, headers });
+  }, answer, { status, headers });
 }
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
@@ -142,14 +147,19 @@ async function relayBytes(
  * and what was delivered is charged by estimate. */
 async function relayStream(
   input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, strip: boolean, privateHeaders: readonly string[],
+  req: PassRequest,
 ): Promise<Served> {
   const res = input.res;
   const tap = spec.streamTap!(strip);
   tap.limitEventSize(input.maxEventBytes);
   // A stream we may edit is re-framed, so its length goes.
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
+  // The client's own framing, when it is not the SSE the gateway asked for: applied to what
+  // the tap relays, and to the tail after the cost is stamped into its SSE.
+  const framing = spec.streamFraming?.(req);
+  if (framing) headers["content-type"] = framing.contentType;
   const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
-    transform: (chunk) => tap.push(chunk), state: () => tapState(tap) });
+    transform: framing ? (chunk) => framing.events(tap.push(chunk)) : (chunk) => tap.push(chunk), state: () => tapState(tap) });
   if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: errorText(r.error) });
   const tail = r.end === "ended" || r.end === "finished" ? tap.end() : "";
   const ending: Ending = r.end === "client-gone" ? "client-gone"
@@ -164,11 +174,13 @@ async function relayStream(
   // stream gets the cost (in its final usage event) at release.
   const last = complete || ending === "upstream-error" ? tail
     : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
+  const framed = framedTail(framing, complete, last, spec.streamCost);
   return served(res, {
     status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
     outputChars: tap.outputChars, firstByteNs: r.firstByteNs, answerId: complete ? tap.answerId : undefined,
-  }, last, undefined, spec.streamCost);
+  }, framed.tail, undefined, framed.stamp);
 }
+
 
 function tapState(tap: SseUsageTap): RelayState {
   const ending = tap.ending;
