@@ -37,6 +37,7 @@ export const DEFAULTS = {
   bodyTimeout: "60s",
   streamIdleTimeout: "120s",
   maxBodyMemory: "512MiB",
+  realtimeMaxSession: "30m",
   workers: 1,
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
@@ -59,6 +60,7 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     streamIdleTimeoutMs: parseDuration(raw.stream_idle_timeout ?? DEFAULTS.streamIdleTimeout),
     maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
     workers: raw.workers ?? DEFAULTS.workers,
+    realtimeMaxSessionMs: parseDuration(raw.realtime_max_session ?? DEFAULTS.realtimeMaxSession),
   };
 }
 

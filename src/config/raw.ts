@@ -22,6 +22,7 @@ export interface RawConfig {
     stream_idle_timeout?: Duration;
     max_body_memory?: Size;
     workers?: number | "auto";
+    realtime_max_session?: Duration;
   };
   store?: string;
   ledger?: string;

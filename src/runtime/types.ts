@@ -41,6 +41,8 @@ export interface ServerSettings {
   readonly maxBodyMemoryBytes: number;
   /** Processes serving requests (node:cluster workers); "auto": one per core, resolved at start. */
   readonly workers: number | "auto";
+  /** server.realtime_max_session: how long one realtime session may last. */
+  readonly realtimeMaxSessionMs: number;
 }
 
 export interface Group {

@@ -117,7 +117,7 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
 function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean } | undefined {
   const served = ctx.served;
   if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
-  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: false };
+  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: served.usageEstimated === true };
   return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
 }
 
