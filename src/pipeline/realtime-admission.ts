@@ -26,6 +26,9 @@ interface Admitted {
 /** Most responses admitted and not yet started upstream: a client asking for more is ending
  * its own session (a response.create the upstream refused stays held until the end). */
 const MAX_UNSTARTED = 16;
+/** A shared store lets a reservation lapse after a few minutes (so a dead process's holds
+ * free themselves): the session's spend is held anew before an admission once it is older. */
+const SPENT_HOLD_REFRESH_MS = 60_000;
 
 export interface SessionAdmissionOptions {
   readonly admitter: Admitter;
@@ -48,6 +51,7 @@ export class SessionAdmission {
   /** What the session used so far, held against the balance until it is settled. */
   #spentNano = 0n;
   #spentHold: Reservation | undefined;
+  #spentHeldAt = 0;
   #seq = 0;
   /** Admission steps run one at a time, in the order the frames came. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -134,6 +138,10 @@ export class SessionAdmission {
     const current = this.#current(runtime);
     if (current instanceof GatewayError) return current;
     const { token, user } = current;
+    if (this.#spentNano > 0n && Date.now() - this.#spentHeldAt > SPENT_HOLD_REFRESH_MS) {
+      const lapsed = await this.#holdSpent();
+      if (lapsed) return lapsed;
+    }
     const { model, group } = this.#o;
     const ofModel = modelWindow(model);
     const windows = [...tokenWindows(runtime, token.name) ?? [], ...ofModel ? [ofModel] : []];
@@ -166,6 +174,7 @@ export class SessionAdmission {
       });
       if (!admitted.ok) return new GatewayError(errors.insufficientQuota);
       this.#spentHold = admitted.reservation;
+      this.#spentHeldAt = Date.now();
       return undefined;
     } catch (err) {
       return stateFailure(err, "accounts");

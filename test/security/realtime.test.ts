@@ -4,12 +4,17 @@
 // usage came); each response is admitted against the balance and the live config; a frame
 // has a size bound; and a stalled upstream stops the gateway reading the client.
 
-import { afterEach, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { startFakeRealtime, transcriptionFakeUsage, type FakeRealtime, type FakeRealtimeOptions } from "../helpers/fake-realtime.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
+import type { State } from "../../src/state/interfaces.js";
+import { openPostgresUsageLog } from "../../src/state/postgres-log.js";
+import { openRedisSharedState } from "../../src/state/redis.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
+import { REDIS_URL, deleteKeys, testKeyPrefix, testRedisClient } from "../helpers/redis.js";
 import { CHANNEL_KEY, TOKEN, channel, config, token, type Obj } from "../integration/support.js";
 
 const MODEL = "gpt-realtime";
@@ -18,6 +23,7 @@ const NANO = 1_000_000_000;
 interface World {
   fake: FakeRealtime;
   gw: TestGateway;
+  state?: State;
   yaml: (parts?: { users?: Obj; server?: Obj; tokens?: Obj[] }) => string;
 }
 
@@ -26,13 +32,16 @@ afterEach(async () => {
   for (const w of worlds) {
     await w.gw.close();
     await w.fake.close();
+    await w.state?.close();
   }
   worlds = [];
   destroyAgents();
 });
 
 /** A gateway in front of a fake realtime upstream; prices 4 / 16 per 1M, group multiplier 0.7. */
-async function world(fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number } = {}): Promise<World> {
+async function world(
+  fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number; state?: State } = {},
+): Promise<World> {
   const fake = await startFakeRealtime({ keys: [CHANNEL_KEY], ...fakeOpts });
   const yaml = (over: { users?: Obj; server?: Obj; tokens?: Obj[] } = {}) => config({
     server: over.server ?? parts.server,
@@ -41,8 +50,8 @@ async function world(fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users
     channels: [channel("rt", fake.url, { models: [MODEL] })],
     models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16 }, ...parts.maxOutput ? { max_output_tokens: parts.maxOutput } : {} } },
   });
-  const gw = await startTestGateway(yaml());
-  const w = { fake, gw, yaml };
+  const gw = await startTestGateway(yaml(), { state: parts.state });
+  const w = { fake, gw, yaml, state: parts.state };
   worlds.push(w);
   return w;
 }
@@ -248,5 +257,35 @@ describe("realtime: memory is bounded by the relay", () => {
     // What left the client sits in socket buffers and one relay queue (HIGH_WATER).
     assert.ok(flushed < 40 * 1024 * 1024, `the gateway took ${(flushed / 1048576).toFixed(1)} MiB of ${frames}`);
     c.ws.terminate();
+  });
+});
+
+describe("realtime: each response is admitted, on Redis + PostgreSQL", () => {
+  const prefix = testKeyPrefix("realtime");
+  let db: TestDatabase;
+  before(async () => { db = await createTestDatabase("realtime"); });
+  after(async () => {
+    await db?.drop();
+    const admin = testRedisClient();
+    await deleteKeys(admin, prefix);
+    await admin.quit();
+  });
+
+  test("a user with little credit is cut off once the shared balance is used", async () => {
+    const state = await openRedisSharedState(REDIS_URL, await openPostgresUsageLog(db.url), { keyPrefix: prefix, upstreamTimeoutMs: 3000 });
+    const usage = { input_tokens: 1000, output_tokens: 1000, total_tokens: 2000 };
+    const { gw, fake } = await world({ response: { usage } }, { users: { alice: { credit: 0.05, groups: ["default"] } }, maxOutput: 1000, state });
+    const c = await Client.open(gw);
+    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
+      c.send({ type: "response.create" });
+      await c.until("response.done", i);
+    }
+    assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(c.error()?.code ?? ""), JSON.stringify(c.error()));
+    assert.equal((await c.closed()).code, 1008);
+    assert.equal(fake.responses, 3);
+    await eventually(async () => (await state.usageLog.logs({ limit: 1 }))[0]?.status === 101, 8000, "the session's usage entry");
+    assert.equal((await state.usageLog.logs({ limit: 1 }))[0].costNano, 42_000_000n);
+    assert.equal(await state.accounts.spentByUser("alice"), 42_000_000n);
+    await eventually(async () => (await state.accounts.reservedByUser("alice")) === 0n, 3000, "every hold given back");
   });
 });
