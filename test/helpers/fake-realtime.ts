@@ -36,6 +36,9 @@ export interface FakeRealtimeOptions {
   readonly vad?: boolean;
   /** Never read what the client sends (its socket paused once the session is created). */
   readonly stalled?: boolean;
+  /** Answer a response.create with this many bytes of audio deltas (1 MiB each), each sent
+   * once the one before it has left the fake's socket. */
+  readonly flood?: number;
 }
 
 export interface FakeRealtime {
@@ -46,6 +49,8 @@ export interface FakeRealtime {
   readonly events: Record<string, unknown>[];
   /** Responses started (by a response.create or by VAD). */
   readonly responses: number;
+  /** Bytes of `flood` deltas that have left the fake's socket. */
+  readonly flushed: number;
   close(): Promise<void>;
 }
 
@@ -56,9 +61,27 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
   const sessions: FakeRealtime["sessions"] = [];
   const events: Record<string, unknown>[] = [];
   let responses = 0;
+  let flushed = 0;
   const server = http.createServer((_req, res) => res.writeHead(426).end());
   const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 * 1024 });
   const send = (ws: WebSocket, event: object) => ws.send(JSON.stringify(event));
+
+  /** Sends `total` bytes of audio deltas, two in flight at a time. */
+  function flood(ws: WebSocket, total: number): void {
+    const frame = JSON.stringify({ type: "response.output_audio.delta", response_id: "resp_flood", delta: "A".repeat(1024 * 1024) });
+    let sent = 0;
+    const pump = () => {
+      if (sent >= total || ws.readyState !== ws.OPEN) return;
+      sent += frame.length;
+      ws.send(frame, (err) => {
+        if (err) return;
+        flushed += frame.length;
+        pump();
+      });
+    };
+    pump();
+    pump();
+  }
 
   /** Starts one response; returns what a response.cancel of it does. */
   function respond(ws: WebSocket): (() => void) | undefined {
@@ -101,7 +124,8 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
       ws.on("message", (data) => {
         const event = JSON.parse(data.toString()) as Record<string, unknown>;
         events.push(event);
-        if (event.type === "response.create") cancel = respond(ws);
+        if (event.type === "response.create" && opts.flood) flood(ws, opts.flood);
+        else if (event.type === "response.create") cancel = respond(ws);
         else if (event.type === "response.cancel") {
           cancel?.();
           cancel = undefined;
@@ -121,6 +145,7 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
   return {
     url: `http://127.0.0.1:${port}`, sessions, events,
     get responses() { return responses; },
+    get flushed() { return flushed; },
     close: async () => {
       for (const c of wss.clients) c.terminate();
       await new Promise((r) => wss.close(r));

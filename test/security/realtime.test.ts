@@ -245,20 +245,37 @@ describe("realtime: memory is bounded by the relay", () => {
     };
     pump();
     pump();
-    // Wait until the client's frames stop leaving (no progress over 25 polls): the gateway
-    // no longer reads it. Without backpressure it reads all 160 MiB (and holds them).
-    let last = -1;
-    let still = 0;
-    await eventually(() => {
-      still = flushed === last ? still + 1 : 0;
-      last = flushed;
-      return still >= 25 || sent === frames;
-    }, 20_000, "the client's frames to stop leaving");
+    // Wait until the client's frames stop leaving: the gateway no longer reads it. Without
+    // backpressure it reads all 160 MiB (and holds them).
+    await stopsGrowing(() => flushed, frames * frame.length, "the client's frames to stop leaving");
     // What left the client sits in socket buffers and one relay queue (HIGH_WATER).
     assert.ok(flushed < 40 * 1024 * 1024, `the gateway took ${(flushed / 1048576).toFixed(1)} MiB of ${frames}`);
     c.ws.terminate();
   });
+
+  test("an upstream pushing at a client that does not read is paused: the gateway stops reading it", async () => {
+    const total = 160 * 1024 * 1024;
+    const { gw, fake } = await world({ flood: total });
+    const c = await Client.open(gw);
+    c.send({ type: "response.create" });
+    c.ws.pause(); // the client reads nothing more
+    await stopsGrowing(() => fake.flushed, total, "the upstream's frames to stop leaving");
+    assert.ok(fake.flushed < 40 * 1024 * 1024, `the gateway took ${(fake.flushed / 1048576).toFixed(1)} MiB of 160 from the upstream`);
+    c.ws.terminate();
+  });
 });
+
+/** Waits until `progress()` stops growing (unchanged over 25 polls) or reaches `total`. */
+async function stopsGrowing(progress: () => number, total: number, what: string): Promise<void> {
+  let last = -1;
+  let still = 0;
+  await eventually(() => {
+    const now = progress();
+    still = now === last ? still + 1 : 0;
+    last = now;
+    return still >= 25 || now >= total;
+  }, 20_000, what);
+}
 
 describe("realtime: each response is admitted, on Redis + PostgreSQL", () => {
   const prefix = testKeyPrefix("realtime");
