@@ -177,6 +177,10 @@ export class SessionAdmission {
       this.#spentHeldAt = Date.now();
       return undefined;
     } catch (err) {
+      // The money is gone (the token's quota keeps its own 401): said as the session's.
+      if (err instanceof GatewayError && err.status === 402) {
+        return new GatewayError(errors.insufficientQuota, "The balance does not cover what this realtime session has used; the session was ended.");
+      }
       return stateFailure(err, "accounts");
     }
   }

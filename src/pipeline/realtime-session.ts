@@ -48,6 +48,7 @@ export class RealtimeSession {
   #admitting = false;
   #ended: SessionEnd;
   #clientGone = false;
+  #leaving = false;
   readonly #timers: NodeJS.Timeout[] = [];
 
   constructor(opts: RealtimeSessionOptions) {
@@ -119,6 +120,7 @@ export class RealtimeSession {
     this.#clientGate.hold("admission");
     void this.#o.admission.admitCreate(this.#o.worst()).then((refusal) => {
       if (refusal) return this.end(refusal);
+      if (this.#ended || this.#clientGone) return; // no response for a client that left
       this.#toUpstream.send(data, isBinary);
       this.#admitting = false;
       this.#clientGate.free("admission");
@@ -153,7 +155,8 @@ export class RealtimeSession {
   #leaveUpstream(): void {
     const { upstream, meter } = this.#o;
     this.#upstreamGate.open(); // nothing to relay toward a client that left: read on
-    if (upstream.readyState !== WebSocket.OPEN) return;
+    if (this.#leaving || upstream.readyState !== WebSocket.OPEN) return;
+    this.#leaving = true;
     if (!meter.responding) {
       closeSoon(upstream, 1000, "", this.#timers);
       return;
