@@ -186,6 +186,21 @@ describe("realtime: each response is admitted", () => {
     assert.ok(entry.costNano <= BigInt(credit * NANO) + 16_800_000n, `spent ${entry.costNano}`);
   });
 
+  test("a transcription-only session (no response to admit) is cut off once its transcriptions use the balance", async () => {
+    const { gw } = await world({}, { users: { alice: { credit: 0.002, groups: ["default"] } } });
+    const c = await Client.open(gw);
+    const done = "conversation.item.input_audio_transcription.completed";
+    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
+      c.send({ type: "input_audio_buffer.commit" });
+      await c.until(done, i);
+    }
+    assert.equal(c.error()?.code, "insufficient_quota");
+    assert.equal((await c.closed()).code, 1008);
+    // 0.000672 each: the third passes 0.002 (it was transcribed before it could be refused).
+    assert.equal(c.count(done), 3);
+    assert.equal((await sessionEntry(gw)).costNano, 3n * 672_000n);
+  });
+
   test("disabling the user (config reload) ends the session at its next response.create", async () => {
     const { gw, fake, yaml } = await world({});
     const c = await Client.open(gw);
