@@ -39,6 +39,7 @@ export const DEFAULTS = {
   streamIdleTimeout: "120s",
   maxBodyMemory: "512MiB",
   maxEventSize: "16MiB",
+  realtimeMaxSession: "30m",
   workers: 1,
   store: "sqlite:./data/gateway.db",
   metricsPath: "/metrics",
@@ -62,6 +63,7 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
     maxEventBytes: parseSize(raw.max_event_size ?? DEFAULTS.maxEventSize),
     workers: raw.workers ?? DEFAULTS.workers,
+    realtimeMaxSessionMs: parseDuration(raw.realtime_max_session ?? DEFAULTS.realtimeMaxSession),
   };
 }
 

@@ -25,6 +25,7 @@ export interface RawConfig {
     max_body_memory?: Size;
     max_event_size?: Size;
     workers?: number | "auto";
+    realtime_max_session?: Duration;
   };
   store?: string;
   ledger?: string;

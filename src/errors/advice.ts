@@ -82,6 +82,12 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "The provider did not answer within `server.upstream_timeout`, or a stream went silent for `server.stream_idle_timeout`; not retried on another channel. Retry later; raise the timeout for slow models.",
   state_unavailable:
     "Redis (`store`) or PostgreSQL (`ledger`) is unreachable, so a billed request is refused rather than served unbilled (`Retry-After: 2`; the SDKs retry). `/healthz` names the server in `degraded`; service resumes by itself once it answers.",
+  realtime_session_too_long:
+    "A realtime session lasted `server.realtime_max_session` (default 30m); the gateway sent this error event and closed it (close code 1008), billing what it used. Reconnect to continue; the operator can raise the limit.",
+  realtime_too_many_responses:
+    "A realtime client sent more than 16 `response.create` events that the upstream had not started yet (each is admitted and holds its pre-deduction until it starts). Wait for `response.created` or `response.done` before asking for the next response.",
+  realtime_peer_stalled:
+    "In a realtime session one side stopped reading while the other kept sending, and the frames queued for it passed the relay's bound (the sender is paused long before that). The session was ended (close code 1014); reconnect.",
   shutting_down:
     "The gateway is draining after SIGTERM and takes no new requests; another instance (or the restarted one) serves the retry.",
   internal_error:

@@ -61,6 +61,9 @@ export const errors = Object.freeze({
   // 503 (retried by the SDKs): a billed request is refused rather than served unbilled
   // while Redis or PostgreSQL is unreachable; the clients reconnect by themselves.
   stateUnavailable: spec(503, "gateway_error", "state_unavailable", "The gateway cannot reach the state it bills against; the request was not served. Retry shortly."),
+  realtimeSessionTooLong: spec(400, "invalid_request_error", "realtime_session_too_long", "The realtime session reached the longest a session may last (server.realtime_max_session); open a new one."),
+  realtimeTooManyResponses: spec(400, "invalid_request_error", "realtime_too_many_responses", "Too many response.create events are waiting for the upstream to start them."),
+  realtimePeerStalled: spec(502, "gateway_error", "realtime_peer_stalled", "A realtime peer stopped reading while the other kept sending; the session was ended."),
   shuttingDown: spec(503, "gateway_error", "shutting_down", "The gateway is shutting down; retry."),
   internal: spec(500, "gateway_error", "internal_error", "Internal gateway error."),
 });

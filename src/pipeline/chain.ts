@@ -7,6 +7,7 @@ import type { JobOutcomes } from "../routing/job-outcomes.js";
 import type { RoutingState } from "../routing/routing-state.js";
 import type { BodyBudget } from "../server/body-budget.js";
 import type { HandlerName } from "../server/routes.js";
+import type { Runtime } from "../runtime/types.js";
 import type { Accounts, Admitter, Limiter, UsageLog } from "../state/interfaces.js";
 import { compose, type Stage } from "./compose.js";
 import type { RequestContext } from "./context.js";
@@ -51,6 +52,8 @@ export interface ChainDeps {
   readonly jobs: JobOutcomes;
   /** Where each finished request's JSON line goes (stdout). */
   readonly requestLog: RequestLog;
+  /** The config in force now (a realtime session checks each response against it). */
+  readonly live: () => Runtime;
 }
 
 /**
@@ -69,7 +72,8 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     multipart: compose([multipartBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     upload: compose([uploadBodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     job: compose([jobAccessStage(deps.routing, deps.limiter), jobStage(deps.routing, deps.jobs)]),
-    realtime: compose([realtimeModelStage(), modelStage(), reserve, realtimeStage(deps.routing)]),
+    realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.admitter, { session: true }),
+      realtimeStage({ routing: deps.routing, admitter: deps.admitter, live: deps.live })]),
     messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.
     // No rules stage either: a request_schema describes a generation request (it may require

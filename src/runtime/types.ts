@@ -44,6 +44,8 @@ export interface ServerSettings {
   readonly maxEventBytes: number;
   /** Processes serving requests (node:cluster workers); "auto": one per core, resolved at start. */
   readonly workers: number | "auto";
+  /** server.realtime_max_session: how long one realtime session may last. */
+  readonly realtimeMaxSessionMs: number;
 }
 
 export interface Group {

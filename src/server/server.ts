@@ -86,7 +86,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const unreportKeys = reportKeys(keyReportSource(routing, () => box.current));
   const jobs = new JobOutcomes({ accounts, usageLog, keyed });
   const jobWatch = new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, keyHealth: routing.keyHealth, timing: opts.jobWatch });
-  const chain = buildChain({ usage, accounts, usageLog, limiter, admitter, routing, bodyBudget, jobs, requestLog });
+  const chain = buildChain({ usage, accounts, usageLog, limiter, admitter, routing, bodyBudget, jobs, requestLog, live: () => box.current });
   // Requests in flight are counted, not kept in a Set: a long-lived Set whose table has
   // reached V8's old generation allocates every later table there too, and each table it
   // replaces keeps pointers to the requests it held, which minor GCs cannot see are dead.

@@ -52,6 +52,9 @@ export interface Served {
   readonly charge: Charge;
   /** Usage the answer reported, if any. */
   readonly usage: Usage | undefined;
+  /** Part of `usage` is the gateway's estimate (a realtime response cut before its usage
+   * came): the entry is marked estimated. */
+  readonly usageEstimated?: boolean;
   /** Units read from the answer; undefined keeps the request's own. */
   readonly units: Units | undefined;
   /** True when the units are the pre-deduction's guess (the answer did not report them). */

@@ -1,10 +1,15 @@
 // A fake OpenAI realtime upstream: a WebSocket at /v1/realtime?model=… that checks the
-// channel key, records what it received, and answers `response.create` with the event
-// sequence of a text response ending in `response.done` with usage.
+// channel key, records what it received, and answers as the API does: `response.create`
+// with the event sequence of a response ending in `response.done` with usage (text by
+// default; audio on request, optionally cut after `response.output_audio.done`),
+// `response.cancel` of a running response with its `response.done` (status cancelled, with
+// the usage so far), `input_audio_buffer.commit` with an input transcription carrying usage
+// (and, with server VAD, a response the fake starts by itself). It can also stall: never
+// read what the client sends.
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { WebSocketServer } from "ws";
+import { WebSocketServer, type WebSocket } from "ws";
 
 export const realtimeFakeUsage = {
   total_tokens: 60, input_tokens: 40, output_tokens: 20,
@@ -12,20 +17,96 @@ export const realtimeFakeUsage = {
   output_token_details: { text_tokens: 20, audio_tokens: 0 },
 };
 
+/** A gpt-4o-transcribe style transcription usage (billed in tokens). */
+export const transcriptionFakeUsage = {
+  type: "tokens", total_tokens: 150, input_tokens: 120, output_tokens: 30,
+  input_token_details: { text_tokens: 0, audio_tokens: 120 },
+};
+
+export interface FakeRealtimeOptions {
+  readonly keys: readonly string[];
+  /**
+   * How a response.create (or a server-VAD turn) is answered: `text` (default) ends in
+   * response.done with `usage`; `audio` sends audio deltas and response.output_audio.done,
+   * then response.done unless `cut` says what happens instead: `close` (the fake closes the
+   * socket) or `hang` (nothing more; a response.cancel is answered with response.done).
+   */
+  readonly response?: { readonly kind?: "text" | "audio"; readonly cut?: "close" | "hang"; readonly usage?: object };
+  /** Server VAD: each input_audio_buffer.commit also starts a response by itself. */
+  readonly vad?: boolean;
+  /** Never read what the client sends (its socket paused once the session is created). */
+  readonly stalled?: boolean;
+  /** Answer a response.create with this many bytes of audio deltas (1 MiB each), each sent
+   * once the one before it has left the fake's socket. */
+  readonly flood?: number;
+}
+
 export interface FakeRealtime {
   readonly url: string;
   /** Handshake headers and the model of each session. */
   readonly sessions: { headers: http.IncomingHttpHeaders; model: string | null; protocol: string }[];
   /** Client events received, parsed. */
   readonly events: Record<string, unknown>[];
+  /** Responses started (by a response.create or by VAD). */
+  readonly responses: number;
+  /** Bytes of `flood` deltas that have left the fake's socket. */
+  readonly flushed: number;
   close(): Promise<void>;
 }
 
-export async function startFakeRealtime(opts: { keys: readonly string[] }): Promise<FakeRealtime> {
+/** 100 ms of pcm16 24 kHz audio, base64: 6,400 characters. */
+const AUDIO_CHUNK = Buffer.alloc(4_800, 7).toString("base64");
+
+export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<FakeRealtime> {
   const sessions: FakeRealtime["sessions"] = [];
   const events: Record<string, unknown>[] = [];
+  let responses = 0;
+  let flushed = 0;
   const server = http.createServer((_req, res) => res.writeHead(426).end());
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 256 * 1024 * 1024 });
+  const send = (ws: WebSocket, event: object) => ws.send(JSON.stringify(event));
+
+  /** Sends `total` bytes of audio deltas, two in flight at a time. */
+  function flood(ws: WebSocket, total: number): void {
+    const frame = JSON.stringify({ type: "response.output_audio.delta", response_id: "resp_flood", delta: "A".repeat(1024 * 1024) });
+    let sent = 0;
+    const pump = () => {
+      if (sent >= total || ws.readyState !== ws.OPEN) return;
+      sent += frame.length;
+      ws.send(frame, (err) => {
+        if (err) return;
+        flushed += frame.length;
+        pump();
+      });
+    };
+    pump();
+    pump();
+  }
+
+  /** Starts one response; returns what a response.cancel of it does. */
+  function respond(ws: WebSocket): (() => void) | undefined {
+    const id = `resp_${++responses}`;
+    const spec = opts.response ?? {};
+    const usage = spec.usage ?? realtimeFakeUsage;
+    send(ws, { type: "response.created", event_id: `ev_${id}_0`, response: { id, status: "in_progress" } });
+    if (spec.kind === "audio") {
+      for (let i = 0; i < 10; i++) send(ws, { type: "response.output_audio.delta", response_id: id, delta: AUDIO_CHUNK });
+      send(ws, { type: "response.output_audio_transcript.delta", response_id: id, delta: "Hello there" });
+      send(ws, { type: "response.output_audio.done", response_id: id });
+      if (spec.cut === "close") {
+        ws.close(1000);
+        return undefined;
+      }
+      const done = (status: string) => send(ws, { type: "response.done", response: { id, status, usage } });
+      if (spec.cut === "hang") return () => done("cancelled");
+      done("completed");
+      return undefined;
+    }
+    for (const delta of ["Hel", "lo"]) send(ws, { type: "response.output_text.delta", delta });
+    send(ws, { type: "response.done", response: { id, status: "completed", usage } });
+    return undefined;
+  }
+
   server.on("upgrade", (req, socket, head) => {
     const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
     if (!opts.keys.includes(key)) {
@@ -34,14 +115,28 @@ export async function startFakeRealtime(opts: { keys: readonly string[] }): Prom
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       sessions.push({ headers: req.headers, model: new URL(req.url ?? "/", "http://x").searchParams.get("model"), protocol: ws.protocol });
-      ws.send(JSON.stringify({ type: "session.created", session: { id: "sess_fake" } }));
+      send(ws, { type: "session.created", session: { id: "sess_fake" } });
+      if (opts.stalled) {
+        ws.pause();
+        return;
+      }
+      let cancel: (() => void) | undefined;
       ws.on("message", (data) => {
         const event = JSON.parse(data.toString()) as Record<string, unknown>;
         events.push(event);
-        if (event.type !== "response.create") return;
-        ws.send(JSON.stringify({ type: "response.created", response: { id: "resp_1", status: "in_progress" } }));
-        for (const delta of ["Hel", "lo"]) ws.send(JSON.stringify({ type: "response.output_text.delta", delta }));
-        ws.send(JSON.stringify({ type: "response.done", response: { id: "resp_1", status: "completed", usage: realtimeFakeUsage } }));
+        if (event.type === "response.create" && opts.flood) flood(ws, opts.flood);
+        else if (event.type === "response.create") cancel = respond(ws);
+        else if (event.type === "response.cancel") {
+          cancel?.();
+          cancel = undefined;
+        } else if (event.type === "input_audio_buffer.commit") {
+          send(ws, { type: "input_audio_buffer.committed", item_id: "item_1" });
+          send(ws, {
+            type: "conversation.item.input_audio_transcription.completed", event_id: "ev_tr", item_id: "item_1",
+            content_index: 0, transcript: "hello", usage: transcriptionFakeUsage,
+          });
+          if (opts.vad) cancel = respond(ws);
+        }
       });
     });
   });
@@ -49,6 +144,8 @@ export async function startFakeRealtime(opts: { keys: readonly string[] }): Prom
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`, sessions, events,
+    get responses() { return responses; },
+    get flushed() { return flushed; },
     close: async () => {
       for (const c of wss.clients) c.terminate();
       await new Promise((r) => wss.close(r));

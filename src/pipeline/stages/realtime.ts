@@ -1,20 +1,23 @@
 // The realtime voice API: a WebSocket the gateway accepts from the client and opens to the
-// channel (with the channel's key), relaying frames both ways as they come and adding up
-// the usage of every `response.done` for billing when the session ends.
+// channel (with the channel's key), relaying frames both ways as they come (realtime-session:
+// backpressure, per-response admission, metering). The session is one usage entry, settled
+// when it ends, for everything its events reported plus a marked estimate for what never did.
 
 import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { log } from "../../observability/log.js";
-import { addRealtimeUsage } from "../../protocols/openai/realtime-usage.js";
-import { emptyUsage } from "../../protocols/usage.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import { keyInRotation } from "../../routing/key-pick.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
-import type { Channel } from "../../runtime/types.js";
+import type { Channel, Runtime } from "../../runtime/types.js";
+import type { Admitter } from "../../state/interfaces.js";
+import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";
+import { SessionAdmission } from "../realtime-admission.js";
+import { RealtimeMeter, billable } from "../realtime-meter.js";
+import { RealtimeSession } from "../realtime-session.js";
 import { requestIdHeader } from "../../server/request-id.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -37,7 +40,7 @@ export function realtimeModelStage(): Stage<RequestContext> {
   };
 }
 
-type Frame = [WebSocket.RawData, boolean];
+type Frame = [Buffer, boolean];
 
 /** Opens the upstream socket; rejects with the gateway error for a refusal. The upstream
  * speaks first (session.created), so its frames are held in `early` from the start, before
@@ -51,8 +54,9 @@ function connectUpstream(
   const upstream = new WebSocket(url, upstreamProtocols(ctx.req.headers), {
     headers: { ...providers[channel.protocol].authHeaders(key), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
     handshakeTimeout: ctx.runtime.server.upstreamTimeoutMs,
+    maxPayload: MAX_FRAME_BYTES,
   });
-  const hold = (data: WebSocket.RawData, isBinary: boolean) => { early.push([data, isBinary]); };
+  const hold = (data: WebSocket.RawData, isBinary: boolean) => { early.push([data as Buffer, isBinary]); };
   upstream.on("message", hold);
   return new Promise((resolve, reject) => {
     upstream.once("open", () => resolve({ upstream, hold }));
@@ -64,12 +68,6 @@ function connectUpstream(
     });
     upstream.once("error", () => reject(new GatewayError(errors.upstreamUnavailable)));
   });
-}
-
-/** A close code one side reported, as one the other side may be sent (1005, 1006 and 1015
- * only describe what happened locally). */
-function sendable(code: number): number {
-  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
 }
 
 /**
@@ -100,8 +98,18 @@ function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
   throw new GatewayError(errors.clientClosed);
 }
 
-export function realtimeStage(routing: Pick<RoutingState, "keys" | "keyHealth">): Stage<RequestContext> {
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false });
+export interface RealtimeDeps {
+  readonly routing: Pick<RoutingState, "keys" | "keyHealth">;
+  /** Admits each response of a session. */
+  readonly admitter: Admitter;
+  /** The config in force now: each admission checks the token and user against it. */
+  readonly live: () => Runtime;
+}
+
+export function realtimeStage(deps: RealtimeDeps): Stage<RequestContext> {
+  const wss = new WebSocketServer({
+    noServer: true, maxPayload: MAX_FRAME_BYTES, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false,
+  });
   return async (ctx) => {
     const plan = planAttempts(candidateTiers(ctx), 1, (c) => c.protocol === "openai");
     if (plan.length === 0) {
@@ -111,7 +119,8 @@ export function realtimeStage(routing: Pick<RoutingState, "keys" | "keyHealth">)
     ctx.channel = channel;
     ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
     const early: Frame[] = [];
-    const { upstream, hold } = await connectUpstream(ctx, channel, await keyInRotation(routing.keys, routing.keyHealth, channel), ctx.upstreamModel, early);
+    const key = await keyInRotation(deps.routing.keys, deps.routing.keyHealth, channel);
+    const { upstream, hold } = await connectUpstream(ctx, channel, key, ctx.upstreamModel, early);
     let client: WebSocket;
     try {
       client = acceptClient(wss, ctx);
@@ -119,38 +128,25 @@ export function realtimeStage(routing: Pick<RoutingState, "keys" | "keyHealth">)
       upstream.terminate();
       throw err;
     }
+    upstream.off("message", hold);
     const firstByteNs = process.hrtime.bigint();
-    const usage = emptyUsage();
-    let reported = false;
-    await new Promise<void>((resolve) => {
-      let open = 2;
-      const closed = () => { if (--open === 0) resolve(); };
-      client.on("message", (data, isBinary) => { if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary }); });
-      const forward = (data: WebSocket.RawData, isBinary: boolean) => {
-        if (!isBinary && data.toString().includes('"response.done"')) {
-          try {
-            if (addRealtimeUsage(usage, JSON.parse(data.toString()))) reported = true;
-          } catch (err) {
-            log.warn("realtime event not JSON", { requestId: ctx.id, error: String(err) });
-          }
-        }
-        if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
-      };
-      upstream.off("message", hold);
-      for (const [data, isBinary] of early) forward(data, isBinary);
-      upstream.on("message", forward);
-      client.on("close", (code, reason) => { upstream.close(sendable(code), reason); closed(); });
-      upstream.on("close", (code, reason) => { client.close(sendable(code), reason); closed(); });
-      client.on("error", () => upstream.terminate());
-      upstream.on("error", () => client.terminate());
+    const model = ctx.model!;
+    const meter = new RealtimeMeter();
+    const admission = new SessionAdmission({
+      admitter: deps.admitter, live: deps.live, requestId: ctx.id, token: ctx.token!, model, group: ctx.group!,
     });
-    // A session whose usage never came is billed by the estimate (marked) like any answer
-    // without usage. Its socket is closed already: nothing is withheld.
+    const session = new RealtimeSession({
+      requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
+      worst: () => ({ input: meter.nextInputTokens(), cacheRead: 0, cacheWrite: 0, output: model.maxOutputTokens, reasoning: 0 }),
+    });
+    await session.run(early);
+    const total = meter.total();
+    const billed = billable(total.usage, total.seconds, model.price);
+    // The holds taken as the session ran go back once its charge is settled (or given up).
+    const release = () => { void admission.release(); };
     ctx.served = {
-      status: 101, ending: "complete", charge: "reported", usage: reported ? usage : undefined, units: undefined,
-      unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: () => released, abandon: () => {},
+      status: 101, ending: "complete", charge: "reported", usage: billed.usage, usageEstimated: total.estimated || billed.estimated,
+      units: billed.units, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release, abandon: release,
     };
   };
 }
-
-const released = Promise.resolve();

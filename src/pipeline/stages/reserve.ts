@@ -16,18 +16,23 @@ import { stateFailure } from "../state-failure.js";
 
 const noWindows: readonly never[] = [];
 
-export function reserveStage(admitter: Admitter): Stage<RequestContext> {
+/**
+ * @param opts.session the opening of a realtime session: it takes the rate windows and a
+ * concurrency slot and is refused when the money is used up, but reserves nothing and holds
+ * no tokens-per-minute estimate: each response in it is admitted on its own (realtime-admission).
+ */
+export function reserveStage(admitter: Admitter, opts: { session?: boolean } = {}): Stage<RequestContext> {
   return async (ctx, next) => {
     const model = ctx.model!;
     const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
     const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
-    const amount = costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
+    const amount = opts.session ? 0n : costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
     const limits = ctx.limits;
     const ofModel = limits ? modelWindow(model) : undefined;
     if (limits && ofModel) limits.windows = [...limits.windows, ofModel];
     const windows: readonly LimitWindow[] = limits?.windows ?? noWindows;
     const slots = concurrencySlots(ctx.runtime, ctx.token!);
-    const budgets = tokenBudgets(ctx.runtime, ctx.token!, ctx.group!, model, totalTokens(worst));
+    const budgets = opts.session ? noWindows : tokenBudgets(ctx.runtime, ctx.token!, ctx.group!, model, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) throw tooLargeForBudget(b);
     let admitted: AdmitResult;
     try {

@@ -121,7 +121,7 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
 function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean; costNano?: bigint } | undefined {
   const served = ctx.served;
   if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
-  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: false };
+  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: served.usageEstimated === true };
   const fault = billingFault(ctx);
   if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
   return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
