@@ -253,8 +253,18 @@ export class RedisLease {
       const flat = (await this.#claim(this.#lives, registryKey(this.#opts.keyPrefix, life), this.registry, life,
         String(CLAIM_BATCH), whileExpired ? "1" : "0")) as string[];
       if (flat.length === 0) break;
-      for (let i = 0; i < flat.length; i += 2) await this.#giveBack(flat[i], JSON.parse(flat[i + 1]) as RegistryRecord);
-      freed += flat.length / 2;
+      for (let i = 0; i < flat.length; i += 2) {
+        try {
+          await this.#giveBack(flat[i], JSON.parse(flat[i + 1]) as RegistryRecord);
+          freed++;
+        } catch (err) {
+          // Left in this life's registry: given back when this process ends or dies.
+          log.warn("store: could not give back what a gone gateway process held for a request", {
+            life, requestId: flat[i], error: (err as Error).message,
+          });
+          if (life === this.life) return; // its own records: nothing to move on to
+        }
+      }
     }
     if (freed > 0 && life !== this.life) log.info("store: gave back what a gateway process that is gone held", { life, requests: freed });
   }

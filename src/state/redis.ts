@@ -124,7 +124,11 @@ export async function openRedisSharedState(url: string, usageLog: UsageLog, opts
     health: () => ({ degraded: [...redis.health().degraded, ...(usageLog.health?.().degraded ?? [])] }),
     async close() {
       // The log first: every entry written, so the lease forgets what it kept for them.
-      await usageLog.flush().catch(() => {});
+      try {
+        await usageLog.flush();
+      } catch {
+        // not written: the lease keeps those records for whoever reaps this process
+      }
       await redis.close();
       await usageLog.close();
     },

@@ -8,7 +8,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFile, mkdtemp, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -241,5 +241,51 @@ describe("two workers on Redis + PostgreSQL behave as one process", () => {
     assert.equal(answer!.status, 200);
     killGroup(survivor.child, "SIGTERM");
     assert.equal((await exited(survivor.child, 15_000)).code, 0, survivor.child.stderr);
+  });
+});
+
+describe("gateway check refuses exactly what serve refuses, in the same words", () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "gw-workers-check-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Nothing listens here: a config is refused before anything is reached, or not at all. */
+  const nowhere = "postgres://postgres@127.0.0.1:1/none";
+  const refused: [string, Record<string, unknown>, string | undefined, RegExp][] = [
+    ["workers: 2 on the SQLite store", { workers: 2 }, undefined, /server\.workers: 2 with store: sqlite:\.\/g\.db: SQLite is one process's store/],
+    ["a redis store without ledger", {}, "redis://127.0.0.1:1/0", /store: store redis:\/\/127\.0\.0\.1:1\/0 keeps no usage log: add ledger: postgres:\/\//],
+    ["workers: 2 on a redis store without ledger", { workers: 2 }, "redis://127.0.0.1:1/0", /keeps no usage log/],
+    ["an empty key_prefix", {}, "redis://127.0.0.1:1/0?key_prefix=", /store: redis: key_prefix in the store URL is empty/],
+  ];
+
+  /** The lines a command wrote to stderr that are not JSON log lines. */
+  const said = (c: { stderr: string }) => c.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("{"));
+
+  for (const [what, server, store, message] of refused) {
+    test(what, async () => {
+      const file = join(dir, `${what.replace(/\W+/g, "-")}.yaml`);
+      const text = config({ server: { listen: "127.0.0.1:0", ...server }, store: store ?? "sqlite:./g.db" });
+      await writeFile(file, store?.startsWith("redis") && what.includes("key_prefix") ? `${text}ledger: ${nowhere}\n` : text);
+      const check = runGateway(["check", "--config", file], dir, "warn");
+      const serve = runGateway(["serve", "--config", file], dir, "warn");
+      const [checked, served] = await Promise.all([exited(check, 20_000), exited(serve, 20_000)]);
+      assert.equal(served.code, 1, serve.stderr);
+      assert.equal(checked.code, 1, `check said: ${check.stdout}${check.stderr}`);
+      assert.match(check.stderr, message);
+      assert.deepEqual(said(check), said(serve), "the same refusal, word for word");
+      assert.doesNotMatch(check.stdout, /^ok/m);
+    });
+  }
+
+  test("a config serve accepts checks ok, without reaching its servers", async () => {
+    const file = join(dir, "shared.yaml");
+    await writeFile(file, `${config({ server: { listen: "127.0.0.1:0", workers: 2 }, store: "redis://127.0.0.1:1/0" })}ledger: ${nowhere}\n`);
+    const check = runGateway(["check", "--config", file], dir, "warn");
+    assert.equal((await exited(check, 20_000)).code, 0, check.stderr);
+    assert.match(check.stdout, /^ok: /);
   });
 });
