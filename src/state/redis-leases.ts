@@ -234,15 +234,25 @@ export class RedisLease {
     }
   }
 
-  /** Renews the lease and forgets written records; the expired lives it found. */
+  /** Renews the lease and forgets every written record (one command per FORGET_BATCH);
+   * the expired lives it found. */
   async #renewAndForget(): Promise<string[]> {
-    const forget = this.#forget.length <= FORGET_BATCH ? this.#forget : this.#forget.slice(0, FORGET_BATCH);
-    const reply = (await this.#renew(this.#lives, this.registry, this.life, String(LEASE_MS), ...forget)) as [number, ...string[]];
-    this.#forget = this.#forget.length <= FORGET_BATCH ? [] : this.#forget.slice(FORGET_BATCH);
-    if (Number(reply[0]) === 1) {
-      log.warn("store: this process's lease on redis had run out and its holds may have been freed; renewed", { life: this.life });
-    }
-    return reply.slice(1) as string[];
+    let expired: string[] = [];
+    do {
+      const forget = this.#forget.splice(0, FORGET_BATCH);
+      let reply: [number, ...string[]];
+      try {
+        reply = (await this.#renew(this.#lives, this.registry, this.life, String(LEASE_MS), ...forget)) as [number, ...string[]];
+      } catch (err) {
+        this.#forget.push(...forget); // forgotten at the next renewal
+        throw err;
+      }
+      if (Number(reply[0]) === 1) {
+        log.warn("store: this process's lease on redis had run out and its holds may have been freed; renewed", { life: this.life });
+      }
+      expired = reply.slice(1) as string[];
+    } while (this.#forget.length > 0);
+    return expired;
   }
 
   /** Moves a dead life's records here and gives each back; `whileExpired`: only while its
