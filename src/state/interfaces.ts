@@ -193,9 +193,9 @@ export interface Admitter {
    */
   finish(finish: Finish): Promise<void>;
   /**
-   * Told, for a finish that charged something, when the request's usage-log entry is
-   * written (or could not be): until then a shared store keeps what it needs to make its
-   * spend agree with the log should this process die.
+   * Told, for a finish that charged something, when both that finish and the request's
+   * usage-log entry are done (written or failed): until then a shared store keeps what it
+   * needs to make its spend agree with the log should this process die.
    */
   whenLogged?(requestId: string, logged: Promise<unknown>): void;
 }

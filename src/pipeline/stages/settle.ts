@@ -68,7 +68,8 @@ function commit(admitter: Admitter, usageLog: UsageLog, ctx: RequestContext, ent
     : admitter.finish({ reservation, holds, charge, usedTokens: totalTokens(entry.usage), now: Date.now() })
       .catch((err: unknown) => thrown(err, "accounts"));
   const logged = usageLog.append(entry);
-  if (settled && charge.costNano > 0n) admitter.whenLogged?.(charge.requestId, logged);
+  // A shared store keeps the charge's record until both are done (see Admitter.whenLogged).
+  if (settled && charge.costNano > 0n && admitter.whenLogged) admitter.whenLogged(charge.requestId, Promise.allSettled([settled, logged]));
   const appended = logged.catch((err: unknown) => thrown(err, "usage log"));
   return Promise.all([settled, appended]);
 }
