@@ -324,13 +324,16 @@ function processHome(): string {
   }
 }
 
-/** Whether a process with this pid exists (EPERM: it does, as another user's). */
+/** Whether a process with this pid runs: not when there is none, nor when it is a zombie
+ * (killed, not yet waited for by its parent: a killed cluster's workers until init reaps
+ * them). Unsure means alive: its lease decides. */
 function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return true;
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== "ESRCH";
+    return (err as NodeJS.ErrnoException).code !== "ENOENT";
   }
 }

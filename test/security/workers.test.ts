@@ -224,7 +224,9 @@ describe("two workers on Redis + PostgreSQL behave as one process", () => {
     const remaining = QUOTA_NANO - ledger.token;
     const maxTokens = await fittingMaxTokens(second.base, CRASH.key, remaining);
     const fits = await chat(second.base, CRASH.key, { max_tokens: maxTokens });
-    assert.equal(fits.status, 200, `a request that fits the quota after the restart: ${fits.text}`);
+    assert.equal(fits.status, 200, `a request that fits the quota after the restart: ${fits.text}; ` +
+      `${formatNano(ledger.token)} logged; ${second.child.stderr.split("\n").filter((l) => /gave back|lease/.test(l)).join(" | ")}; ` +
+      `lives: ${(await redis.zrange(`${prefix}lives`, "0", "-1", "WITHSCORES")).join(" ")}; first: ${first.child.stderr.split("\n").filter((l) => /worker started/.test(l)).join(" | ")}`);
 
     const after = await logged(CRASH.name);
     assert.equal(after.token, ledger.token + COST);
