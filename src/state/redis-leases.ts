@@ -166,7 +166,9 @@ export class RedisLease {
   readonly #resolve: Script;
   #forget: string[] = [];
   #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | undefined;
+  /** The renewal running now; reaping runs apart, so a long one never delays a renewal. */
+  #renewing: Promise<void> | undefined;
+  #reaping: Promise<void> | undefined;
   #failing = false;
 
   constructor(client: Redis, opts: LeaseOptions) {
@@ -180,8 +182,8 @@ export class RedisLease {
     this.#resolve = defineScript(client, "gatewayLeaseResolve", undefined, RESOLVE_LUA);
   }
 
-  /** Takes the lease, reaps the dead lives of this machine and the expired ones, then renews
-   * on a timer. */
+  /** Takes the lease and gives back at once what this machine's dead processes held (before
+   * this one serves), then renews on a timer, reaping expired lives as it finds them. */
   async start(): Promise<void> {
     ownLives.add(this.life);
     await this.#renew(this.#lives, this.registry, this.life, String(LEASE_MS));
@@ -191,8 +193,8 @@ export class RedisLease {
       if (ownLives.has(life) || lifeHome !== home || home === UNKNOWN_HOME) continue;
       if (Number(pid) === process.pid || !pidAlive(Number(pid))) await this.#reap(life, false);
     }
-    await this.#tick();
-    this.#timer = setInterval(() => void this.#tick(), RENEW_MS);
+    this.#tick();
+    this.#timer = setInterval(() => this.#tick(), RENEW_MS);
     this.#timer.unref();
   }
 
@@ -205,7 +207,8 @@ export class RedisLease {
   /** Stops renewing, gives back what this life still records, and ends the lease. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await this.#ticking;
+    await this.#renewing;
+    await this.#reaping;
     try {
       await this.#renewAndForget();
       await this.#reap(this.life, false);
@@ -217,20 +220,29 @@ export class RedisLease {
     }
   }
 
-  #tick(): Promise<void> {
-    this.#ticking ??= this.#tickOnce().finally(() => (this.#ticking = undefined));
-    return this.#ticking;
+  #tick(): void {
+    this.#renewing ??= this.#renewOnce().finally(() => (this.#renewing = undefined));
   }
 
-  async #tickOnce(): Promise<void> {
+  async #renewOnce(): Promise<void> {
+    let expired: string[];
     try {
-      const expired = await this.#renewAndForget();
-      for (const life of expired) if (life !== this.life) await this.#reap(life, true);
+      expired = (await this.#renewAndForget()).filter((life) => life !== this.life);
       if (this.#failing) log.info("store: lease renewed on redis again");
       this.#failing = false;
     } catch (err) {
       if (!this.#failing) log.warn("store: could not renew this process's lease on redis", { error: (err as Error).message });
       this.#failing = true;
+      return;
+    }
+    if (expired.length > 0) this.#reaping ??= this.#reapExpired(expired).finally(() => (this.#reaping = undefined));
+  }
+
+  async #reapExpired(lives: readonly string[]): Promise<void> {
+    try {
+      for (const life of lives) await this.#reap(life, true);
+    } catch (err) {
+      log.warn("store: could not reap a gateway process whose lease ran out; retried at the next renewal", { error: (err as Error).message });
     }
   }
 
