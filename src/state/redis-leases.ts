@@ -36,8 +36,12 @@ export const LEASE_MS = 4_000;
 export const RENEW_MS = 1_000;
 /** Records moved per claim: bounds one script's run. */
 const CLAIM_BATCH = 100;
-/** Request ids forgotten per renewal command at most (the rest wait a tick). */
+/** Request ids forgotten per renewal command at most (a renewal sends as many as needed). */
 const FORGET_BATCH = 2_000;
+/** Request ids waiting to be forgotten at most (Redis unreachable for long): past it, a
+ * record stays until this process ends, which gives it back as a dead process's (a no-op
+ * for a charge the log has). */
+const MAX_PENDING_FORGET = 200_000;
 
 /** Keys of the lease layout under a key prefix. */
 export function livesKey(prefix: string): string {
@@ -200,7 +204,9 @@ export class RedisLease {
 
   /** Drops a settled request's record once its usage-log entry is written (or failed). */
   forgetWhen(requestId: string, logged: Promise<unknown>): void {
-    const forget = () => void this.#forget.push(requestId);
+    const forget = () => {
+      if (this.#forget.length < MAX_PENDING_FORGET) this.#forget.push(requestId);
+    };
     logged.then(forget, forget);
   }
 
@@ -256,7 +262,7 @@ export class RedisLease {
       try {
         reply = (await this.#renew(this.#lives, this.registry, this.life, String(LEASE_MS), ...forget)) as [number, ...string[]];
       } catch (err) {
-        this.#forget.push(...forget); // forgotten at the next renewal
+        this.#forget.unshift(...forget); // forgotten at the next renewal
         throw err;
       }
       if (Number(reply[0]) === 1) {

@@ -56,7 +56,7 @@ describe("two workers on Redis + PostgreSQL behave as one process", () => {
   let db: TestDatabase;
   let upstream: RawUpstream;
   let redis: Redis;
-  /** How long the upstream holds answers to "hold" requests (the kill comes meanwhile). */
+  /** Requests the upstream is holding now ("hold" requests get no answer for 20 s: the kill comes meanwhile). */
   const held = { inflight: 0 };
   const children: Child[] = [];
 

@@ -25,7 +25,7 @@ const token: Token = { name: "t1", keyHash: "", user: "alice", group: "default",
 const alice: User = { name: "alice", creditNano: 10_000_000n, groups: new Set(["default"]), active: true };
 
 /** A gateway process's Redis half, built from its parts so the test can cut its connection. */
-async function process_(usageLog: UsageLog): Promise<{ client: Redis; admitter: Admitter; lease: RedisLease }> {
+async function gatewayProcess(usageLog: UsageLog): Promise<{ client: Redis; admitter: Admitter; lease: RedisLease }> {
   const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
   await new Promise((r) => client.once("ready", r));
   const accounts = new RedisAccounts(client, { keyPrefix: prefix, usageLog, reservationTtlMs: 600_000, settledTtlMs: 900_000 });
@@ -54,7 +54,7 @@ describe("Redis leases", () => {
   const account = async (kind: "t" | "u") => admin.hgetall(`${prefix}acct:${kind}:${kind === "t" ? "t1" : "alice"}`);
 
   test("a process that stops renewing: what its requests held is given back, and its charges agree with the log", async () => {
-    const doomed = await process_(usageLog);
+    const doomed = await gatewayProcess(usageLog);
     // In flight: never finished, no log entry.
     const inFlight = await admitted(doomed.admitter, "in-flight");
     // Logged but never settled (killed between the two): the log has 500 nano.
@@ -72,7 +72,7 @@ describe("Redis leases", () => {
     assert.equal(await admin.zcard(`${prefix}slots:t1\0concurrent`), 2);
     assert.equal(Number((await admin.hget(`${prefix}tpm:t1\0tpm`, "held"))), 4000);
 
-    const survivor = await process_(usageLog);
+    const survivor = await gatewayProcess(usageLog);
     doomed.client.disconnect(); // renewals fail from now on, as after a kill
     const cut = Date.now();
     await eventually(async () => (await account("t")).reserved === "0", LEASE_MS + 4000, "the dead process's reservations freed");
