@@ -9,11 +9,14 @@
 // may still hold, or may have counted without a log entry.
 //
 // When a lease has run out (the process was killed, or hung for longer than the lease),
-// any live process reaps the life: it moves the records into its own registry (so a reaper
-// that dies mid-way is reaped in turn), releases each hold (idempotent: a hold released
-// twice frees once), and makes the spend counters agree with the usage log, the system of
-// record: a charge the log has but the counters missed is added, a charge the counters
-// have but the log missed (the process died between the two) is taken back.
+// any live process reaps the life, one record at a time: it releases each hold and makes the
+// spend counters agree with the usage log, the system of record (a charge the log has but
+// the counters missed is added; one the counters have but the log missed, the process
+// having died between the two, is taken back), then deletes the record. Each step is
+// idempotent (a hold released twice frees once; a charge is added or taken back under its
+// settled marker, once), so reapers may overlap, and one that dies leaves the rest of the
+// registry, and the life, to the next. A reaper that finds a registry empty has seen every
+// record of it given back.
 //
 // A restarted gateway does not wait for the lease: a life's name carries where its process
 // ran (the kernel's boot and pid namespace) and its pid, so at start a process reaps at once
@@ -34,8 +37,8 @@ import { defineScript, int64, type Script } from "./redis-lua.js";
 export const LEASE_MS = 4_000;
 /** How often a process renews its lease, forgets written records and looks for dead lives. */
 export const RENEW_MS = 1_000;
-/** Records moved per claim: bounds one script's run. */
-const CLAIM_BATCH = 100;
+/** Records read per batch while reaping. */
+const REAP_BATCH = 100;
 /** Request ids forgotten per renewal command at most (a renewal sends as many as needed). */
 const FORGET_BATCH = 2_000;
 /** Request ids waiting to be forgotten at most (Redis unreachable for long): past it, a
@@ -64,12 +67,12 @@ return reply
 `;
 
 /**
- * KEYS: lives, the dead life's registry, own registry.  ARGV: dead life, count, '1' to claim
- * only while its lease is still over (not renewed meanwhile).
- * Moves up to `count` records to the own registry; drops the life once it has none.
- * Reply: {field, value, ...} of the records moved.
+ * KEYS: lives, a life's registry.  ARGV: the life, count, '1' to read only while its lease
+ * is still over (not renewed meanwhile).
+ * Reply: {field, value, ...} of up to `count` of its records; none (and the life dropped from
+ * the lives) once it has no records.
  */
-const CLAIM_LUA = `
+const RECORDS_LUA = `
 if ARGV[3] == '1' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -77,22 +80,13 @@ if ARGV[3] == '1' then
   if score and tonumber(score) > now then return {} end
 end
 local flat = redis.call('HRANDFIELD', KEYS[2], tonumber(ARGV[2]), 'WITHVALUES')
-if #flat == 0 then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  return {}
-end
-if KEYS[2] ~= KEYS[3] then
-  for i = 1, #flat, 2 do
-    redis.call('HSET', KEYS[3], flat[i], flat[i + 1])
-    redis.call('HDEL', KEYS[2], flat[i])
-  end
-end
+if #flat == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) end
 return flat
 `;
 
 /**
- * Gives back one record of a dead life.
- * KEYS: seeded marker, own registry, settled marker, token account, user account (the
+ * Gives back one record of a dead life, then deletes it.
+ * KEYS: seeded marker, the life's registry, settled marker, token account, user account (the
  * charge's), token account, user account, token held, user held (the reservation's), each
  * slot set, used and holds of each budget.
  * ARGV: request id, reservation member ('' for none), mode ('' | 'add' | 'sub'), cost,
@@ -166,7 +160,7 @@ export class RedisLease {
   readonly #opts: LeaseOptions;
   readonly #lives: string;
   readonly #renew: Script;
-  readonly #claim: Script;
+  readonly #records: Script;
   readonly #resolve: Script;
   #forget: string[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -182,7 +176,7 @@ export class RedisLease {
     this.#lives = livesKey(opts.keyPrefix);
     this.registry = registryKey(opts.keyPrefix, this.life);
     this.#renew = defineScript(client, "gatewayLeaseRenew", 2, RENEW_LUA);
-    this.#claim = defineScript(client, "gatewayLeaseClaim", 3, CLAIM_LUA);
+    this.#records = defineScript(client, "gatewayLeaseRecords", 2, RECORDS_LUA);
     this.#resolve = defineScript(client, "gatewayLeaseResolve", undefined, RESOLVE_LUA);
   }
 
@@ -273,24 +267,24 @@ export class RedisLease {
     return expired;
   }
 
-  /** Moves a dead life's records here and gives each back; `whileExpired`: only while its
-   * lease stays over. */
+  /** Gives back every record of a dead life (or of this one, ending); `whileExpired`: only
+   * while its lease stays over. Resolves once its registry is empty, or at the first record
+   * that cannot be given back now (left for the next reap). */
   async #reap(life: string, whileExpired: boolean): Promise<void> {
+    const registry = registryKey(this.#opts.keyPrefix, life);
     let freed = 0;
     for (;;) {
-      const flat = (await this.#claim(this.#lives, registryKey(this.#opts.keyPrefix, life), this.registry, life,
-        String(CLAIM_BATCH), whileExpired ? "1" : "0")) as string[];
+      const flat = (await this.#records(this.#lives, registry, life, String(REAP_BATCH), whileExpired ? "1" : "0")) as string[];
       if (flat.length === 0) break;
       for (let i = 0; i < flat.length; i += 2) {
         try {
-          await this.#giveBack(flat[i], JSON.parse(flat[i + 1]) as RegistryRecord);
+          await this.#giveBack(registry, flat[i], JSON.parse(flat[i + 1]) as RegistryRecord);
           freed++;
         } catch (err) {
-          // Left in this life's registry: given back when this process ends or dies.
-          log.warn("store: could not give back what a gone gateway process held for a request", {
+          log.warn("store: could not give back what a gone gateway process held for a request; retried later", {
             life, requestId: flat[i], error: (err as Error).message,
           });
-          if (life === this.life) return; // its own records: nothing to move on to
+          return;
         }
       }
     }
@@ -298,7 +292,7 @@ export class RedisLease {
   }
 
   /** Releases a record's holds and makes the counters agree with the usage log about it. */
-  async #giveBack(requestId: string, record: RegistryRecord): Promise<void> {
+  async #giveBack(registry: string, requestId: string, record: RegistryRecord): Promise<void> {
     const { keys: names, usageLog, settledTtlMs } = this.#opts;
     const logged = (await usageLog.logs({ requestId, limit: 1 }))[0];
     const loggedCost = logged && logged.refundedAt === undefined ? logged.costNano : 0n;
@@ -317,7 +311,7 @@ export class RedisLease {
     const held = record.m ?? [spendKeys[0], spendKeys[1], spendKeys[0], spendKeys[1], ""];
     const slots = Array.isArray(record.s) ? record.s : [];
     const budgets = Array.isArray(record.t) ? record.t : [];
-    const keys = [names.seeded, this.registry, record.a?.[2] ?? names.settled(requestId), ...spendKeys, held[0], held[1], held[2], held[3], ...slots];
+    const keys = [names.seeded, registry, record.a?.[2] ?? names.settled(requestId), ...spendKeys, held[0], held[1], held[2], held[3], ...slots];
     const members: string[] = [];
     for (let i = 0; i < budgets.length; i += 3) {
       keys.push(budgets[i], budgets[i + 1]);
