@@ -1,7 +1,10 @@
 // `gateway check --config F`: validates and compiles a config without serving, printing
-// every problem with its file:line:col, so CI and operators can vet a change.
+// every problem with its file:line:col, and refuses what `gateway serve` would refuse to
+// start (server/startup-policy.ts, the same code), so CI and operators can vet a change.
 
+import { dirname } from "node:path";
 import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
+import { startupRefusals } from "../server/startup-policy.js";
 import { runCommand, type Command } from "./command.js";
 import { processIo, type CliIo } from "./format.js";
 
@@ -15,6 +18,12 @@ export const checkCommand: Command = {
     const file = flags.values.get("config") ?? "gateway.yaml";
     try {
       const { runtime, warnings } = await loadConfigFile(file, { env: process.env });
+      // What serve would refuse to start, in its words.
+      const refusals = startupRefusals(runtime, dirname(runtime.sourcePath));
+      if (refusals.length > 0) {
+        for (const refusal of refusals) io.err(`${file}: ${refusal}\n`);
+        return 1;
+      }
       const counts = `${runtime.channels.size} channels, ${runtime.models.size} models, ${runtime.tokensByHash.size} tokens`;
       io.out(`ok: ${file} (${counts})\n`);
       for (const warning of warnings) io.out(`warning: ${warning}\n`);

@@ -10,7 +10,8 @@ import { applyLogLevel, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { createReloader } from "../runtime/reload.js";
 import { runClusterPrimary } from "../server/cluster.js";
-import { severalWorkersRefusal, workerCount } from "../server/cluster-policy.js";
+import { workerCount } from "../server/cluster-policy.js";
+import { startupRefusals } from "../server/startup-policy.js";
 import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
@@ -51,12 +52,13 @@ async function serve(path: string, io: CliIo): Promise<number> {
   }
   applyLogLevel(compiled.runtime.logLevel);
   for (const warning of compiled.warnings) log.warn(warning);
-  const workers = workerCount(compiled.runtime.server.workers);
-  const refusal = severalWorkersRefusal(compiled.runtime, workers);
-  if (refusal) {
-    io.err(`${path}: ${refusal}\n`);
+  // Refused from the config alone, as `gateway check` refuses it, before anything starts.
+  const refusals = startupRefusals(compiled.runtime, dirname(compiled.runtime.sourcePath));
+  if (refusals.length > 0) {
+    for (const refusal of refusals) io.err(`${path}: ${refusal}\n`);
     return 1;
   }
+  const workers = workerCount(compiled.runtime.server.workers);
   if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers });
 
   const box = new RuntimeBox(compiled.runtime);

@@ -1,7 +1,11 @@
 // Watches gateway.yaml for edits and calls back, debounced. Watches the file's directory
 // so editors that save by writing a new file and renaming it over the old one are seen;
-// never stops watching, whatever the file holds.
+// never stops watching, whatever the file holds. File events are not always delivered (a
+// Kubernetes ConfigMap swaps a symlink in another directory; bind mounts and network file
+// systems send none), so the file's status is also polled: an edit is seen within
+// STAT_POLL_MS whichever way it is made.
 
+import { unwatchFile, watchFile, type Stats } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { watch } from "chokidar";
 import { log } from "../observability/log.js";
@@ -13,9 +17,12 @@ export interface ConfigWatch {
   close(): Promise<void>;
 }
 
+/** How often the file's status (through symlinks) is compared: a few stat calls a second. */
+const STAT_POLL_MS = 250;
+
 /** Calls `onChange` once per burst of changes to `path` (after `debounceMs` of quiet). */
 export function watchConfig(path: string, onChange: () => void, opts: { debounceMs?: number } = {}): ConfigWatch {
-  const debounceMs = opts.debounceMs ?? 150;
+  const debounceMs = opts.debounceMs ?? 50;
   const file = resolve(path);
   const dir = dirname(file);
   let timer: NodeJS.Timeout | undefined;
@@ -45,12 +52,18 @@ export function watchConfig(path: string, onChange: () => void, opts: { debounce
     if (basename(String(changed)) === basename(file)) schedule();
   });
   watcher.on("error", (error) => log.warn("config watch error; still watching", { file: basename(file), error: String(error) }));
+  // stat follows symlinks: a swapped target, a new inode or another size or time is an edit.
+  const polled = (now: Stats, before: Stats): void => {
+    if (now.mtimeMs !== before.mtimeMs || now.ino !== before.ino || now.size !== before.size || now.dev !== before.dev) schedule();
+  };
+  watchFile(file, { interval: STAT_POLL_MS, persistent: false }, polled);
 
   return {
     ready,
     async close(): Promise<void> {
       closed = true;
       clearTimeout(timer);
+      unwatchFile(file, polled);
       await watcher.close();
     },
   };

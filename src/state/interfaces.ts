@@ -192,6 +192,12 @@ export interface Admitter {
    * (a second call would count the tokens again; it charges once, as Accounts.settle).
    */
   finish(finish: Finish): Promise<void>;
+  /**
+   * Told, for a finish that charged something, when both that finish and the request's
+   * usage-log entry are done (written or failed): until then a shared store keeps what it
+   * needs to make its spend agree with the log should this process die.
+   */
+  whenLogged?(requestId: string, logged: Promise<unknown>): void;
 }
 
 /** A string store with a time to live per key: session affinity, channel health, jobs. */

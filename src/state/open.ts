@@ -7,7 +7,7 @@ import type { State, UsageLog } from "./interfaces.js";
 import { inProcessState } from "./in-process.js";
 import { createMemoryStore } from "./memory.js";
 import { openPostgresUsageLog } from "./postgres-log.js";
-import { openRedisSharedState } from "./redis.js";
+import { openRedisSharedState, splitKeyPrefix } from "./redis.js";
 import { openSqliteStore } from "./sqlite.js";
 import { StoreUsageLog } from "./store-usage-log.js";
 
@@ -83,16 +83,42 @@ function described(location: StoreLocation): string {
   return location.kind === "memory" ? "memory:" : location.kind === "sqlite" ? `sqlite:${location.path}` : location.url;
 }
 
+/** Why no usage log can be opened for `store` and `ledger`, or undefined when one can. */
+function usageLogRefusal(spec: { store: string; ledger?: string }, location: StoreLocation): string | undefined {
+  if (usageLogs[location.kind]) return undefined;
+  if (!spec.ledger && location.kind === "redis") {
+    return `store ${location.url} keeps no usage log: add ledger: postgres://… (or use sqlite:<path>)`;
+  }
+  return unavailable(spec.ledger ? "ledger" : "store", described(location)).message;
+}
+
+/**
+ * Why `store` and `ledger` cannot be opened together, as far as is known without
+ * connecting to anything; undefined when they can. openState refuses exactly these, and
+ * `gateway check` reports them (server/startup-policy.ts).
+ */
+export function stateRefusal(spec: { store?: string; ledger?: string }, baseDir: string): string | undefined {
+  const storeSpec = spec.store ?? "memory:";
+  try {
+    const store = parseStoreSpec(storeSpec, baseDir);
+    if (store.kind === "postgres") return `store ${store.url}: PostgreSQL holds the usage log: write it as ledger:`;
+    if (store.kind === "redis") {
+      if (!sharedStates.redis) return unavailable("store", store.url).message;
+      splitKeyPrefix(store.url); // throws naming an empty key_prefix
+    }
+    return usageLogRefusal({ store: storeSpec, ledger: spec.ledger }, parseStoreSpec(spec.ledger ?? storeSpec, baseDir));
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** The usage log named by `ledger`, else the one beside `store` (memory or SQLite): what
  * the CLI reads. */
 export async function openUsageLog(spec: { store: string; ledger?: string }, opts: OpenStoreOptions): Promise<UsageLog> {
   const location = parseStoreSpec(spec.ledger ?? spec.store, opts.baseDir);
-  const open = usageLogs[location.kind];
-  if (open) return open(location, opts);
-  if (!spec.ledger && location.kind === "redis") {
-    throw new StateUnavailable(`store ${location.url} keeps no usage log: add ledger: postgres://… (or use sqlite:<path>)`);
-  }
-  throw unavailable(spec.ledger ? "ledger" : "store", described(location));
+  const refusal = usageLogRefusal(spec, location);
+  if (refusal) throw new StateUnavailable(refusal);
+  return usageLogs[location.kind]!(location, opts);
 }
 
 /**
@@ -101,10 +127,10 @@ export async function openUsageLog(spec: { store: string; ledger?: string }, opt
  * live in this process. Throws StateUnavailable or what the store throws.
  */
 export async function openState(spec: { store?: string; ledger?: string }, opts: OpenStateOptions): Promise<State> {
+  const refusal = stateRefusal(spec, opts.baseDir);
+  if (refusal) throw new StateUnavailable(refusal);
   const store = parseStoreSpec(spec.store ?? "memory:", opts.baseDir);
-  if (store.kind === "postgres") throw new StateUnavailable(`store ${store.url}: PostgreSQL holds the usage log: write it as ledger:`);
   const shared = store.kind === "redis" ? sharedStates.redis : undefined;
-  if (store.kind === "redis" && !shared) throw unavailable("store", store.url);
   const usageLog = await openUsageLog({ store: spec.store ?? "memory:", ledger: spec.ledger }, opts);
   if (!shared) return inProcessState(usageLog);
   try {

@@ -304,6 +304,16 @@ export class RedisAccounts implements Accounts {
     return this.#opts.reservationTtlMs;
   }
 
+  /** How long a settled request id is remembered. */
+  get settledTtlMs(): number {
+    return this.#opts.settledTtlMs;
+  }
+
+  /** The names of the keys these accounts keep (for the lease's reaper, redis-leases.ts). */
+  get keyNames(): AccountKeys {
+    return this.#keys;
+  }
+
   /** Counts a reservation of this process as no longer held, once. */
   #close(reservation: Reservation): void {
     if (reservation instanceof HeldReservation && reservation.open) {

@@ -10,12 +10,14 @@ import type { Redis } from "ioredis";
 import type { AdmitRequest, AdmitResult, Admitter, Finish, LimitKind } from "./interfaces.js";
 import { RESERVE_FN_LUA, SETTLE_FN_LUA, UNSEEDED, type RedisAccounts, type ReserveReply } from "./redis-accounts.js";
 import { HOLDS_LUA, holdMember, slotsKey, tokensKeys } from "./redis-holds.js";
+import type { RedisLease } from "./redis-leases.js";
 import { batchedLua, defineScript, ScriptBatch } from "./redis-lua.js";
 import { TAKE_LUA } from "./redis-limiter.js";
 
 /**
  * KEYS: the five of reserve, then hits and sequence of each window, the set of each slot
- * limit, used and holds of each budget.
+ * limit, used and holds of each budget, then this process's registry (redis-leases.ts),
+ * where an admitted request records what it holds.
  * ARGV: the five of reserve (ARGV[3] is the ttl), now, the number of windows, slot limits
  * and budgets, the request id, then perMs and max of each window, max of each slot limit,
  * max and tokens of each budget.
@@ -67,11 +69,20 @@ if r[1] ~= 0 then
   undo()
   return {'money', unpack(r)}
 end
+local budgetHolds = {}
+for _, h in ipairs(holds) do
+  budgetHolds[#budgetHolds + 1] = h[1]
+  budgetHolds[#budgetHolds + 1] = h[2]
+  budgetHolds[#budgetHolds + 1] = h[3]
+end
+redis.call('HSET', KEYS[k], id, cjson.encode({m = {KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1]}, s = slots, t = budgetHolds}))
 return {'ok', unpack(taken)}
 `;
 
 /**
- * KEYS: the six of settle, then the set of each slot limit, used and holds of each budget.
+ * KEYS: the six of settle, then the set of each slot limit, used and holds of each budget,
+ * then this process's registry: the request's record becomes the charge counted (kept
+ * until its usage-log entry is written), or goes when nothing was charged.
  * ARGV: the three of settle, now, the number of slot limits and budgets, the request id,
  * the ttl, the tokens used, then the member of each budget's hold.
  */
@@ -91,6 +102,11 @@ for i = 1, nb do
   tokens_count(KEYS[k], used, now, ttl)
   k, a = k + 2, a + 1
 end
+if ARGV[2] == '0' then
+  redis.call('HDEL', KEYS[k], id)
+else
+  redis.call('HSET', KEYS[k], id, cjson.encode({c = ARGV[2], a = {KEYS[1], KEYS[2], KEYS[5]}}))
+end
 return 0
 `;
 
@@ -99,10 +115,12 @@ export class RedisAdmitter implements Admitter {
   readonly #prefix: string;
   readonly #admit: ScriptBatch;
   readonly #finish: ScriptBatch;
+  readonly #lease: RedisLease;
 
-  constructor(client: Redis, accounts: RedisAccounts, keyPrefix: string) {
+  constructor(client: Redis, accounts: RedisAccounts, keyPrefix: string, lease: RedisLease) {
     this.#accounts = accounts;
     this.#prefix = keyPrefix;
+    this.#lease = lease;
     // The admissions and settlements of one event-loop turn each go as one command (key
     // counts are given per call).
     this.#admit = new ScriptBatch(defineScript(client, "gatewayAdmitBatch", undefined,
@@ -130,6 +148,7 @@ export class RedisAdmitter implements Admitter {
       keys.push(...tokensKeys(this.#prefix, key));
       args.push(String(max), String(tokens));
     }
+    keys.push(this.#lease.registry);
     let reply = await this.#run(this.#admit, keys, args);
     if (reply[0] === "money" && Number(reply[1]) === UNSEEDED) {
       await this.#accounts.seed(); // Redis lost the counters: rebuild, then once more
@@ -161,6 +180,7 @@ export class RedisAdmitter implements Admitter {
       keys.push(...tokensKeys(this.#prefix, key));
       args.push(holdMember(tokens, requestId));
     }
+    keys.push(this.#lease.registry);
     // The counters were lost since admission: rebuilt first, the charge counted after.
     if (Number(await this.#finish.call(keys, args)) === UNSEEDED) {
       await this.#accounts.seed();
@@ -168,6 +188,10 @@ export class RedisAdmitter implements Admitter {
         throw new Error("redis: the spend counters were lost again while being rebuilt from the usage log; retry");
       }
     }
+  }
+
+  whenLogged(requestId: string, logged: Promise<unknown>): void {
+    this.#lease.forgetWhen(requestId, logged);
   }
 
   async #run(script: ScriptBatch, keys: readonly string[], args: readonly string[]): Promise<[string, ...(number | string)[]]> {

@@ -10,6 +10,7 @@ import type { Accounts, Admitter, KeyedStore, Limiter, State, StateHealth, Usage
 import { RedisAccounts } from "./redis-accounts.js";
 import { RedisAdmitter } from "./redis-admit.js";
 import { RedisKeyedStore } from "./redis-keyed.js";
+import { RedisLease } from "./redis-leases.js";
 import { RedisLimiter } from "./redis-limiter.js";
 
 export interface RedisStateOptions {
@@ -84,14 +85,22 @@ export async function openRedisState(url: string, opts: RedisStateOptions): Prom
       settledTtlMs: Math.max(MIN_SETTLED_TTL_MS, reservationTtlMs),
     });
     await accounts.seed();
+    // Before serving: what this machine's dead processes held is given back now.
+    const lease = new RedisLease(client, {
+      keyPrefix: opts.keyPrefix, usageLog: opts.usageLog, keys: accounts.keyNames, settledTtlMs: accounts.settledTtlMs,
+    });
+    await lease.start();
     reportOutages(client, address);
     return {
       accounts,
       limiter: new RedisLimiter(client, opts.keyPrefix),
       keyed: new RedisKeyedStore(client, opts.keyPrefix),
-      admitter: new RedisAdmitter(client, accounts, opts.keyPrefix),
+      admitter: new RedisAdmitter(client, accounts, opts.keyPrefix, lease),
       health: () => ({ degraded: client.status === "ready" ? [] : ["redis"] }),
-      close: () => closeClient(client),
+      async close() {
+        await lease.close();
+        await closeClient(client);
+      },
     };
   } catch (err) {
     client.disconnect();
@@ -114,6 +123,12 @@ export async function openRedisSharedState(url: string, usageLog: UsageLog, opts
     accounts: redis.accounts, usageLog, limiter: redis.limiter, admitter: redis.admitter, keyed: redis.keyed, shared: true,
     health: () => ({ degraded: [...redis.health().degraded, ...(usageLog.health?.().degraded ?? [])] }),
     async close() {
+      // The log first: every entry written, so the lease forgets what it kept for them.
+      try {
+        await usageLog.flush();
+      } catch {
+        // not written: the lease keeps those records for whoever reaps this process
+      }
       await redis.close();
       await usageLog.close();
     },

@@ -31,9 +31,10 @@ function childEnv(logLevel: LogLevel): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `node bin/gateway.js …args` in `cwd`, collecting its stdout and stderr. */
-export function runGateway(args: string[], cwd: string, logLevel: LogLevel = "info"): Child {
-  const proc = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv(logLevel), stdio: ["ignore", "pipe", "pipe"] });
+/** Runs `node bin/gateway.js …args` in `cwd`, collecting its stdout and stderr; `detached`
+ * makes it the leader of a process group of its own (killGroup ends it with its workers). */
+export function runGateway(args: string[], cwd: string, logLevel: LogLevel = "info", detached = false): Child {
+  const proc = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv(logLevel), stdio: ["ignore", "pipe", "pipe"], detached });
   const child: Child = { proc, stdout: "", stderr: "", exit: undefined as never };
   proc.stdout!.on("data", (c: Buffer) => { child.stdout += c.toString("utf8"); });
   proc.stderr!.on("data", (c: Buffer) => { child.stderr += c.toString("utf8"); });
@@ -54,6 +55,16 @@ export async function exited(child: Child, ms: number) {
   return outcome;
 }
 
+/** Sends `signal` to the process group of a child started `detached` (a cluster's primary
+ * and its workers at once, as a kill of the service does). */
+export function killGroup(child: Child, signal: NodeJS.Signals = "SIGKILL"): void {
+  try {
+    process.kill(-child.proc.pid!, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // already gone
+  }
+}
+
 /** Whether a child is still running (neither exited nor killed by a signal). */
 export const alive = (c: Child | undefined): boolean => !!c && c.proc.exitCode === null && c.proc.signalCode === null;
 
@@ -66,6 +77,8 @@ export interface ServeOptions {
   readonly logLevel?: LogLevel;
   /** How long the gateway may take to answer /healthz; default 10 s. */
   readonly readyMs?: number;
+  /** Run it in a process group of its own (see killGroup). */
+  readonly detached?: boolean;
 }
 
 /**
@@ -76,14 +89,14 @@ export async function serveGateway(opts: ServeOptions): Promise<{ child: Child; 
   const port = await closedPort();
   const base = `http://127.0.0.1:${port}`;
   await writeFile(opts.file, opts.yaml(port));
-  const child = runGateway(["--config", opts.file], opts.cwd, opts.logLevel);
+  const child = runGateway(["--config", opts.file], opts.cwd, opts.logLevel, opts.detached);
   try {
     await eventually(async () => {
       if (!alive(child)) throw new Error(`gateway exited early:\n${child.stderr}`);
       return (await rawRequest(`${base}/healthz`).catch(() => undefined))?.status === 200;
     }, opts.readyMs ?? 10_000, "the gateway to answer /healthz");
   } catch (err) {
-    if (alive(child)) child.proc.kill("SIGKILL");
+    if (alive(child)) opts.detached ? killGroup(child) : child.proc.kill("SIGKILL");
     throw err;
   }
   return { child, port, base };

@@ -68,7 +68,10 @@ function commit(admitter: Admitter, usageLog: UsageLog, ctx: RequestContext, ent
   const settled = reservation === undefined && holds === undefined && charge.costNano === 0n ? undefined
     : admitter.finish({ reservation, holds, charge, usedTokens: totalTokens(entry.usage), now: Date.now() })
       .catch((err: unknown) => thrown(err, "accounts"));
-  const appended = usageLog.append(entry).catch((err: unknown) => thrown(err, "usage log"));
+  const logged = usageLog.append(entry);
+  // A shared store keeps the charge's record until both are done (see Admitter.whenLogged).
+  if (settled && charge.costNano > 0n && admitter.whenLogged) admitter.whenLogged(charge.requestId, Promise.allSettled([settled, logged]));
+  const appended = logged.catch((err: unknown) => thrown(err, "usage log"));
   return Promise.all([settled, appended]);
 }
 
