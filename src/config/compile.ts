@@ -36,6 +36,7 @@ export const DEFAULTS = {
   headerTimeout: "15s",
   bodyTimeout: "60s",
   streamIdleTimeout: "120s",
+  usageDrainTimeout: "30s",
   maxBodyMemory: "512MiB",
   workers: 1,
   store: "sqlite:./data/gateway.db",
@@ -57,6 +58,7 @@ function compileServer(raw: RawConfig["server"] = {}): ServerSettings {
     headerTimeoutMs: parseDuration(raw.header_timeout ?? DEFAULTS.headerTimeout),
     bodyTimeoutMs: parseDuration(raw.body_timeout ?? DEFAULTS.bodyTimeout),
     streamIdleTimeoutMs: parseDuration(raw.stream_idle_timeout ?? DEFAULTS.streamIdleTimeout),
+    usageDrainTimeoutMs: parseDuration(raw.usage_drain_timeout ?? DEFAULTS.usageDrainTimeout),
     maxBodyMemoryBytes: parseSize(raw.max_body_memory ?? DEFAULTS.maxBodyMemory),
     workers: raw.workers ?? DEFAULTS.workers,
   };

@@ -20,6 +20,7 @@ export interface RawConfig {
     header_timeout?: Duration;
     body_timeout?: Duration;
     stream_idle_timeout?: Duration;
+    usage_drain_timeout?: Duration;
     max_body_memory?: Size;
     workers?: number | "auto";
   };

@@ -13,6 +13,7 @@ import type { MultipartFile } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";
 import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
+import type { ReservedOutput } from "./output-limit.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -65,6 +66,8 @@ export interface RequestContext {
   limits?: PendingLimits;
   /** The pre-deduction held for this request. */
   reservation?: Reservation;
+  /** The output it reserved for: the cap sent upstream, and the tokens held. */
+  output?: ReservedOutput;
   /** Concurrency slots and tokens-per-minute holds taken with it (settlement gives them back). */
   holds?: LimitHolds;
   /** What the upstream served, as the upstream stage learned it; its last bytes wait for

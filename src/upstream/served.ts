@@ -56,6 +56,9 @@ export interface Served {
   readonly unitsEstimated: boolean;
   /** Characters of generated text delivered (for estimates). */
   readonly outputChars: number;
+  /** For an answer the client left before its usage came: how long the upstream was read
+   * (from its head until reading stopped), the least time it spent generating. */
+  readonly readMs?: number;
   /** process.hrtime.bigint() when the answer's first byte was ready for the client. */
   readonly firstByteNs: bigint | undefined;
   /** The asynchronous job the answer created (video). */
@@ -82,6 +85,7 @@ export interface ServedParts {
   readonly units?: Units;
   readonly unitsEstimated?: boolean;
   readonly outputChars?: number;
+  readonly readMs?: number;
   readonly firstByteNs?: bigint;
   readonly jobId?: string;
   readonly droppedFields?: readonly string[];
@@ -104,6 +108,7 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     units: parts.units,
     unitsEstimated: parts.unitsEstimated ?? false,
     outputChars: parts.outputChars ?? 0,
+    readMs: parts.readMs,
     firstByteNs: parts.firstByteNs,
     jobId: parts.jobId,
     droppedFields: parts.droppedFields,

@@ -2,7 +2,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { answerField, renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
+import { answerField, limitedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
@@ -15,7 +15,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "openai",
   isStream: (req) => isStream(req.json),
   path: () => "/v1/chat/completions",
-  body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
+  body: (req, upstreamModel) => prepareChatBody(req, upstreamModel),
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
   streamCost: streamCost["chat-completions"],
@@ -27,7 +27,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   channelProtocol: "openai",
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
-  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  body: (req, upstreamModel) => ({ body: limitedBody(req, upstreamModel, ["max_output_tokens"]), stripUsage: false }),
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,
   streamCost: streamCost.responses,
