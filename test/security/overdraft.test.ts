@@ -166,6 +166,18 @@ describe("overdraft: the reservation bounds the answer, a client that leaves sti
     assert.ok(Math.abs(double - single - 50_000) <= 10, `candidateCount 1 ${single}, 2 ${double}`);
   });
 
+  test("a converted request whose encoder raises the limit (thinking on top of a small max) reserves what is sent", async () => {
+    const gw = await gateway();
+    const sent = anthropic.received.length;
+    // chat → messages: reasoning_effort high is a 24,576-token thinking budget; with max_tokens 1000
+    // the channel is sent max_tokens 25,576 (messages-protocol rule: it must exceed the budget).
+    const r = await chat(gw, POOR_KEY, { model: "claude-conv", max_tokens: 1000, reasoning_effort: "high", messages: [{ role: "user", content: "hi" }] });
+    assert.equal(r.status, 402, r.text);
+    const m = /pre-deduction of (\d+(?:\.\d+)?)/.exec(r.text);
+    assert.ok(m && Number(m[1]) >= 25_576 / 1e6, r.text);
+    assert.equal(anthropic.received.length, sent, "nothing went upstream");
+  });
+
   test("a provider that answers past the limit is billed what it reports, past the reservation", async () => {
     openaiScript = { kind: "metered", unlimited: UNLIMITED, overrun: 5000 };
     const gw = await gateway();
