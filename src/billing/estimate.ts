@@ -89,35 +89,29 @@ export function reserveBytesTokens(bytes: number): number {
 export function reserveInputTokens(body: Buffer): number {
   const nonAscii = isAscii(body) ? 0 : countNonAscii(body);
   let tokens = Math.ceil((body.length - nonAscii) / RESERVE_BYTES_PER_TOKEN) + nonAscii;
-  for (const [needle, key] of MEDIA_MARKS) tokens += IMAGE_RESERVE_TOKENS * occurrences(body, needle, key);
-  if (occurrences(body, TOOLS_MARK, true) > 0) tokens += TOOLS_RESERVE_TOKENS;
-  return tokens;
+  let tools = false;
+  // One scan of the body as one-byte text (no decoding): each mark as a key or a value.
+  const text = body.toString("latin1");
+  for (const m of text.matchAll(MARKS)) {
+    const key = m[2] !== "";
+    if (m[1] === "tools") tools ||= key;
+    else if (key === MEDIA_KEYS.has(m[1])) tokens += IMAGE_RESERVE_TOKENS;
+  }
+  return tools ? tokens + TOOLS_RESERVE_TOKENS : tokens;
 }
 
-/** How each protocol names a media part: a key (followed by ':') or a type value. */
-const MEDIA_MARKS: readonly (readonly [Buffer, boolean])[] = [
-  ['"image_url"', true], ['"input_audio"', true], // chat-completions
-  ['"input_image"', false], ['"input_file"', false], // responses
-  ['"image"', false], ['"document"', false], // messages
-  ['"inlineData"', true], ['"inline_data"', true], ['"fileData"', true], ['"file_data"', true], // generate-content
-].map(([s, key]) => [Buffer.from(s as string), key as boolean] as const);
-const TOOLS_MARK = Buffer.from('"tools"');
+/** How each protocol names a media part: by a key (followed by ':') or by a type value;
+ * and the tools key. */
+const MEDIA_KEYS: ReadonlySet<string> = new Set([
+  "image_url", "input_audio", // chat-completions
+  "inlineData", "inline_data", "fileData", "file_data", // generate-content
+]);
+const MEDIA_VALUES = ["input_image", "input_file", "image", "document"]; // responses, messages
+const MARKS = new RegExp(`"(${[...MEDIA_KEYS, ...MEDIA_VALUES, "tools"].join("|")})"[ \\t\\r\\n]*(:?)`, "g");
 
 function countNonAscii(body: Buffer): number {
   let n = 0;
   for (let i = 0; i < body.length; i++) if (body[i] >= 0x80) n++;
-  return n;
-}
-
-/** Occurrences of `needle` (a JSON string) as a key (next non-space byte ':') or as a
- * value (anything else). */
-function occurrences(body: Buffer, needle: Buffer, key: boolean): number {
-  let n = 0;
-  for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) {
-    let next = at + needle.length;
-    while (next < body.length && (body[next] === 0x20 || body[next] === 0x0a || body[next] === 0x0d || body[next] === 0x09)) next++;
-    if ((body[next] === 0x3a) === key) n++;
-  }
   return n;
 }
 
