@@ -22,6 +22,7 @@ export interface RawConfig {
     header_timeout?: Duration;
     body_timeout?: Duration;
     stream_idle_timeout?: Duration;
+    usage_drain_timeout?: Duration;
     max_body_memory?: Size;
     max_event_size?: Size;
     workers?: number | "auto";

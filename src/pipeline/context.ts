@@ -15,6 +15,7 @@ import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
 import type { RememberedJob } from "../routing/jobs.js";
 import type { Usage } from "../protocols/usage.js";
+import type { ReservedOutput } from "./output-limit.js";
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {
@@ -73,6 +74,8 @@ export interface RequestContext {
   reservation?: Reservation;
   /** The worst-case usage the pre-deduction was priced from (a billing fault is billed at it). */
   reservedUsage?: Usage;
+  /** The output it reserved for: the cap sent upstream, and the tokens held. */
+  output?: ReservedOutput;
   /** Concurrency slots and tokens-per-minute holds taken with it (settlement gives them back). */
   holds?: LimitHolds;
   /** What the upstream served, as the upstream stage learned it; its last bytes wait for

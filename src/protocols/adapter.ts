@@ -3,6 +3,7 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { Usage } from "./usage.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
 import type { Wire } from "./field-policy.js";
 import type { StreamFraming } from "./stream-framing.js";
@@ -41,6 +42,9 @@ export interface StreamDecoder {
    * for end() (generate-content's last chunk is only known by its finishReason): the answer
    * is whole even if the upstream keeps the connection open. */
   finished?(): boolean;
+  /** The usage the upstream reported so far (running or partial counts, zero where none
+   * came), for billing an answer that stopped before its end. */
+  usageSoFar?(): Usage;
 }
 
 export interface InboundAdapter {
@@ -83,4 +87,7 @@ export interface OutboundAdapter {
   streamDecoder(): StreamDecoder;
   /** The human-readable message of an upstream error body, if it has one. */
   errorMessage(json: unknown): string | undefined;
+  /** The most output tokens the encoded request lets the channel produce, where the
+   * encoder may raise `request.maxTokens` (absent: exactly `request.maxTokens`). */
+  outputCap?(request: CanonicalRequest): number | undefined;
 }

@@ -3,6 +3,7 @@
 // how to read usage from the answer as it flows by.
 
 import type { Units } from "../billing/cost.js";
+import { positiveCount } from "../billing/estimate.js";
 import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField, type MultipartPart } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
@@ -29,6 +30,9 @@ export interface PassRequest {
   readonly contentType?: string;
   /** A multipart body's parts in order, as busboy read them. */
   readonly parts?: readonly MultipartPart[];
+  /** The output tokens reserved per answer: the upstream's own limit field is set to it
+   * when the client set none (undefined: nothing is added). */
+  readonly outputLimit?: number;
 }
 
 export interface PassthroughSpec {
@@ -117,4 +121,44 @@ export function wholeBody(path: string, overrides: Partial<PassthroughSpec> = {}
     bodyChars: () => 0,
     ...overrides,
   });
+}
+
+/** Whether the upstream must be told `req.outputLimit`: none of the protocol's own limit
+ * `fields` of `json` holds a positive count (a client's limit under another protocol's
+ * name, or null, holds no upstream to anything). */
+export function limitMissing(req: PassRequest, json: Record<string, unknown>, fields: readonly string[]): boolean {
+  return req.outputLimit !== undefined && !fields.some((f) => positiveCount(json[f]) !== undefined);
+}
+
+/**
+ * The client's JSON body for an upstream that must be held to `req.outputLimit` output
+ * tokens in the first of `fields`, renamed to `upstreamModel`, with `extra` top-level
+ * fields: the client's bytes when nothing changes; the limit spliced in after the opening
+ * brace when it is the only change (the rest stays byte for byte); else re-serialised.
+ */
+export function limitedBody(req: PassRequest, upstreamModel: string, fields: readonly string[], extra?: Record<string, unknown>): Buffer {
+  const json = req.json;
+  const missing = limitMissing(req, json, fields);
+  const rename = json.model !== upstreamModel;
+  if (!rename && extra === undefined) {
+    if (!missing) return req.raw;
+    if (!fields.some((f) => f in json)) return spliceField(req.raw, fields[0], String(req.outputLimit));
+  }
+  const next: Record<string, unknown> = { ...json, model: upstreamModel, ...extra };
+  if (missing) {
+    for (const f of fields) delete next[f];
+    next[fields[0]] = req.outputLimit;
+  }
+  return Buffer.from(JSON.stringify(next));
+}
+
+/** A JSON object's text with `"name":value` added as its first member (the caller knows
+ * the object has no such member). */
+export function spliceField(raw: Buffer, name: string, valueJson: string): Buffer {
+  let open = 0;
+  while (open < raw.length && raw[open] !== 0x7b) open++;
+  let next = open + 1;
+  while (next < raw.length && (raw[next] === 0x20 || raw[next] === 0x0a || raw[next] === 0x0d || raw[next] === 0x09)) next++;
+  const member = `${JSON.stringify(name)}:${valueJson}${raw[next] === 0x7d ? "" : ","}`;
+  return Buffer.concat([raw.subarray(0, open + 1), Buffer.from(member), raw.subarray(open + 1)]);
 }

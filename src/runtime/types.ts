@@ -38,6 +38,8 @@ export interface ServerSettings {
   readonly bodyTimeoutMs: number;
   /** How long an upstream answer may go silent before the gateway ends it with an error. */
   readonly streamIdleTimeoutMs: number;
+  /** How long an answer the client left is still read for its usage (0: not at all). */
+  readonly usageDrainTimeoutMs: number;
   /** Most bytes all request bodies being read may hold together. */
   readonly maxBodyMemoryBytes: number;
   /** Longest upstream stream event the gateway holds (server.max_event_size). */

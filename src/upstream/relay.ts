@@ -1,7 +1,8 @@
 // Relays an upstream body to the client as it arrives, with backpressure and cancellation
-// both ways (client gone: stop the upstream). It never ends the client's response: which
-// bytes are the answer's last, and when they may go, is for the exchange and settlement.
-// Silence between chunks is bounded by the transport's body timeout (send.ts).
+// both ways (client gone: stop the upstream, or first read on for its usage, bounded). It
+// never ends the client's response: which bytes are the answer's last, and when they may
+// go, is for the exchange and settlement. Silence between chunks is bounded by the
+// transport's body timeout (send.ts).
 
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
@@ -33,6 +34,10 @@ export interface RelayOptions {
   readonly transform: (chunk: Buffer) => Buffer | string;
   /** Checked after each chunk; default "open". */
   readonly state?: () => RelayState;
+  /** When the client leaves before the end: keep reading (through `transform`, relaying
+   * nothing) until the answer finishes or ends, for at most `ms` and `bytes` more, so the
+   * exchange learns the upstream's final usage. Absent or ms 0: stop at once. */
+  readonly drain?: { readonly ms: number; readonly bytes: number };
 }
 
 export interface Relayed {
@@ -41,6 +46,8 @@ export interface Relayed {
   readonly firstByteNs: bigint | undefined;
   /** The transform's exception, for `internal-error`. */
   readonly error?: unknown;
+  /** The upstream body ended whole (also after the client left, while draining). */
+  readonly bodyEnded: boolean;
 }
 
 /** After its terminal event an upstream normally ends at once; one that does not is not
@@ -61,6 +68,9 @@ export function relay(o: RelayOptions): Promise<Relayed> {
     let settled = false;
     let firstByteNs: bigint | undefined;
     let grace: NodeJS.Timeout | undefined;
+    /** Set once the client left and the body is read on for its usage: bytes still allowed. */
+    let draining: { left: number; timer: NodeJS.Timeout } | undefined;
+    let bodyEnded = false;
     const finish = (end: RelayEnd, error?: unknown) => {
       if (settled) return;
       settled = true;
@@ -69,11 +79,18 @@ export function relay(o: RelayOptions): Promise<Relayed> {
       body.off("data", onData);
       body.off("end", onEnd);
       if (grace) clearTimeout(grace);
+      if (draining) clearTimeout(draining.timer);
       // Past this point the body is not read: close it (an error from the close is moot).
-      if (end !== "ended") body.destroy();
-      resolve({ end, firstByteNs, error });
+      if (!bodyEnded) body.destroy();
+      resolve({ end: draining ? "client-gone" : end, firstByteNs, error, bodyEnded });
     };
-    const onClientClose = () => finish("client-gone");
+    const onClientClose = () => {
+      const drain = o.drain;
+      if (!drain || drain.ms <= 0 || draining) return finish("client-gone");
+      draining = { left: drain.bytes, timer: setTimeout(() => finish("client-gone"), drain.ms) };
+      res.off("drain", onDrain);
+      body.resume(); // paused for a client that will never drain
+    };
     const onDrain = () => body.resume();
     const onData = (chunk: Buffer) => {
       let out: Buffer | string;
@@ -83,6 +100,12 @@ export function relay(o: RelayOptions): Promise<Relayed> {
         state = o.state ? o.state() : "open";
       } catch (err) {
         finish("internal-error", err);
+        return;
+      }
+      if (draining) {
+        // Nothing goes out; the answer's end (or the byte bound) ends the read.
+        draining.left -= chunk.length;
+        if (state !== "open" || draining.left <= 0) finish("client-gone");
         return;
       }
       if (out.length > 0 && !res.destroyed) {
@@ -95,11 +118,21 @@ export function relay(o: RelayOptions): Promise<Relayed> {
       if (state === "broken") finish("broken");
       else if (state === "finished") grace ??= setTimeout(() => finish("finished"), TERMINAL_GRACE_MS);
     };
-    const onEnd = () => finish("ended");
+    const onEnd = () => {
+      bodyEnded = true;
+      finish("ended");
+    };
     res.on("close", onClientClose);
     body.on("data", onData);
     body.on("end", onEnd);
     // Stays attached after finish: destroying the body may still emit an error.
     body.on("error", (err: NodeJS.ErrnoException) => finish(err.code === BODY_TIMEOUT ? "upstream-idle" : "upstream-cut"));
+    // A client that left before the relay began: read on (or stop) as if it left now.
+    if (res.destroyed) onClientClose();
   });
+}
+
+/** Milliseconds since `start` (a process.hrtime.bigint()). */
+export function msSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
 }

@@ -40,6 +40,12 @@ export class Cancellation {
     return this;
   }
 
+  /** Lets go of the call in flight: a later cancel() no longer stops it (its answer is
+   * being relayed, and the relay decides when to stop reading). */
+  release(): void {
+    this.#listeners = [];
+  }
+
   /** Stops the upstream call, now or as soon as it starts. */
   cancel(): void {
     if (this.aborted) return;

@@ -61,6 +61,9 @@ export interface Served {
   readonly unitsEstimated: boolean;
   /** Characters of generated text delivered (for estimates). */
   readonly outputChars: number;
+  /** For an answer the client left before its usage came: how long the upstream was read
+   * (from its head until reading stopped), the least time it spent generating. */
+  readonly readMs?: number;
   /** process.hrtime.bigint() when the answer's first byte was ready for the client. */
   readonly firstByteNs: bigint | undefined;
   /** The asynchronous job the answer created (video). */
@@ -89,6 +92,7 @@ export interface ServedParts {
   readonly units?: Units;
   readonly unitsEstimated?: boolean;
   readonly outputChars?: number;
+  readonly readMs?: number;
   readonly firstByteNs?: bigint;
   readonly jobId?: string;
   readonly answerId?: string;
@@ -112,6 +116,7 @@ export function served(res: ServerResponse, parts: ServedParts, tail?: string | 
     units: parts.units,
     unitsEstimated: parts.unitsEstimated ?? false,
     outputChars: parts.outputChars ?? 0,
+    readMs: parts.readMs,
     firstByteNs: parts.firstByteNs,
     jobId: parts.jobId,
     answerId: parts.answerId,

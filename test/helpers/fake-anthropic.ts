@@ -32,6 +32,11 @@ export type Script =
    * `inStream`: for stream requests, answer 200 and send `event: error` after message_start instead.
    */
   | { readonly kind: "error"; readonly status: number; readonly type?: string; readonly message?: string; readonly headers?: Record<string, string>; readonly inStream?: boolean }
+  /** As long as the request allows, as a model that always writes to its limit: output
+   * tokens = max_tokens; input tokens = `input` + `perImage` per image block. Streamed:
+   * message_start (with the input usage) and the start of a thinking block at once, then
+   * nothing until `stallMs` passes (never, when absent), then the rest. */
+  | { readonly kind: "metered"; readonly input: number; readonly perImage?: number; readonly stallMs?: number }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" };
 
@@ -204,6 +209,9 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
           script.message ?? (script.status === 529 ? "Overloaded" : `fake error ${script.status}`), script.headers);
       }
       return streamAnswer(r, res, script, opts, seq);
+    case "metered":
+      if (count) return sendJson(res, 200, { input_tokens: ANTHROPIC_FAKE_COUNT }, headersFor(seq, "application/json"));
+      return meteredAnswer(r, res, script, seq);
     default:
       // Anthropic's MessageTokensCount; every other script answers the count too.
       if (count) return sendJson(res, 200, { input_tokens: ANTHROPIC_FAKE_COUNT }, headersFor(seq, "application/json"));
@@ -344,4 +352,34 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   res.writeHead(200, { ...headersFor(seq, "text/event-stream; charset=utf-8"), "cache-control": "no-cache" });
   const lines = events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);
+}
+
+/** The `metered` script: usage as long as max_tokens allows, streamed with a stall. */
+function meteredAnswer(r: Received, res: http.ServerResponse, script: Script & { kind: "metered" }, seq: number): void {
+  const images = (JSON.stringify(r.body.messages ?? []).match(/"type":"image"/g) ?? []).length;
+  const input = script.input + (script.perImage ?? 0) * images;
+  const output = Number(r.body.max_tokens);
+  const usage = (out: number) => ({ input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: out });
+  const text = "As long as allowed.";
+  if (r.body.stream !== true) {
+    return sendJson(res, 200, { ...messageBase(r, seq), content: [{ type: "text", text }], stop_reason: "max_tokens", stop_sequence: null,
+      usage: usage(output) }, headersFor(seq, "application/json"));
+  }
+  const ev = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+  res.writeHead(200, { ...headersFor(seq, "text/event-stream; charset=utf-8"), "cache-control": "no-cache" });
+  res.write(ev("message_start", { message: { ...messageBase(r, seq), content: [], stop_reason: null, stop_sequence: null, usage: usage(1) } })
+    + ev("content_block_start", { index: 0, content_block: { type: "thinking", thinking: "", signature: "" } })
+    + ev("content_block_delta", { index: 0, delta: { type: "thinking_delta", thinking: "Let me think." } }));
+  if (script.stallMs === undefined) return; // the connection held open, silent
+  const rest = () => {
+    if (res.destroyed) return;
+    res.end(ev("content_block_delta", { index: 0, delta: { type: "signature_delta", signature: "c2ln" } })
+      + ev("content_block_stop", { index: 0 })
+      + ev("content_block_start", { index: 1, content_block: { type: "text", text: "" } })
+      + ev("content_block_delta", { index: 1, delta: { type: "text_delta", text } })
+      + ev("content_block_stop", { index: 1 })
+      + ev("message_delta", { delta: { stop_reason: "max_tokens", stop_sequence: null }, usage: { output_tokens: output } })
+      + ev("message_stop", {}));
+  };
+  setTimeout(rest, script.stallMs);
 }

@@ -17,6 +17,12 @@ export type Script =
   | { readonly kind: "tool_call"; readonly name: string; readonly args: string }
   /** `reasoning_content` (DeepSeek's field; `field: "reasoning"` for OpenRouter's), then the text. */
   | { readonly kind: "reasoning"; readonly reasoning?: string; readonly text?: string; readonly field?: "reasoning_content" | "reasoning" }
+  /** As long as the request allows, as a model that always writes to its limit:
+   * completion tokens = max_completion_tokens (or max_tokens; `unlimited` when it sets
+   * none) × n, `reasoning` of them hidden reasoning (a misbehaving provider: `overrun`
+   * more than allowed). Streamed: the role chunk at once, then nothing (hidden reasoning)
+   * until `stallMs` passes (never, when absent), then the text, the finish and the usage. */
+  | { readonly kind: "metered"; readonly unlimited: number; readonly reasoning?: number; readonly stallMs?: number; readonly overrun?: number }
   | { readonly kind: "hang" }
   | { readonly kind: "destroy" };
 
@@ -81,6 +87,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
     case "error":
       return sendOpenAIError(res, script.status, script.message ?? `fake error ${script.status}`,
         script.status === 429 ? "rate_limit_exceeded" : script.status >= 500 ? "server_error" : "invalid_request_error", null, script.headers);
+    case "metered":
+      return meteredAnswer(r, res, script);
     default:
       return r.body.stream === true ? streamAnswer(r, res, script, opts) : jsonAnswer(r, res, script, opts);
   }
@@ -307,4 +315,27 @@ function answerVideo(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     });
   }
   sendOpenAIError(res, 404, `Unknown path ${r.path}`, "invalid_request_error", "unknown_url");
+}
+
+/** The `metered` script: usage as long as the request allows, streamed after a silence. */
+function meteredAnswer(r: Received, res: http.ServerResponse, script: Script & { kind: "metered" }): void {
+  const cap = [r.body.max_completion_tokens, r.body.max_tokens].find((v): v is number => typeof v === "number") ?? script.unlimited;
+  const n = typeof r.body.n === "number" ? r.body.n : 1;
+  const completion = cap * n + (script.overrun ?? 0);
+  const usage = { prompt_tokens: 12, completion_tokens: completion, total_tokens: 12 + completion,
+    completion_tokens_details: { reasoning_tokens: Math.min(script.reasoning ?? 0, completion) } };
+  const text = "As long as allowed.";
+  if (r.body.stream !== true) {
+    const choices = Array.from({ length: n }, (_, index) => ({ index, message: { role: "assistant", content: text, refusal: null }, logprobs: null, finish_reason: "length" }));
+    return sendJson(res, 200, { ...base(r), object: "chat.completion", choices, usage });
+  }
+  const chunk = (body: object) => `data: ${JSON.stringify({ ...base(r), object: "chat.completion.chunk", ...body })}\n\n`;
+  const delta = (d: object, finish: string | null) => chunk({ choices: [{ index: 0, delta: d, logprobs: null, finish_reason: finish }], usage: null });
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  res.write(delta({ role: "assistant", content: "", refusal: null }, null));
+  if (script.stallMs === undefined) return; // thinking, silent, the connection held open
+  setTimeout(() => {
+    if (res.destroyed) return;
+    res.end(delta({ content: text }, null) + delta({}, "length") + chunk({ choices: [], usage }) + "data: [DONE]\n\n");
+  }, script.stallMs);
 }

@@ -188,7 +188,7 @@ describe("billing", () => {
     assert.ok(e.costNano > 0n);
   });
 
-  test("client aborts mid-stream: recorded once, estimated, charged > 0, reservation released", async () => {
+  test("client aborts mid-stream: read on briefly for usage, recorded once, estimated, charged > 0, reservation released", async () => {
     raw.state.handler = (body, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       const base = { id: "chatcmpl-endless", object: "chat.completion.chunk", created: 1, model: body.model };
@@ -198,7 +198,8 @@ describe("billing", () => {
       }, 15);
       res.on("close", () => clearInterval(timer));
     };
-    const gw = await gateway({ channels: [channel("raw", raw.url, { models: allModels })] });
+    // The endless upstream never reports usage: it is read on for the drain time, then closed.
+    const gw = await gateway({ channels: [channel("raw", raw.url, { models: allModels })], server: { usage_drain_timeout: "300ms" } });
     const closedBefore = raw.state.closedEarly;
     const controller = new AbortController();
     const { data, response } = await sdk(gw).chat.completions
@@ -218,6 +219,8 @@ describe("billing", () => {
     assert.equal(e.estimated, true);
     assert.ok(e.costNano > 0n, `cost ${e.costNano}`);
     assert.ok(e.usage.output > 0, "output estimated from the text relayed before the abort");
+    // At least the 300 ms it was read on for, at 200 tokens a second (cutAnswerUsage).
+    assert.ok(e.usage.output >= 60, `output ${e.usage.output} counts the time the upstream was read`);
     assert.equal(gw.store.logs({}).length, 1, "recorded exactly once");
     assert.equal(gw.store.spentByUser("alice"), e.costNano);
     assert.equal(gw.ledger.reservedByUser("alice"), 0n);

@@ -69,6 +69,8 @@ describe("chat completions", () => {
     fake = await startFakeOpenAI({ name: "fake", script: () => script });
     endless = await startRawUpstream();
     gw = await startTestGateway(config({
+      // A client that leaves: its upstream is read on (or waited for) this long for its usage, then closed.
+      server: { usage_drain_timeout: "200ms" },
       channels: [
         channel("main", fake.url),
         channel("endless", endless.url, { models: ["gpt-4o-2024-08-06"] }),
@@ -254,7 +256,7 @@ describe("chat completions", () => {
     assert.ok(endedAt - firstContentAt >= 250, `first content ${firstContentAt - started} ms, end ${endedAt - started} ms`);
   });
 
-  test("client aborts mid-stream: the upstream connection is closed and the gateway stays healthy", async () => {
+  test("client aborts mid-stream: the upstream connection is closed (after the usage drain) and the gateway stays healthy", async () => {
     endless.state.handler = endlessStream;
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
@@ -286,7 +288,7 @@ describe("chat completions", () => {
     assert.equal(sink.records.filter((r) => r.modelName === "gpt-4o-2024-08-06").length, 1);
   });
 
-  test("client aborts while waiting for a non-stream answer: the upstream request is cancelled", async () => {
+  test("client aborts while waiting for a non-stream answer: the upstream request is cancelled (after the usage drain)", async () => {
     endless.state.handler = () => { /* never answers */ };
     const before = endless.state.requests;
     const closedBefore = endless.state.closedEarly;

@@ -109,10 +109,11 @@ async function replayOne(w: ReplayWorld, f: Fixture, proto: ClientProtocol, targ
   // Every function tool the client offered reaches the model, under its own name.
   assert.deepEqual(functionToolNames(UPSTREAM[target], sent.body).sort(), functionToolNames(proto, f.body).sort(), "the tools offered upstream");
   if (target === NATIVE[proto]) {
-    // Pass-through: the client's body goes upstream as it came, but for the model name (and
-    // a responses `store` left out, which goes as false: the models here do not allow storing).
-    const renamed = proto === "generate" ? f.body : { ...f.body, model: TARGET_MODEL[target] };
-    const expected = proto === "responses" && f.body.store === undefined ? { ...renamed, store: false } : renamed;
+    // Pass-through: the client's body goes upstream as it came, but for the model name, the
+    // output limit reserved for where the client set none, and a responses `store` left out,
+    // which goes as false (the models here do not allow storing).
+    const limited = withOutputLimit(proto, proto === "generate" ? f.body : { ...f.body, model: TARGET_MODEL[target] });
+    const expected = proto === "responses" && f.body.store === undefined ? { ...limited, store: false } : limited;
     assert.deepEqual(sent.body, expected, "the body passed through untouched");
   }
   // The tool result the client sent back (the file's text) reaches the model.
@@ -162,3 +163,19 @@ describe("the AI SDK's tool loop against the gateway", () => {
     }
   }
 });
+
+/** The models' max_output_tokens (the default): the limit a pass-through adds when a body sets none. */
+const RESERVED_LIMIT = 4096;
+
+/** `body` with the output limit field its protocol's pass-through adds when it has none. */
+function withOutputLimit(proto: ClientProtocol, body: Record<string, unknown>): Record<string, unknown> {
+  switch (proto) {
+    case "chat": return body.max_completion_tokens ?? body.max_tokens ? body : { ...body, max_completion_tokens: RESERVED_LIMIT };
+    case "responses": return body.max_output_tokens ? body : { ...body, max_output_tokens: RESERVED_LIMIT };
+    case "generate": {
+      const config = (body.generationConfig ?? {}) as Record<string, unknown>;
+      return config.maxOutputTokens ? body : { ...body, generationConfig: { ...config, maxOutputTokens: RESERVED_LIMIT } };
+    }
+    default: return body; // messages: max_tokens is required
+  }
+}

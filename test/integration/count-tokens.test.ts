@@ -62,7 +62,8 @@ async function startFakes(): Promise<Fakes> {
 
 function gatewayYaml(f: Fakes, extra: { limits?: Obj } = {}): string {
   return config({
-    server: { upstream_attempts: 3 },
+    // A model call its client left is waited for only briefly (its hung upstream never answers).
+    server: { upstream_attempts: 3, usage_drain_timeout: "200ms" },
     limits: extra.limits,
     users: { alice: { credit: 100, groups: ["default"] }, tiny: { credit: 0.000001, groups: ["default"] } },
     tokens: [token("alice-main", TOKEN), token("tiny-main", TINY_KEY, { user: "tiny" }), token("alice-narrow", NARROW_KEY, { models: [M.gpt] })],

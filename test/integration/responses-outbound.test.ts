@@ -323,7 +323,7 @@ describe("responses protocol out: chat, messages and generate-content clients on
       });
   });
 
-  test("/v1/responses of the same model is still passed through byte for byte, usage billed the same", async () => {
+  test("/v1/responses of the same model is still passed through byte for byte (but for the output limit), usage billed the same", async () => {
     script = { kind: "ok", text: "pass" };
     const mark = w.mark();
     // store: false (true is refused unless the model allows storing): sent as is.
@@ -334,7 +334,8 @@ describe("responses protocol out: chat, messages and generate-content clients on
     assert.equal(res.status, 200);
     assert.equal(res.json.output_text ?? res.json.output[0].content[0].text, "pass");
     assert.deepEqual(res.json.usage, responsesFakeUsage);
-    assert.equal(last(fake.received).raw.toString("utf8"), raw, "the client's bytes, untouched");
+    // The client set no output limit: the one reserved for is spliced in, the rest untouched.
+    assert.equal(last(fake.received).raw.toString("utf8"), `{"max_output_tokens":4096,${raw.slice(1)}`, "the client's bytes, untouched but for the limit");
     const rec = await w.record(mark);
     assert.deepEqual(rec.usage, canonical);
     assert.equal((await w.entry(rec.id)).costNano, COST);

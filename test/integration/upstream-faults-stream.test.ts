@@ -49,6 +49,15 @@ function expected(client: Client, channel: ChannelProtocol, fault: StreamFault):
   };
 }
 
+/** Usage a faulty upstream of `channel` reported before `fault` cut its stream (fake-faulty.ts). */
+function reportedBefore(client: Client, channel: ChannelProtocol, fault: StreamFault): { input: number; output: number } | undefined {
+  if (fault === "idle-at-start") return undefined;
+  if (channel === "anthropic") return { input: REPORTED.input, output: fault === "unterminated-late" ? REPORTED.output : 1 };
+  if (channel === "gemini") return { input: REPORTED.input, output: 0 };
+  // A chat stream's usage chunk precedes [DONE]; a responses stream's usage is in its terminal event.
+  return fault === "unterminated-late" && client !== "responses" ? REPORTED : undefined;
+}
+
 function assertEnded(c: Call): void {
   assert.ok(!c.timedOut, `the client waited past its deadline (${c.tookMs} ms)`);
   assert.ok(c.complete, "the stream must end by its framing, not be cut off");
@@ -138,7 +147,13 @@ describe("a broken stream ends with one error event, closes the upstream, bills 
           assert.equal(e.status, 200);
           assert.equal(e.channel, CHANNEL.solo(channel));
           assert.ok(e.costNano > 0n && e.costNano < worstCase(c.bodyBytes), `cost ${e.costNano} of worst case ${worstCase(c.bodyBytes)}`);
-          assert.equal(e.costNano, estimate(c.bodyBytes, want.outputChars), "input ceil(bytes/4), output ceil(chars delivered/4)");
+          // Usage the upstream reported before the fault counts over the guess (Anthropic's
+          // message_start, Gemini's running usageMetadata, a chat usage chunk before a lost
+          // [DONE]); what it did not report is ceil(bytes/4) in, ceil(chars delivered/4) out.
+          const early = reportedBefore(client, channel, fault);
+          const guess = { input: Math.ceil(c.bodyBytes / 4), output: Math.ceil(want.outputChars / 4) };
+          assert.equal(e.costNano, early ? nanoFor(early.input, Math.max(early.output, guess.output)) : estimate(c.bodyBytes, want.outputChars),
+            `reported usage over the guess (${JSON.stringify(early)})`);
         });
       }
 

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { costOf, formatNano } from "../../src/billing/cost.js";
-import { fallbackUsage, requestedMaxTokens, reserveUsage } from "../../src/billing/estimate.js";
+import {
+  CUT_OUTPUT_TOKENS_PER_SECOND, IMAGE_RESERVE_TOKENS, TOOLS_RESERVE_TOKENS, cutAnswerUsage, fallbackUsage, requestedAnswers,
+  requestedMaxTokens, reserveInputTokens, reserveUsage,
+} from "../../src/billing/estimate.js";
 import { toNano, toPpm } from "../../src/config/money.js";
 import type { Usage } from "../../src/protocols/usage.js";
 import type { Price } from "../../src/runtime/types.js";
@@ -71,11 +74,44 @@ test("formatNano is exact", () => {
 
 test("estimates: max tokens under every protocol's name, reserve and fallback usage", () => {
   assert.equal(requestedMaxTokens({ max_tokens: 100 }), 100);
-  assert.equal(requestedMaxTokens({ max_completion_tokens: 50, max_tokens: 100 }), 50);
+  // Both set: an upstream honours whichever it knows, so the larger is reserved for.
+  assert.equal(requestedMaxTokens({ max_completion_tokens: 50, max_tokens: 100 }), 100);
   assert.equal(requestedMaxTokens({ generationConfig: { maxOutputTokens: 77 } }), 77);
+  // proto3 JSON takes snake_case names and numeric strings: both hold the upstream.
+  assert.equal(requestedMaxTokens({ generation_config: { max_output_tokens: "9000" } }), 9000);
   assert.equal(requestedMaxTokens({ max_tokens: -1 }), undefined);
-  assert.deepEqual(reserveUsage(300, 64), usage({ input: 100, output: 64 }));
+  assert.equal(requestedMaxTokens({ max_tokens: null }), undefined);
+  assert.equal(requestedAnswers({ n: 3 }), 3);
+  assert.equal(requestedAnswers({ generationConfig: { candidateCount: 2 } }), 2);
+  assert.equal(requestedAnswers({ n: 0 }), 1);
+  assert.deepEqual(reserveUsage(100, 64), usage({ input: 100, output: 64 }));
   assert.deepEqual(fallbackUsage(400, 41), usage({ input: 100, output: 11 }));
+});
+
+test("reserved input: ASCII bytes / 3, every non-ASCII byte a token, a fixed count per image and for tools", () => {
+  const ascii = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "x".repeat(300) }] }));
+  assert.equal(reserveInputTokens(ascii), Math.ceil(ascii.length / 3));
+  const cjk = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "漢".repeat(100) }] }));
+  assert.equal(reserveInputTokens(cjk), Math.ceil((cjk.length - 300) / 3) + 300, "CJK: 3 bytes a character, each a token");
+  const image = { type: "image_url", image_url: { url: "https://x.test/a.png" } };
+  const withImages = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: [image, image] }] }));
+  assert.equal(reserveInputTokens(withImages), Math.ceil(withImages.length / 3) + 2 * IMAGE_RESERVE_TOKENS, "one count per image, not per mention");
+  const anthropicImage = Buffer.from('{"messages":[{"role":"user","content":[{"type": "image","source":{"type":"url","url":"u"}}]}]}');
+  assert.equal(reserveInputTokens(anthropicImage), Math.ceil(anthropicImage.length / 3) + IMAGE_RESERVE_TOKENS);
+  const tools = Buffer.from(JSON.stringify({ tools: [{ type: "function", function: { name: "f" } }], messages: [] }));
+  assert.equal(reserveInputTokens(tools), Math.ceil(tools.length / 3) + TOOLS_RESERVE_TOKENS);
+});
+
+test("a cut answer: reported counts over the guess; a client that left pays for the time read, within the reservation", () => {
+  const guess = cutAnswerUsage({ bodyBytes: 400, outputChars: 41 });
+  assert.deepEqual(guess, usage({ input: 100, output: 11 }), "nothing else known: the byte estimate");
+  const reported = cutAnswerUsage({ bodyBytes: 400, outputChars: 41, reported: usage({ input: 7, cacheRead: 3, output: 900, reasoning: 800 }) });
+  assert.deepEqual(reported, usage({ input: 7, cacheRead: 3, output: 900, reasoning: 800 }));
+  const left = cutAnswerUsage({ bodyBytes: 400, outputChars: 41, readMs: 2500, reservedOutput: 10_000 });
+  assert.equal(left.output, 2.5 * CUT_OUTPUT_TOKENS_PER_SECOND);
+  assert.equal(cutAnswerUsage({ bodyBytes: 400, outputChars: 41, readMs: 600_000, reservedOutput: 10_000 }).output, 10_000, "at most the reservation");
+  // What the provider reported is billed whole, even past the reservation.
+  assert.equal(cutAnswerUsage({ bodyBytes: 0, outputChars: 0, readMs: 1, reservedOutput: 10, reported: usage({ output: 50 }) }).output, 50);
 });
 
 test("usage normalises identically from each protocol's own fields", async () => {

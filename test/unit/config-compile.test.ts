@@ -36,6 +36,7 @@ test("defaults fill every optional setting", () => {
     headerTimeoutMs: 15_000,
     bodyTimeoutMs: 60_000,
     streamIdleTimeoutMs: 120_000,
+    usageDrainTimeoutMs: 30_000,
     maxBodyMemoryBytes: 512 * 1024 * 1024,
     maxEventBytes: 16 * 1024 * 1024,
     workers: 1,
@@ -66,11 +67,11 @@ test("explicit settings are parsed", () => {
   const { runtime } = build(
     minimal +
       "server: { listen: '[::1]:9090', trust_proxy: true, max_body: 512KiB, upstream_timeout: 1m, upstream_attempts: 5, drain_timeout: 250ms,\n" +
-      "  header_timeout: 5s, body_timeout: 10s, stream_idle_timeout: 30s, max_body_memory: 64MiB,\n  max_event_size: 1MiB, realtime_max_session: 90s }\n" +
+      "  header_timeout: 5s, body_timeout: 10s, stream_idle_timeout: 30s, usage_drain_timeout: 2s, max_body_memory: 64MiB,\n  max_event_size: 1MiB, realtime_max_session: 90s }\n" +
       "store: redis://localhost:6379/0\nmetrics: { path: /m }\nlimits:\n  request_rate: { max: 60, per: 1m }\n  total_requests: { max: 300, per: 5m }\n",
   );
   assert.deepEqual(runtime.server, { host: "::1", port: 9090, trustProxy: true, maxBodyBytes: 524288, upstreamTimeoutMs: 60_000, upstreamAttempts: 5, drainTimeoutMs: 250,
-    headerTimeoutMs: 5000, bodyTimeoutMs: 10_000, streamIdleTimeoutMs: 30_000, maxBodyMemoryBytes: 64 * 1024 * 1024,
+    headerTimeoutMs: 5000, bodyTimeoutMs: 10_000, streamIdleTimeoutMs: 30_000, usageDrainTimeoutMs: 2000, maxBodyMemoryBytes: 64 * 1024 * 1024,
     maxEventBytes: 1024 * 1024, workers: 1, realtimeMaxSessionMs: 90_000 });
   assert.equal(runtime.store, "redis://localhost:6379/0");
   assert.deepEqual(runtime.limits, { requestRate: { max: 60, perMs: 60_000 }, totalRequests: { max: 300, perMs: 300_000 } });

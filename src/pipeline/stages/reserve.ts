@@ -6,15 +6,18 @@
 // gives back the holds when the request ends, on every path.
 
 import { costOf } from "../../billing/cost.js";
-import { requestedMaxTokens, reserveUsage } from "../../billing/estimate.js";
+import { reserveBytesTokens, reserveInputTokens, reserveUsage } from "../../billing/estimate.js";
 import type { AdmitResult, Admitter } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "../admission-limits.js";
 import { modelWindow, windowFull, type LimitWindow } from "../rate-windows.js";
+import { reservedOutput } from "../output-limit.js";
 import { stateFailure } from "../state-failure.js";
 
 const noWindows: readonly never[] = [];
+/** Handlers whose body is the JSON of a model call. */
+const jsonBodied: ReadonlySet<string> = new Set(["proxy", "messages"]);
 
 /**
  * @param opts.session the opening of a realtime session: it takes the rate windows and a
@@ -24,8 +27,12 @@ const noWindows: readonly never[] = [];
 export function reserveStage(admitter: Admitter, opts: { session?: boolean } = {}): Stage<RequestContext> {
   return async (ctx, next) => {
     const model = ctx.model!;
-    const maxOutput = requestedMaxTokens(ctx.json) ?? model.maxOutputTokens;
-    const worst = reserveUsage(ctx.body?.length ?? 0, maxOutput);
+    const output = reservedOutput(ctx);
+    // A JSON body is read for what its bytes undercount (non-ASCII text, media, tools); an
+    // upload is counted by its size alone.
+    const body = ctx.body;
+    const input = body && jsonBodied.has(ctx.route!.handler) ? reserveInputTokens(body) : reserveBytesTokens(body?.length ?? 0);
+    const worst = reserveUsage(input, output.tokens);
     const amount = opts.session ? 0n : costOf(worst, model.price, ctx.group!.multiplierPpm, ctx.units);
     const limits = ctx.limits;
     const ofModel = limits ? modelWindow(model) : undefined;
@@ -50,6 +57,7 @@ export function reserveStage(admitter: Admitter, opts: { session?: boolean } = {
     }
     ctx.reservation = admitted.reservation;
     ctx.reservedUsage = worst;
+    ctx.output = output;
     if (slots.length > 0 || budgets.length > 0) ctx.holds = admitted.holds;
     if (limits) {
       limits.outcome = "admitted";

@@ -6,7 +6,7 @@
 // committed withholds them: nothing is served unbilled.
 
 import { costOf, unitPriced } from "../../billing/cost.js";
-import { fallbackUsage } from "../../billing/estimate.js";
+import { cutAnswerUsage } from "../../billing/estimate.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
@@ -117,17 +117,24 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
 }
 
 /** What is priced: the reported usage; the reservation (usage and amount) for a whole
- * answer that reported none on a token-priced model (a billing fault); an estimate (input
- * from the request's size, output from the text delivered) when the answer did not complete
- * or its model is not priced by tokens; undefined (nothing is charged) when no upstream
- * served it. */
+ * answer that reported none on a token-priced model (a billing fault); an estimate
+ * (cutAnswerUsage: what was reported, else input from the request's size and output from
+ * the text delivered and, for a client that left, the time read) when the answer did not
+ * complete or its model is not priced by tokens; undefined (nothing is charged) when no
+ * upstream served it. */
 function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean; costNano?: bigint } | undefined {
   const served = ctx.served;
   if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
   if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: served.usageEstimated === true };
   const fault = billingFault(ctx);
   if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
-  return { usage: fallbackUsage(ctx.body?.length ?? 0, served.outputChars), estimated: true };
+  return {
+    usage: cutAnswerUsage({
+      bodyBytes: ctx.body?.length ?? 0, outputChars: served.outputChars, reported: served.usage,
+      readMs: served.readMs, reservedOutput: ctx.output?.tokens,
+    }),
+    estimated: true,
+  };
 }
 
 /** The status a failed request's client sees: the error's, unless the answer had started. */

@@ -31,6 +31,9 @@ import type { RequestContext } from "../context.js";
 import { requestQuote } from "../shown-cost.js";
 import { candidateTiers } from "./candidates.js";
 
+/** The most of an answer the client left that is still read for its usage. */
+const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+
 /** The model-call handler shared by chat-completions, messages, generate-content, responses. */
 export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
   return async (ctx) => {
@@ -48,7 +51,16 @@ export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
         `Model '${ctx.modelName}' is served only by channels of another protocol, and ${ctx.route!.name} requests cannot be converted for them.`);
     }
     const cancel = new Cancellation();
-    const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
+    // A client that leaves before the answer's head: the call in flight is waited for up to
+    // server.usage_drain_timeout (its answer is then read for its usage), then cancelled.
+    // Once an answer is relayed, the exchange reads on or stops (Cancellation.release).
+    let wait: NodeJS.Timeout | undefined;
+    const drainMs = ctx.runtime.server.usageDrainTimeoutMs;
+    const onClose = () => {
+      if (ctx.res.writableFinished) return;
+      if (drainMs > 0) wait = setTimeout(() => cancel.cancel(), drainMs);
+      else cancel.cancel();
+    };
     ctx.res.once("close", onClose);
     try {
       const served = await attemptAll(ctx, plan, exchanges(ctx, protocol), cancel, routing);
@@ -62,6 +74,7 @@ export function upstreamStage(routing: RoutingState): Stage<RequestContext> {
       if (session && !session.bound && ok) await advisory(routing.affinity.bind(session.key, ctx.channel!.name, ctx.runtime.affinityTtlMs), "written", ctx);
     } finally {
       ctx.res.off("close", onClose);
+      if (wait) clearTimeout(wait);
     }
   };
 }
@@ -111,9 +124,10 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
   return {
     requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, parts: ctx.parts, query: ctx.query,
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, modelName: ctx.modelName!,
-    maxOutputTokens: ctx.model!.maxOutputTokens, modelEndpoints: ctx.model!.endpoints,
+    outputLimit: ctx.output?.limit, canonical: ctx.output?.canonical, modelEndpoints: ctx.model!.endpoints,
     conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
     maxEventBytes: ctx.runtime.server.maxEventBytes,
+    drain: { ms: ctx.runtime.server.usageDrainTimeoutMs, bytes: DRAIN_MAX_BYTES },
     quote: (usage) => requestQuote(ctx, usage),
   };
 }
@@ -150,6 +164,8 @@ export async function attemptAll(
         last ??= { kind: "keys", reason: outs.some((o) => o?.reason === "quota") ? "quota" : "auth" };
         continue channels;
       }
+      // A client that left is not served from another channel or key.
+      if (ctx.res.destroyed && ctx.attempts > 0) return undefined;
       ctx.attempts++;
       const fingerprint = fingerprints[index];
       const request = exchange.request(channel, ctx.upstreamModel, channel.keys[index]);
@@ -198,6 +214,8 @@ export async function attemptAll(
         log.warn("upstream attempt failed", { requestId: ctx.id, channel: channel.name, status });
         continue channels;
       }
+      // The answer is the exchange's from here: a client leaving no longer cancels it.
+      cancel.release();
       const answer = await exchange.respond(upstream, channel);
       if (answer instanceof BrokenAnswer) {
         log.warn("upstream answer broken", { requestId: ctx.id, channel: channel.name, reason: answer.reason });

@@ -4,7 +4,7 @@
 import type { InboundAdapter, OutboundAdapter } from "../adapter.js";
 import { isObject } from "./fields.js";
 import { decodeMessagesRequest } from "./request-decode.js";
-import { encodeMessagesRequest } from "./request-encode.js";
+import { encodedMaxTokens, encodeMessagesRequest } from "./request-encode.js";
 import { decodeMessagesResponse, encodeMessagesResponse } from "./response.js";
 import { MessagesStreamDecoder } from "./stream-decode.js";
 import { MessagesStreamEncoder } from "./stream-encode.js";
@@ -29,6 +29,7 @@ export const messagesOutbound: OutboundAdapter = Object.freeze<OutboundAdapter>(
   encodeRequest: (request, upstreamModel) => encodeMessagesRequest(request, upstreamModel),
   decodeResponse: (json) => decodeMessagesResponse(json),
   streamDecoder: () => new MessagesStreamDecoder(),
+  outputCap: (request) => encodedMaxTokens(request),
   errorMessage: (json) => {
     const error = isObject(json) ? json.error : undefined;
     return isObject(error) && typeof error.message === "string" ? error.message : undefined;

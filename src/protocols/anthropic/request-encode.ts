@@ -60,20 +60,28 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
   return o;
 }
 
+/** The thinking budget a request is encoded with, if it thinks. */
+function encodedBudget(r: CanonicalRequest): number | undefined {
+  return r.reasoning && !refusedBesideThinking.reasoning(r) ? thinkingBudget(r.reasoning) : undefined;
+}
+
+/** The max_tokens a request is encoded with. The API needs max_tokens > budget_tokens
+ * (thinking counts toward max_tokens): when the client's limit is not above the budget,
+ * the client's limit is kept for the visible answer, on top of the budget. */
+export function encodedMaxTokens(r: CanonicalRequest): number {
+  const maxTokens = r.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const budget = encodedBudget(r);
+  return budget !== undefined && maxTokens <= budget ? budget + maxTokens : maxTokens;
+}
+
 /** Encodes a canonical request as a messages-protocol request body. */
 export function encodeMessagesRequest(r: CanonicalRequest, upstreamModel: string): Json {
-  let maxTokens = r.maxTokens ?? DEFAULT_MAX_TOKENS;
   const body: Json = { model: upstreamModel };
   if (r.system.length > 0) body.system = r.system.map((b) => encodeBlock(b));
   body.messages = messages(r.messages);
-  if (r.reasoning && !refusedBesideThinking.reasoning(r)) {
-    const budget = thinkingBudget(r.reasoning);
-    // The API needs max_tokens > budget_tokens (thinking counts toward max_tokens). When the
-    // client's limit is not above the budget, keep the client's limit for the visible answer.
-    if (maxTokens <= budget) maxTokens = budget + maxTokens;
-    body.thinking = { type: "enabled", budget_tokens: budget };
-  }
-  body.max_tokens = maxTokens;
+  const budget = encodedBudget(r);
+  if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
+  body.max_tokens = encodedMaxTokens(r);
   // What the API refuses beside thinking the table drops (and names): left out here.
   if (r.temperature !== undefined && !refusedBesideThinking.temperature(r)) body.temperature = r.temperature;
   if (r.topP !== undefined && !refusedBesideThinking.topP(r)) body.top_p = r.topP;

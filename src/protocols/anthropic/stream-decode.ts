@@ -32,6 +32,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
   #stop?: StopReason;
   #stopSequence?: string;
 
+  usageSoFar(): Usage {
+    return { ...this.#usage };
+  }
+
   decode(event: SseEvent): CanonicalEvent[] {
     if (this.#done || event.event === "ping") return []; // keep-alives: not worth parsing
     // Most of a stream is text deltas in one fixed layout: read them without building the

@@ -1,10 +1,11 @@
 // Pass-through spec of the generate-content routes. The model travels in the URL, so the
-// body (safetySettings included) is never touched. The query is the gateway's: of the
+// body (safetySettings included) is untouched but for the output limit the request
+// reserved for, added when the client set none. The query is the gateway's: of the
 // client's only alt=sse is read (never its `key`, in any encoding, nor a field mask);
 // streams always go upstream as SSE (query.ts), rendered back as a JSON array for a
 // client that asked for one.
 
-import { answerField, type PassthroughSpec } from "../passthrough.js";
+import { answerField, limitMissing, spliceField, type PassRequest, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
@@ -25,7 +26,7 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
     const query = generateQuery(req.query, isStream(req.pathAction));
     return `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${query ? "?" + query : ""}`;
   },
-  body: (req) => ({ body: req.raw, stripUsage: false }),
+  body: (req) => ({ body: limitedGenerateBody(req), stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),
   streamCost: streamCost["generate-content"],
@@ -38,4 +39,30 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
 function lastWithUsage(chunks: readonly unknown[]): unknown {
   for (let i = chunks.length - 1; i >= 0; i--) if (answerField(chunks[i], "usageMetadata") !== undefined) return chunks[i];
   return undefined;
+}
+
+/** Both spellings proto3 JSON accepts, for the config and for its output limit. */
+const CONFIG_KEYS = ["generationConfig", "generation_config"] as const;
+const LIMIT_KEYS = ["maxOutputTokens", "max_output_tokens"] as const;
+
+/** The body with generationConfig.maxOutputTokens set to the reserved limit when the
+ * client set none: spliced in when there is no generationConfig at all, else the body is
+ * re-serialised with it. */
+function limitedGenerateBody(req: PassRequest): Buffer {
+  const json = req.json;
+  const key = CONFIG_KEYS.find((k) => k in json);
+  const given = key === undefined ? undefined : json[key];
+  const config = isObject(given) ? given : {};
+  // A limit under either config spelling holds the upstream (the reservation took the largest).
+  const other = json[key === CONFIG_KEYS[0] ? CONFIG_KEYS[1] : CONFIG_KEYS[0]];
+  if (!limitMissing(req, { ...(isObject(other) ? other : {}), ...config }, LIMIT_KEYS)) return req.raw;
+  if (key === undefined) return spliceField(req.raw, "generationConfig", `{"maxOutputTokens":${req.outputLimit}}`);
+  const limited: Record<string, unknown> = { ...config };
+  for (const k of LIMIT_KEYS) delete limited[k];
+  limited.maxOutputTokens = req.outputLimit;
+  return Buffer.from(JSON.stringify({ ...json, [key]: limited }));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
 }

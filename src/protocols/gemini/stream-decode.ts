@@ -24,6 +24,10 @@ class GeminiStreamDecoder implements StreamDecoder {
   #calledTool = false;
   readonly #ids = new CallIds();
 
+  usageSoFar(): Usage {
+    return { ...this.#usage };
+  }
+
   decode(event: SseEvent): CanonicalEvent[] {
     if (this.#done) return [];
     let chunk: unknown;

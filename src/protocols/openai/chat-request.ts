@@ -1,5 +1,12 @@
 // Prepares a chat-completions body for an OpenAI-protocol upstream. Bytes pass unchanged
-// unless a change is needed: the model_map rename, or asking for stream usage.
+// unless a change is needed: the model_map rename, asking for stream usage, or the output
+// limit the request reserved for when the client set none.
+
+import { limitedBody, type PassRequest } from "../passthrough.js";
+
+/** The output limit fields of chat-completions; the first is set when none is: reasoning
+ * models refuse the deprecated max_tokens. */
+const LIMIT_FIELDS = ["max_completion_tokens", "max_tokens"] as const;
 
 export interface PreparedChat {
   readonly body: Buffer;
@@ -18,18 +25,11 @@ function clientWantsUsage(json: Record<string, unknown>): boolean {
 }
 
 /** Builds the upstream body; re-serialises only when something has to change. */
-export function prepareChatBody(
-  raw: Buffer,
-  json: Record<string, unknown>,
-  upstreamModel: string,
-): PreparedChat {
-  const rename = upstreamModel !== json.model;
+export function prepareChatBody(req: PassRequest, upstreamModel: string): PreparedChat {
+  const json = req.json;
   const addUsage = isStream(json) && !clientWantsUsage(json);
-  if (!rename && !addUsage) return { body: raw, stripUsage: false };
-  const next: Record<string, unknown> = { ...json, model: upstreamModel };
-  if (addUsage) {
-    const opts = json.stream_options;
-    next.stream_options = { ...(opts && typeof opts === "object" ? opts : {}), include_usage: true };
-  }
-  return { body: Buffer.from(JSON.stringify(next)), stripUsage: addUsage };
+  if (!addUsage) return { body: limitedBody(req, upstreamModel, LIMIT_FIELDS), stripUsage: false };
+  const opts = json.stream_options;
+  const streamOptions = { ...(opts && typeof opts === "object" ? opts : {}), include_usage: true };
+  return { body: limitedBody(req, upstreamModel, LIMIT_FIELDS, { stream_options: streamOptions }), stripUsage: true };
 }

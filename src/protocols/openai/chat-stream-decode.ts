@@ -23,6 +23,10 @@ class ChatStreamDecoder implements StreamDecoder {
   #refused = false;
   #usage: Usage = emptyUsage();
 
+  usageSoFar(): Usage {
+    return { ...this.#usage };
+  }
+
   decode(event: SseEvent): CanonicalEvent[] {
     if (this.#done) return [];
     if (event.data.trim() === "[DONE]") return this.#stop();

@@ -2,7 +2,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { answerField, renamedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
+import { answerField, limitedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
@@ -16,7 +16,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "openai",
   isStream: (req) => isStream(req.json),
   path: () => "/v1/chat/completions",
-  body: (req, upstreamModel) => prepareChatBody(req.raw, req.json, upstreamModel),
+  body: (req, upstreamModel) => prepareChatBody(req, upstreamModel),
   storedReference: chatStoredReference,
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
@@ -29,7 +29,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   channelProtocol: "openai",
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
-  body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
+  body: (req, upstreamModel) => ({ body: limitedBody(req, upstreamModel, ["max_output_tokens"]), stripUsage: false }),
   storedReference: responsesStoredReference,
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,

@@ -4,7 +4,7 @@
 
 import type { OutboundAdapter } from "../adapter.js";
 import { chatOutbound } from "./index.js";
-import { encodeResponsesRequest } from "./responses-request-encode.js";
+import { encodedMaxOutputTokens, encodeResponsesRequest } from "./responses-request-encode.js";
 import { decodeResponsesResponse } from "./responses-response-decode.js";
 import { responsesStreamDecoder } from "./responses-stream-decode.js";
 
@@ -14,6 +14,7 @@ export const responsesOutbound: OutboundAdapter = {
   encodeRequest: encodeResponsesRequest,
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
+  outputCap: (request) => (request.maxTokens === undefined ? undefined : encodedMaxOutputTokens(request.maxTokens)),
   // The responses API's error body is chat-completions' one: {"error":{"message",…}}.
   errorMessage: (json) => chatOutbound.errorMessage(json),
 };

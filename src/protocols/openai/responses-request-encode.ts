@@ -134,6 +134,11 @@ function itemsOf(m: Message, where: string): Item[] {
   return item ? [item] : [];
 }
 
+/** max_output_tokens for a limit: the API refuses one below MIN_OUTPUT_TOKENS. */
+export function encodedMaxOutputTokens(maxTokens: number): number {
+  return Math.max(maxTokens, MIN_OUTPUT_TOKENS);
+}
+
 /** The responses-protocol body for `req`, addressed to `upstreamModel`. */
 export function encodeResponsesRequest(req: CanonicalRequest, upstreamModel: string): Record<string, unknown> {
   refuseInexpressible(req);
@@ -144,7 +149,7 @@ export function encodeResponsesRequest(req: CanonicalRequest, upstreamModel: str
   const body: Record<string, unknown> = { model: upstreamModel };
   if (req.system.length > 0) body.instructions = req.system.map((b) => b.text).join("\n\n");
   body.input = input;
-  if (req.maxTokens !== undefined) body.max_output_tokens = Math.max(req.maxTokens, MIN_OUTPUT_TOKENS);
+  if (req.maxTokens !== undefined) body.max_output_tokens = encodedMaxOutputTokens(req.maxTokens);
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.tools && req.tools.length > 0) {

@@ -6,7 +6,7 @@
 
 import type { SseEvent, StreamDecoder } from "../adapter.js";
 import type { CanonicalEvent, StreamBlockStart } from "../canonical.js";
-import { emptyUsage } from "../usage.js";
+import { emptyUsage, type Usage } from "../usage.js";
 import { isObject } from "./chat-common.js";
 import { failureMessage, reasoningText, stopReasonOfResponse } from "./responses-response-decode.js";
 import { responseUsage } from "./responses-usage.js";
@@ -43,6 +43,12 @@ class ResponsesStreamDecoder implements StreamDecoder {
   readonly #shown = new Set<number>();
   #called = false;
   #refused = false;
+  /** The last usage any event's response carried (in-progress events may). */
+  #usage: Usage | undefined;
+
+  usageSoFar(): Usage {
+    return this.#usage ?? emptyUsage();
+  }
 
   decode(event: SseEvent): CanonicalEvent[] {
     if (this.#done) return [];
@@ -55,6 +61,7 @@ class ResponsesStreamDecoder implements StreamDecoder {
     if (!isObject(data)) return [];
     const out: CanonicalEvent[] = [];
     const type = data.type ?? event.event;
+    if (isObject(data.response)) this.#usage = responseUsage(data.response) ?? this.#usage;
     if (type === "error") return this.#fail(STATUS[String(data.code)] ?? 502, typeof data.message === "string" ? data.message : "upstream stream error");
     if (!this.#started) this.#start(isObject(data.response) ? data.response : {}, out);
     const at = typeof data.output_index === "number" ? data.output_index : 0;

@@ -19,7 +19,7 @@ import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
 import { upstreamRequestHeaders } from "../headers.js";
-import { relay } from "../relay.js";
+import { msSince, relay } from "../relay.js";
 import { discard, isEventStream, type UpstreamResponse } from "../send.js";
 import { endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
@@ -27,7 +27,8 @@ import { BrokenAnswer, readAll, type Exchange, type ExchangeInput } from "./exch
 import { readWhole } from "./whole.js";
 
 export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
-  const canonical = inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
+  const canonical = input.canonical
+    ?? inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
   const decoderDrops = canonical.dropped ?? [];
   if (input.conversion === "strict" && decoderDrops.length > 0) throw strictRefusal(decoderDrops);
   const dropsByTarget = new Map<Wire, readonly string[]>();
@@ -48,9 +49,10 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
     request(channel, upstreamModel, key) {
       droppedFor(channel);
       const outbound = outboundAdapterFor(channel.protocol, input.modelEndpoints);
-      // Anthropic requires max_tokens; an unset cap means the model's own.
-      const request: CanonicalRequest = channel.protocol === "anthropic" && canonical.maxTokens === undefined
-        ? { ...canonical, maxTokens: input.maxOutputTokens } : canonical;
+      // An unset cap is the one reserved for (Anthropic requires one anyway): every target
+      // is held to what the request reserved.
+      const request: CanonicalRequest = canonical.maxTokens === undefined && input.outputLimit !== undefined
+        ? { ...canonical, maxTokens: input.outputLimit } : canonical;
       const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
       const provider = providers[channel.protocol];
       // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks,
@@ -112,9 +114,12 @@ async function upstreamRejection(upstream: UpstreamResponse, outbound: OutboundA
 async function relayWhole(
   input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
 ): Promise<Served | BrokenAnswer> {
-  const whole = await readWhole(input.res, upstream.body);
+  const whole = await readWhole(input.res, upstream.body, input.drain);
   if (whole.end === "client-gone") {
-    return served(input.res, { status: 200, ending: "client-gone", charge: "estimate", droppedFields: request.dropped });
+    // Read on to its end, the answer is charged by its own usage; else by estimate.
+    const usage = whole.whole ? decodedUsage(outbound, whole.bytes) : undefined;
+    if (usage) return served(input.res, { status: 200, ending: "client-gone", charge: "reported", usage, droppedFields: request.dropped });
+    return served(input.res, { status: 200, ending: "client-gone", charge: "estimate", readMs: whole.readMs, droppedFields: request.dropped });
   }
   if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to convert" : `cut short (${whole.end})`);
   let json: unknown;
@@ -174,8 +179,9 @@ async function relayStream(
     const event = parseEvent(raw);
     return event ? translate(decoder.decode(event)) : "";
   };
+  const began = process.hrtime.bigint();
   const r = await relay({
-    res: input.res, body: upstream.body,
+    res: input.res, body: upstream.body, drain: input.drain,
     head: { status: 200, headers: droppedHeader(request, { "content-type": framing?.contentType ?? "text/event-stream; charset=utf-8", "cache-control": "no-cache" }), flush: true },
     transform: (chunk) => {
       let out = "";
@@ -184,14 +190,21 @@ async function relayStream(
     },
     state: () => (splitter.overflowed ? "broken" : tail !== undefined || decoder.finished?.() ? "finished" : "open"),
   });
+  const readMs = msSince(began);
   let ending: Ending;
-  if (r.end === "client-gone") ending = "client-gone";
-  else if (splitter.overflowed && tail === undefined) {
+  if (r.end === "client-gone") {
+    ending = "client-gone";
+    // Read to its end after the client left: the decoder closes it (its stop, with usage).
+    if (r.bodyEnded && tail === undefined) {
+      const rest = splitter.flush();
+      if (rest) decodeRaw(rest);
+      translate(decoder.end());
+    }
+  } else if (splitter.overflowed && tail === undefined) {
     ending = "oversized-event";
     const err = streamFailure(ending, input.idleTimeoutMs);
     tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
-  }
-  else if (tail === undefined && (r.end === "ended" || r.end === "finished")) {
+  } else if (tail === undefined && (r.end === "ended" || r.end === "finished")) {
     // The upstream ended without its stop event: the decoder says whether the answer is
     // whole; if not, it ends the stream with an error event.
     const rest = splitter.flush();
@@ -207,12 +220,25 @@ async function relayStream(
     tail = encoder.encode({ type: "error", status: err.status, message: err.message, code: err.code });
   }
   const complete = ending === "complete";
+  // A stream read to its stop after its client left is charged by its own usage. Otherwise
+  // an estimate, in which the usage the upstream already reported counts over any guess.
+  const whole = complete || (ending === "client-gone" && usage !== undefined && !failed);
   // The tail of a whole stream gets the cost (in its final usage event) at release.
   const framed = framedTail(framing, complete, ending === "client-gone" ? undefined : tail, streamCost[inbound.wire]);
   return served(input.res, {
-    status: 200, ending, charge: complete ? "reported" : "estimate", usage: complete ? usage : undefined,
+    status: 200, ending, charge: whole ? "reported" : "estimate", usage: whole ? usage : decoder.usageSoFar?.(),
     outputChars: chars, firstByteNs: r.firstByteNs, droppedFields: request.dropped,
+    readMs: ending === "client-gone" ? readMs : undefined,
   }, framed.tail, undefined, framed.stamp);
+}
+
+/** The usage of a whole answer read after its client left; undefined when it is no answer. */
+function decodedUsage(outbound: OutboundAdapter, body: Buffer): Usage | undefined {
+  try {
+    return outbound.decodeResponse(JSON.parse(body.toString("utf8"))).usage;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The answer's head, naming what the converted request left out (x-gateway-dropped-fields). */

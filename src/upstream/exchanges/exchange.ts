@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Endpoint } from "../../config/raw.js";
 import type { MultipartPart } from "../../media/multipart.js";
+import type { CanonicalRequest } from "../../protocols/canonical.js";
 import type { Usage } from "../../protocols/usage.js";
 import type { Channel } from "../../runtime/types.js";
 import type { UpstreamResponse } from "../send.js";
@@ -26,8 +27,13 @@ export interface ExchangeInput {
   readonly pathAction?: string;
   /** The model as the client named it. */
   readonly modelName: string;
-  /** The model's output cap, for protocols that require one. */
-  readonly maxOutputTokens: number;
+  /** The output tokens the request reserved for, per answer: sent upstream as the
+   * provider's own output limit wherever the client set none, so the reservation bounds
+   * what the answer can cost. Undefined for a request that reserved nothing (the free
+   * token-counting routes): no limit is added. */
+  readonly outputLimit: number | undefined;
+  /** The request already decoded to the canonical form (when reserving needed it). */
+  readonly canonical?: CanonicalRequest;
   /** The endpoint kinds the model is priced for: which protocol an OpenAI-protocol channel
    * is spoken to in (a responses-only model: the responses API). */
   readonly modelEndpoints: ReadonlySet<Endpoint>;
@@ -39,6 +45,9 @@ export interface ExchangeInput {
   readonly idleTimeoutMs: number;
   /** server.max_event_size: the longest upstream stream event held (in characters). */
   readonly maxEventBytes: number;
+  /** How long (server.usage_drain_timeout) and how many bytes an answer the client left
+   * is still read for its usage. */
+  readonly drain: { readonly ms: number; readonly bytes: number };
   /** The cost to show (X-Gateway-Cost) for an answer billed by its request alone, whose
    * head goes before its end; undefined when it is not shown. */
   readonly quote?: (usage: Usage | undefined) => string | undefined;

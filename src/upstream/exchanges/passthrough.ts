@@ -14,7 +14,7 @@ import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
 import { forwardedQuery } from "../query.js";
-import { relay, type RelayState } from "../relay.js";
+import { msSince, relay, type RelayState } from "../relay.js";
 import { isEventStream, type UpstreamResponse } from "../send.js";
 import { COST_HEADER, cutOff, endingOf, served, type Ending, type Served } from "../served.js";
 import { streamFailure } from "../stream-failure.js";
@@ -29,7 +29,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   const req: PassRequest = {
     raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
-    contentType: input.headers["content-type"], parts: input.parts,
+    contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
   // Set by the gateway, not the client: what this answer must be for the gateway to read it.
@@ -74,21 +74,21 @@ async function relayRefusal(res: ServerResponse, upstream: UpstreamResponse, pri
 async function holdJson(
   input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[], req: PassRequest,
 ): Promise<Served | BrokenAnswer> {
-  const whole = await readWhole(input.res, upstream.body);
+  const whole = await readWhole(input.res, upstream.body, input.drain);
   const status = upstream.status;
   if (whole.end === "client-gone") {
-    // The upstream served it; the client left while it was read: charged by estimate.
-    return served(input.res, { status, ending: "client-gone", charge: "estimate", outputChars: spec.bodyChars(whole.bytes) });
+    // The upstream served it; the client left while it was read. Read on to its end, it is
+    // charged by its own usage; else by estimate.
+    const json = whole.whole ? parsed(whole.bytes) : undefined;
+    const usage = json === undefined ? undefined : spec.bodyUsage(json);
+    if (usage) return served(input.res, { status, ending: "client-gone", charge: "reported", usage });
+    return served(input.res, { status, ending: "client-gone", charge: "estimate", outputChars: spec.bodyChars(whole.bytes), readMs: whole.readMs });
   }
   if (whole.end !== "ended") return new BrokenAnswer(whole.end === "too-large" ? "too large to check" : `cut short (${whole.end})`);
   const body = whole.bytes;
   // Parsed once: the check that it is JSON at all, and what usage, units and job are read from.
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString("utf8"));
-  } catch {
-    return new BrokenAnswer("not JSON");
-  }
+  const json = parsed(body);
+  if (json === undefined) return new BrokenAnswer("not JSON");
   const usage = spec.bodyUsage(json);
   const units = spec.bodyUnits?.(json);
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, false);
@@ -103,6 +103,15 @@ async function holdJson(
     outputChars: usage ? 0 : spec.bodyChars(body), firstByteNs: process.hrtime.bigint(), jobId: spec.bodyJobId?.(json),
     answerId: spec.bodyAnswerId?.(json),
   }, answer, { status, headers });
+}
+
+/** A JSON body parsed; undefined when it is not JSON. */
+function parsed(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
@@ -158,10 +167,14 @@ async function relayStream(
   // the tap relays, and to the tail after the cost is stamped into its SSE.
   const framing = spec.streamFraming?.(req);
   if (framing) headers["content-type"] = framing.contentType;
+  const began = process.hrtime.bigint();
   const r = await relay({ res, body: upstream.body, head: { status: upstream.status, headers, flush: true },
-    transform: framing ? (chunk) => framing.events(tap.push(chunk)) : (chunk) => tap.push(chunk), state: () => tapState(tap) });
+    transform: framing ? (chunk) => framing.events(tap.push(chunk)) : (chunk) => tap.push(chunk), state: () => tapState(tap),
+    drain: input.drain });
+  const readMs = msSince(began);
   if (r.end === "internal-error") log.error("stream relay failed", { requestId: input.requestId, error: errorText(r.error) });
-  const tail = r.end === "ended" || r.end === "finished" ? tap.end() : "";
+  // A stream read to its end after its client left still ends its tap (the last event).
+  const tail = r.end === "ended" || r.end === "finished" || r.bodyEnded ? tap.end() : "";
   const ending: Ending = r.end === "client-gone" ? "client-gone"
     : tap.ending === "terminal" ? "complete"
     : tap.ending === "failure" ? "upstream-error"
@@ -174,10 +187,15 @@ async function relayStream(
   // stream gets the cost (in its final usage event) at release.
   const last = complete || ending === "upstream-error" ? tail
     : ending === "client-gone" ? undefined : tap.unsent + spec.streamError!(streamFailure(ending, input.idleTimeoutMs), tap.relayed);
+  // A stream read to its terminal event after its client left is charged by its own usage.
+  // Otherwise an estimate, in which the usage already reported (a message_start's input, a
+  // chunk's running usageMetadata) counts over any guess.
+  const whole = complete || (ending === "client-gone" && tap.ending === "terminal");
   const framed = framedTail(framing, complete, last, spec.streamCost);
   return served(res, {
-    status: upstream.status, ending, charge: complete ? "reported" : "estimate", usage: complete ? tap.usage : undefined,
-    outputChars: tap.outputChars, firstByteNs: r.firstByteNs, answerId: complete ? tap.answerId : undefined,
+    status: upstream.status, ending, charge: whole ? "reported" : "estimate", usage: tap.usage,
+    outputChars: tap.outputChars, firstByteNs: r.firstByteNs, readMs: ending === "client-gone" ? readMs : undefined,
+    answerId: whole ? tap.answerId : undefined,
   }, framed.tail, undefined, framed.stamp);
 }
 

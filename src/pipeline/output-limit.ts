@@ -1,0 +1,47 @@
+// What a model call reserves for its output: the client's cap (or the model's
+// max_output_tokens) for each answer it asks for, raised to what a converting channel's
+// encoder may send upstream. The exchanges send the same cap to the provider wherever the
+// client set none, so the reservation is an upper bound of what the answer can produce.
+
+import { requestedAnswers, requestedMaxTokens } from "../billing/estimate.js";
+import type { CanonicalRequest } from "../protocols/canonical.js";
+import { outboundAdapterFor, passesThrough, routeProtocols } from "../protocols/registry.js";
+import type { RequestContext } from "./context.js";
+
+export interface ReservedOutput {
+  /** The output cap per answer: the client's, else the model's max_output_tokens. */
+  readonly limit: number;
+  /** Output tokens reserved: the cap × the answers asked for (n, candidateCount), or
+   * more where a converted request's encoder raises the cap (thinking on top of it). */
+  readonly tokens: number;
+  /** The request in canonical form, when a converting channel's cap needed it. */
+  readonly canonical?: CanonicalRequest;
+}
+
+/** The output a request of `ctx` reserves for. */
+export function reservedOutput(ctx: RequestContext): ReservedOutput {
+  const limit = requestedMaxTokens(ctx.json) ?? ctx.model!.maxOutputTokens;
+  const tokens = limit * requestedAnswers(ctx.json);
+  const route = ctx.route!.name;
+  const protocol = routeProtocols[route];
+  if (!protocol?.inbound || !ctx.json) return { limit, tokens };
+  const endpoints = ctx.model!.endpoints;
+  const tiers = ctx.runtime.candidates.get(ctx.token!.group)?.get(ctx.modelName!) ?? [];
+  let canonical: CanonicalRequest | undefined;
+  let most = tokens;
+  for (const tier of tiers) {
+    for (const channel of tier.channels) {
+      if (passesThrough(route, protocol, channel.protocol, endpoints)) continue;
+      const outbound = outboundAdapterFor(channel.protocol, endpoints);
+      if (!outbound.outputCap) continue;
+      try {
+        canonical ??= protocol.inbound.decodeRequest(ctx.json, { pathModel: ctx.pathModel, pathStream: ctx.pathAction === "streamGenerateContent" });
+      } catch {
+        // Not convertible: the converting exchange refuses it (400) before anything is sent.
+        return { limit, tokens };
+      }
+      most = Math.max(most, outbound.outputCap({ ...canonical, maxTokens: canonical.maxTokens ?? limit }) ?? 0);
+    }
+  }
+  return { limit, tokens: most, canonical };
+}
