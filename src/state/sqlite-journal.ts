@@ -67,6 +67,8 @@ export class Journal {
   #segment: number;
   #fd: number;
   #bytes = 0;
+  /** Bytes written since this journal was opened, over every segment. */
+  #written = 0;
   #group: Group | undefined;
   readonly #writeGroup = () => this.write();
   /** Told where the journal ends after each group's write (and at each segment's close). */
@@ -104,6 +106,7 @@ export class Journal {
       const buffer = Buffer.from(group.lines);
       for (let at = 0; at < buffer.length;) at += writeSync(this.#fd, buffer, at);
       this.#bytes += buffer.length;
+      this.#written += buffer.length;
     } catch (err) {
       group.settle(err);
       return;
@@ -134,6 +137,11 @@ export class Journal {
     this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: true });
     this.#segment++;
     this.#bytes = 0;
+  }
+
+  /** Bytes written since this journal was opened, over every segment. */
+  get written(): number {
+    return this.#written;
   }
 
   /** Where the writes have reached. */

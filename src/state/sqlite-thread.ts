@@ -70,6 +70,11 @@ export class ThreadWriter {
     return seq;
   }
 
+  /** The last request done (committed, or failed and reported). */
+  get done(): bigint {
+    return this.#done();
+  }
+
   #done(): bigint {
     if (this.#stopped) return this.#seq;
     const committed = Atomics.load(this.#shared, COMMITTED);
