@@ -31,17 +31,34 @@ function pause(ms: number): void {
 
 export class Ingester {
   readonly #dbPath: string;
+  readonly #db: Database.Database;
   readonly #commit: (rows: readonly unknown[]) => FailedRow[];
   /** The segment read last, kept open between ranges. */
   #open: { segment: number; fd: number } | undefined;
 
   constructor(dbPath: string, db: Database.Database) {
     this.#dbPath = dbPath;
+    this.#db = db;
     this.#commit = batchCommitter(db, new SqliteQueries(db));
   }
 
-  /** Commits the entries of `range`; returns those that could not be written (logged). */
-  ingest(range: IngestRange): FailedRow[] {
+  /** Commits the entries of `range`; returns those that could not be written (logged).
+   * A database locked by another connection is waited out, unless `waitOutLocks` is false
+   * (the event loop's thread): then the lock error is thrown and nothing of the range is
+   * lost (the segment stays; committing the range again charges nothing twice). */
+  ingest(range: IngestRange, waitOutLocks = true): FailedRow[] {
+    if (waitOutLocks) return this.#ingest(range, true);
+    // Not even for busy_timeout: fail at once, and let the caller try again later.
+    const busyTimeout = String(this.#db.pragma("busy_timeout", { simple: true }));
+    this.#db.pragma("busy_timeout = 0");
+    try {
+      return this.#ingest(range, false);
+    } finally {
+      this.#db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  #ingest(range: IngestRange, waitOutLocks: boolean): FailedRow[] {
     const failed: FailedRow[] = [];
     if (range.to > range.from) {
       let text: string;
@@ -54,7 +71,8 @@ export class Ingester {
       }
       const rows = rowsOfLines(text, () => log.warn("journal: skipped a torn line", { segment: range.segment }));
       for (let at = 0; at < rows.length; at += ROWS_PER_COMMIT * ROW_WIDTH) {
-        failed.push(...this.#commitWhenUnlocked(rows.slice(at, at + ROWS_PER_COMMIT * ROW_WIDTH), range.segment));
+        const chunk = rows.slice(at, at + ROWS_PER_COMMIT * ROW_WIDTH);
+        failed.push(...(waitOutLocks ? this.#commitWhenUnlocked(chunk, range.segment) : this.#commit(chunk)));
       }
     }
     if (range.final) this.#finish(range.segment);
