@@ -62,7 +62,8 @@ export interface LagMonitor {
 /**
  * Every `everyMs`, takes the answers received since the last read (`take`), reads the log
  * from the earliest of their send times through a fresh read-only store (`open`), and judges
- * them; answers missing within the bound are looked for again at the next read.
+ * them; answers missing within the bound are looked for again by a read as the bound of the
+ * oldest of them runs out.
  */
 export function startLagMonitor(o: { dbPath: string; everyMs: number; boundMs: number; take: () => Answer[]; open: () => Store }): LagMonitor {
   const report: LagReport = {
@@ -125,12 +126,22 @@ export function startLagMonitor(o: { dbPath: string; everyMs: number; boundMs: n
       }
     }
     pending = still;
+    // Look again for what this read missed as its bound runs out, not at the next tick.
+    if (still.length > 0 && !stopped) {
+      clearTimeout(recheck);
+      const due = Math.min(...still.map((a) => a.answeredAt)) + o.boundMs - Date.now();
+      recheck = setTimeout(() => { running = running.then(read); }, Math.max(0, Math.min(due, o.everyMs)));
+    }
   };
+  let stopped = false;
+  let recheck: NodeJS.Timeout | undefined;
   const timer = setInterval(() => { running = running.then(read); }, o.everyMs);
   return {
     report,
     async stop() {
+      stopped = true;
       clearInterval(timer);
+      clearTimeout(recheck);
       await running;
       read();
     },
