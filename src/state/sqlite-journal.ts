@@ -11,8 +11,10 @@ import { log } from "../observability/log.js";
 import { COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
 import type { UsageEntry } from "./store.js";
 
-/** A segment this large is closed and the next one started, so settled ones can go. */
-export const SEGMENT_BYTES = 8 * 1024 * 1024;
+/** A segment this large is closed and the next one started, so settled ones can go. Small
+ * enough that a reader in another process, which reads every segment still on disk (see
+ * sqlite-tail.ts), reads little that SQLite holds already (~10,000 entries). */
+export const SEGMENT_BYTES = 2 * 1024 * 1024;
 
 /** The file of segment `n` of the store at `dbPath`. */
 export function segmentPath(dbPath: string, n: number): string {

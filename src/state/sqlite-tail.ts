@@ -40,14 +40,15 @@ export class OpenSegments {
     const seen = new Set<string>();
     for (const fd of this.#fds) {
       const text = readComplete(fd);
-      if (text === "") continue;
-      const rows = rowsOfLines(text, () => {});
-      for (let at = 0; at < rows.length; at += ROW_WIDTH) {
-        const row = rows.slice(at, at + ROW_WIDTH);
-        const id = row[0] as string;
-        if (seen.has(id)) continue;
+      // Most lines are in SQLite already: look each up by its id, and parse only the rest.
+      for (let start = 0, end = text.indexOf("\n"); end !== -1; start = end + 1, end = text.indexOf("\n", start)) {
+        const line = text.slice(start, end);
+        const id = idOfLine(line);
+        if (id === undefined || seen.has(id)) continue;
         seen.add(id);
-        if (!q.has(id)) entries.push(entryOfJournalRow(row));
+        if (q.has(id)) continue;
+        const row = rowsOfLines(line, () => {});
+        if (row.length === ROW_WIDTH) entries.push(entryOfJournalRow(row));
       }
     }
     return entries;
@@ -55,6 +56,23 @@ export class OpenSegments {
 
   close(): void {
     for (const fd of this.#fds.splice(0)) closeSync(fd);
+  }
+}
+
+/** The request id a journal line starts with (`["<id>",…`), read without parsing the line;
+ * undefined for a line that is not one. */
+function idOfLine(line: string): string | undefined {
+  if (!line.startsWith('["')) return undefined;
+  const close = line.indexOf('"', 2);
+  if (close === -1) return undefined;
+  const id = line.slice(2, close);
+  if (!id.includes("\\")) return id;
+  // An escaped character: the whole line says what the id is.
+  try {
+    const row: unknown = JSON.parse(line);
+    return Array.isArray(row) && typeof row[0] === "string" ? row[0] : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -70,13 +70,13 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
 export const GROUP_COMMIT_MS = 10;
 
 /**
- * Backpressure: once the journal holds this many bytes SQLite has not taken in (~50,000
- * entries; the writer takes in several times that a second), a newly journaled charge's
+ * Backpressure: once the journal holds this many bytes SQLite has not taken in (~45,000
+ * entries; the writer takes in over 20,000 a second on one core), a newly journaled charge's
  * answer waits until SQLite is back under it. The charge is durable before the wait. So the
  * journal on disk stays under this plus one segment plus one line per request in flight,
  * and a reader of the journal's tail (JournalReads) never reads more than that.
  */
-export const JOURNAL_BACKLOG_BYTES = 16 * 1024 * 1024;
+export const JOURNAL_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 /** How often a charge waiting for room looks at the writer's progress. */
 const BACKLOG_POLL_MS = 5;
