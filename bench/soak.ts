@@ -3,10 +3,16 @@
 // a config reload every few seconds), then the verdicts: errors by kind, the usage log
 // against the spend to the nano-unit, nothing left reserved, RSS flat after warm-up.
 //
-// Settings (env): SOAK_S (180 s of traffic), SOAK_CONCURRENCY (20 client loops),
+// While traffic runs, the usage log is read as `gateway logs` reads it every few seconds:
+// every answer a client received must be in it within SOAK_LAG_BOUND_MS (2000), and the
+// journal on disk must stay within its bound. Once traffic stops, with the gateway still up,
+// the log, `gateway usage` and the spend counters must agree to the nano-unit.
+//
+// Settings: `--duration 5m` (or 300s; env SOAK_S, seconds: 300), SOAK_CONCURRENCY (64 client
+// loops: enough to keep the gateway at its full rate on a 2-core host),
 // SOAK_STREAM_SHARE (0.5), SOAK_ABORT_SHARE (0.08), SOAK_MALFORMED_SHARE (0.04),
-// SOAK_RELOAD_MS (3000), SOAK_SAMPLE_MS (3000), SOAK_MAX_DELAY_MS (15: upstream hold before
-// answering), SOAK_CHUNK_DELAY_MS (8: most ms between stream events), SOAK_CLIENT_TIMEOUT_MS
+// SOAK_RELOAD_MS (3000), SOAK_SAMPLE_MS (3000), SOAK_LAG_CHECK_MS (5000), SOAK_MAX_DELAY_MS
+// (2: upstream hold before answering), SOAK_CHUNK_DELAY_MS (1: most ms between stream events), SOAK_CLIENT_TIMEOUT_MS
 // (30000: a request unanswered this long is a "client-timeout" error), SOAK_KEEP=1 (keep the
 // temp folder: gateway.yaml, the SQLite store, gateway.log), SOAK_GATEWAY_ROOT (soak another
 // checkout of the gateway, e.g. `git archive HEAD` unpacked with node_modules linked).
@@ -15,27 +21,41 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
-import { checkNothingReserved, checkUsageLog, waitIdle, type Check } from "./lib/soak-checks.js";
+import { checkNothingReserved, checkTotalsAtRest, checkUsageLog, waitIdle, type Check } from "./lib/soak-checks.js";
+import { journalFootprint, startLagMonitor } from "./lib/soak-lag.js";
+import { JOURNAL_BACKLOG_BYTES } from "../src/state/sqlite.js";
+import { SEGMENT_BYTES } from "../src/state/sqlite-journal.js";
 import { metricSum, scrape } from "./lib/soak-metrics.js";
 import { judgeFlatness, startMonitor } from "./lib/soak-monitor.js";
 import { startReloads } from "./lib/soak-reloader.js";
 import { printChecks, printHeader, printLines, printLog, printRss, printTraffic } from "./lib/soak-report.js";
 import { runTraffic, TrafficTally } from "./lib/soak-traffic.js";
-import { gatewayRoot, startGatewayProcess, type GatewayProcess } from "./lib/soak-gateway.js";
+import { gatewayRoot, startGatewayProcess, storeModule, type GatewayProcess } from "./lib/soak-gateway.js";
 import { startSoakUpstreams } from "./lib/soak-upstreams.js";
 import { renderConfig } from "./lib/soak-world.js";
 
 const num = (name: string, fallback: number) => (process.env[name] !== undefined ? Number(process.env[name]) : fallback);
+/** `--duration 90s`, `--duration 5m` or `--duration=300` (seconds). */
+function durationArg(): number | undefined {
+  const at = process.argv.findIndex((a) => a === "--duration" || a.startsWith("--duration="));
+  if (at === -1) return undefined;
+  const text = process.argv[at].includes("=") ? process.argv[at].split("=")[1] : process.argv[at + 1];
+  const m = /^(\d+(?:\.\d+)?)(s|m)?$/.exec(text ?? "");
+  if (!m) throw new Error(`--duration ${text}: expected seconds (300, 300s) or minutes (5m)`);
+  return Number(m[1]) * (m[2] === "m" ? 60 : 1);
+}
 const settings = {
-  seconds: num("SOAK_S", 180),
-  concurrency: num("SOAK_CONCURRENCY", 20),
+  seconds: durationArg() ?? num("SOAK_S", 300),
+  concurrency: num("SOAK_CONCURRENCY", 64),
   streamShare: num("SOAK_STREAM_SHARE", 0.5),
   abortShare: num("SOAK_ABORT_SHARE", 0.08),
   malformedShare: num("SOAK_MALFORMED_SHARE", 0.04),
   reloadMs: num("SOAK_RELOAD_MS", 3000),
   sampleMs: num("SOAK_SAMPLE_MS", 3000),
-  maxDelayMs: num("SOAK_MAX_DELAY_MS", 15),
-  chunkDelayMs: num("SOAK_CHUNK_DELAY_MS", 8),
+  lagCheckMs: num("SOAK_LAG_CHECK_MS", 5000),
+  lagBoundMs: num("SOAK_LAG_BOUND_MS", 2000),
+  maxDelayMs: num("SOAK_MAX_DELAY_MS", 2),
+  chunkDelayMs: num("SOAK_CHUNK_DELAY_MS", 1),
   clientTimeoutMs: num("SOAK_CLIENT_TIMEOUT_MS", 30_000),
   keep: process.env.SOAK_KEEP === "1",
 };
@@ -65,6 +85,11 @@ printHeader([
 const startMetrics = await scrape(base);
 const tally = new TrafficTally();
 const monitor = startMonitor({ pid, base, everyMs: settings.sampleMs, requests: () => tally.total });
+const { openSqliteStore } = await storeModule();
+const lag = startLagMonitor({
+  dbPath, everyMs: settings.lagCheckMs, boundMs: settings.lagBoundMs, take: () => tally.takeAnswers(),
+  open: () => openSqliteStore(dbPath, { mustExist: true }),
+});
 const reloads = startReloads({ file, everyMs: settings.reloadMs, pid, render });
 const trafficStarted = performance.now();
 let stopped = false;
@@ -75,7 +100,9 @@ const stopTimer = setTimeout(() => {
 const progress = setInterval(() => {
   const s = (performance.now() - trafficStarted) / 1000;
   const last = monitor.samples[monitor.samples.length - 1];
-  console.log(`  ${s.toFixed(0)} s: ${tally.total} requests, ${tally.complete} complete, ${[...tally.errors.values()].reduce((a, b) => a + b, 0)} errors, RSS ${last ? (last.rssBytes / 2 ** 20).toFixed(0) : "?"} MiB`);
+  const disk = journalFootprint(dbPath);
+  console.log(`  ${s.toFixed(0)} s: ${tally.total} requests, ${tally.complete} complete, ${[...tally.errors.values()].reduce((a, b) => a + b, 0)} errors, RSS ${last ? (last.rssBytes / 2 ** 20).toFixed(0) : "?"} MiB; ` +
+    `log reads ${lag.report.reads}, ${lag.report.late} late, worst lag ${lag.report.worstLagMs} ms, SQLite behind ≤ ${lag.report.sqliteBehindMax} entries; journal ${(disk.journal / 2 ** 20).toFixed(1)} MiB, WAL ${(disk.wal / 2 ** 20).toFixed(1)} MiB`);
 }, 15_000);
 
 await runTraffic({
@@ -86,6 +113,7 @@ const trafficSeconds = (performance.now() - trafficStarted) / 1000;
 console.log("  traffic stopped; checking the gateway at rest");
 clearTimeout(stopTimer);
 clearInterval(progress);
+await lag.stop();
 await reloads.stop();
 await sleep(1000); // the last rewrite's debounced reload
 monitor.stop();
@@ -112,7 +140,22 @@ if (!exitedEarly) {
     detail: `gateway_inflight_requests ${inflight ?? "absent"} (1 is the scrape itself)`,
   });
   checks.push(...(await phase("nothing left reserved", 90_000, () => checkNothingReserved(base, dbPath, tally))) ?? []);
+  checks.push(...(await phase("totals at rest", 60_000, () => checkTotalsAtRest(dbPath))) ?? []);
 }
+const lagReport = lag.report;
+checks.push({
+  name: `usage log kept up: every answer in \`gateway logs\` within ${settings.lagBoundMs} ms, read every ${settings.lagCheckMs / 1000} s`,
+  pass: lagReport.reads > 0 && lagReport.late === 0 && lagReport.errors.length === 0,
+  detail: `${lagReport.checked} answers in ${lagReport.reads} reads: ${lagReport.late} late${lagReport.lateExamples.length ? ` (e.g. ${lagReport.lateExamples.join(", ")})` : ""}, ` +
+    `${lagReport.missingWithinBound} missing from a read within the bound, worst lag ${lagReport.worstLagMs} ms` +
+    `${lagReport.errors.length ? `; ${lagReport.errors.length} reads failed: ${lagReport.errors[0]}` : ""}`,
+});
+const journalBound = JOURNAL_BACKLOG_BYTES + SEGMENT_BYTES + 2 ** 20;
+checks.push({
+  name: "journal on disk bounded (backlog bound + one segment + 1 MiB for lines in flight)",
+  pass: lagReport.journalMaxBytes <= journalBound,
+  detail: `largest ${(lagReport.journalMaxBytes / 2 ** 20).toFixed(1)} MiB of ${(journalBound / 2 ** 20).toFixed(0)} MiB; WAL largest ${(lagReport.walMaxBytes / 2 ** 20).toFixed(1)} MiB`,
+});
 const endMetrics = exitedEarly ? "" : (await phase("final /metrics scrape", 10_000, () => scrape(base))) ?? "";
 
 // Reloads: each rewrite must have been applied, none rejected.
@@ -154,6 +197,14 @@ printLines("upstreams and gateway", [
   ...[...logSummaryLines(gateway.stderr())],
 ]);
 printRss(monitor.samples, flat, Math.max(settings.sampleMs / 1000, settings.seconds / 12));
+const readMs = [...lagReport.readMs].sort((a, b) => a - b);
+printLines("usage log while traffic ran", [
+  `${lagReport.reads} reads as \`gateway logs\` reads (one every ${settings.lagCheckMs / 1000} s), ${lagReport.checked} answers checked; ` +
+    `read time median ${readMs[Math.floor(readMs.length / 2)] ?? "–"} ms, max ${readMs.at(-1) ?? "–"} ms`,
+  `answers missing from a read: ${lagReport.missingWithinBound} within ${settings.lagBoundMs} ms, ${lagReport.late} later; worst lag ${lagReport.worstLagMs} ms`,
+  `SQLite alone (without the journal's tail) was at most ${lagReport.sqliteBehindMax} entries behind what a read showed`,
+  `journal on disk at most ${(lagReport.journalMaxBytes / 2 ** 20).toFixed(1)} MiB, SQLite WAL at most ${(lagReport.walMaxBytes / 2 ** 20).toFixed(1)} MiB`,
+]);
 if (logResult) printLog(logResult.facts);
 const ok = printChecks(checks);
 console.log(`\n${ok ? "soak PASSED" : "soak FAILED"}`);

@@ -236,3 +236,28 @@ export async function checkUsageLog(dbPath: string, tally: TrafficTally): Promis
     store.close();
   }
 }
+
+/**
+ * While the gateway still runs, traffic stopped (SQLite may not hold every entry yet: the
+ * readers add the journal's tail): the log's sum, `gateway usage` by each dimension and the
+ * spend counters of every user and token agree to the nano-unit, read as the CLI reads them.
+ */
+export async function checkTotalsAtRest(dbPath: string): Promise<Check[]> {
+  const store = (await storeModule()).openSqliteStore(dbPath, { mustExist: true });
+  try {
+    const entries = store.logs({ limit: Number.MAX_SAFE_INTEGER });
+    const logSum = entries.reduce((s, e) => s + (e.refundedAt === undefined ? e.costNano : 0n), 0n);
+    const byDimension = (["user", "token", "model", "group"] as const).map((by) => {
+      const rows = store.spend(by, {});
+      return [by, rows.reduce((s, r) => s + r.costNano, 0n), rows.reduce((n, r) => n + r.requests, 0)] as const;
+    });
+    const users = (Object.keys(USERS) as UserName[]).reduce((s, u) => s + store.spentByUser(u), 0n);
+    const tokens = TOKENS.reduce((s, t) => s + store.spentByToken(t.name), 0n);
+    const pass = byDimension.every(([, sum, requests]) => sum === logSum && requests === entries.length) && users === logSum && tokens === logSum;
+    return [check("at rest, server up: Σ log = `gateway usage` by user/token/model/group = Σ users' = Σ tokens' spend (nano)", pass,
+      `${entries.length} entries, log ${logSum}; usage ${byDimension.map(([by, sum, n]) => `${by} ${sum} (${n} requests)`).join(", ")}; ` +
+      `users ${users}, tokens ${tokens}`)];
+  } finally {
+    store.close();
+  }
+}

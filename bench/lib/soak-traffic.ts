@@ -8,6 +8,7 @@ import {
   MALFORMED_KINDS, ROUTES, buildMalformed, buildRequest, malformedApplies, routeMode,
   type MalformedKind, type Route,
 } from "./soak-requests.js";
+import type { Answer } from "./soak-lag.js";
 import { MODELS, TOKENS, type SoakToken } from "./soak-world.js";
 
 export interface TrafficOptions {
@@ -50,6 +51,19 @@ export class TrafficTally {
   complete = 0;
   /** Ids the gateway sent twice (must not happen). */
   duplicateIds = 0;
+  /** Whole answers received since the lag monitor last took them. */
+  #answers: Answer[] = [];
+
+  /** Whole answers received since the last call. */
+  takeAnswers(): Answer[] {
+    const taken = this.#answers;
+    this.#answers = [];
+    return taken;
+  }
+
+  answered(answer: Answer): void {
+    this.#answers.push(answer);
+  }
 
   cell(key: string): CellTally {
     let c = this.cells.get(key);
@@ -137,8 +151,12 @@ export async function runTraffic(o: TrafficOptions, tally: TrafficTally, stopped
       }
       const stream = Math.random() < o.streamShare;
       const plan = r < o.malformedShare + o.abortShare ? abortPlan(stream) : { kind: "none" as const };
+      const sentAt = Date.now();
       const outcome = await send(buildRequest(route, token, stream), plan, sendOptions);
       tallyOutcome(tally, cellKey(route, stream), plan, undefined, outcome, token, model);
+      if (outcome.requestId !== undefined && outcome.status === 200 && outcome.complete && !outcome.abortedByClient && !outcome.streamError) {
+        tally.answered({ id: outcome.requestId, sentAt, answeredAt: Date.now() });
+      }
     }
     agent.destroy();
   };

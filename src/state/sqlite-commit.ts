@@ -26,10 +26,18 @@ export interface FailedRow {
   readonly error: string;
 }
 
+/** The database is locked by another connection (past busy_timeout): nothing is wrong
+ * with the rows, and the same commit succeeds once the lock is gone. */
+export function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
 /**
  * Returns a function that commits a batch of rows (flat, see pushRow) and answers the
  * rows that could not be written. One bad row must not take the batch with it: when the
- * batch fails, its rows are committed one by one.
+ * batch fails, its rows are committed one by one. A locked database throws (isLocked):
+ * the caller waits and commits the batch again, since its rows are not at fault.
  */
 export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: readonly unknown[]) => FailedRow[] {
   const commit = db.transaction((rows: readonly unknown[]) => {
@@ -55,12 +63,14 @@ export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: 
       // transaction never has to upgrade a read snapshot another writer made stale.
       commit.immediate(rows);
       return [];
-    } catch {
+    } catch (error) {
+      if (isLocked(error)) throw error;
       const failed: FailedRow[] = [];
       for (let at = 0; at < rows.length; at += ROW_WIDTH) {
         try {
           commit.immediate(rows.slice(at, at + ROW_WIDTH));
         } catch (error) {
+          if (isLocked(error)) throw error;
           failed.push({ requestId: String(rows[at + ID_AT]), error: String(error) });
         }
       }

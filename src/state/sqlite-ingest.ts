@@ -6,7 +6,7 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { log } from "../observability/log.js";
-import { batchCommitter, type FailedRow } from "./sqlite-commit.js";
+import { batchCommitter, isLocked, type FailedRow } from "./sqlite-commit.js";
 import { deleteSegment, rowsOfLines, segmentNumbers, segmentPath } from "./sqlite-journal.js";
 import { ROW_WIDTH, SqliteQueries } from "./sqlite-queries.js";
 
@@ -21,19 +21,44 @@ export interface IngestRange {
 /** Rows per transaction when a range holds many (a long replay). */
 const ROWS_PER_COMMIT = 4096;
 
+/** How long to wait before trying a commit again when another connection holds the lock. */
+const LOCKED_RETRY_MS = 50;
+
+/** Blocks this thread for `ms` (the writer thread, which has nothing else to do). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 export class Ingester {
   readonly #dbPath: string;
+  readonly #db: Database.Database;
   readonly #commit: (rows: readonly unknown[]) => FailedRow[];
   /** The segment read last, kept open between ranges. */
   #open: { segment: number; fd: number } | undefined;
 
   constructor(dbPath: string, db: Database.Database) {
     this.#dbPath = dbPath;
+    this.#db = db;
     this.#commit = batchCommitter(db, new SqliteQueries(db));
   }
 
-  /** Commits the entries of `range`; returns those that could not be written (logged). */
-  ingest(range: IngestRange): FailedRow[] {
+  /** Commits the entries of `range`; returns those that could not be written (logged).
+   * A database locked by another connection is waited out, unless `waitOutLocks` is false
+   * (the event loop's thread): then the lock error is thrown and nothing of the range is
+   * lost (the segment stays; committing the range again charges nothing twice). */
+  ingest(range: IngestRange, waitOutLocks = true): FailedRow[] {
+    if (waitOutLocks) return this.#ingest(range, true);
+    // Not even for busy_timeout: fail at once, and let the caller try again later.
+    const busyTimeout = String(this.#db.pragma("busy_timeout", { simple: true }));
+    this.#db.pragma("busy_timeout = 0");
+    try {
+      return this.#ingest(range, false);
+    } finally {
+      this.#db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  #ingest(range: IngestRange, waitOutLocks: boolean): FailedRow[] {
     const failed: FailedRow[] = [];
     if (range.to > range.from) {
       let text: string;
@@ -46,12 +71,29 @@ export class Ingester {
       }
       const rows = rowsOfLines(text, () => log.warn("journal: skipped a torn line", { segment: range.segment }));
       for (let at = 0; at < rows.length; at += ROWS_PER_COMMIT * ROW_WIDTH) {
-        failed.push(...this.#commit(rows.slice(at, at + ROWS_PER_COMMIT * ROW_WIDTH)));
+        const chunk = rows.slice(at, at + ROWS_PER_COMMIT * ROW_WIDTH);
+        failed.push(...(waitOutLocks ? this.#commitWhenUnlocked(chunk, range.segment) : this.#commit(chunk)));
       }
     }
     if (range.final) this.#finish(range.segment);
     if (failed.length > 0) log.error("usage entries could not be recorded", { failed });
     return failed;
+  }
+
+  /** Commits `rows`, waiting out a lock another connection holds (an operator's shell, a
+   * backup) however long it lasts: the range must not be skipped, or its segment would be
+   * deleted without SQLite holding it. Meanwhile the journal grows until backpressure
+   * (JOURNAL_BACKLOG_BYTES) makes answers wait, and readers see the entries in the journal. */
+  #commitWhenUnlocked(rows: readonly unknown[], segment: number): FailedRow[] {
+    for (let warned = false; ; warned = true) {
+      try {
+        return this.#commit(rows);
+      } catch (error) {
+        if (!isLocked(error)) throw error;
+        if (!warned) log.warn("usage log: the SQLite file is locked by another connection; ingest waits for it", { segment, error: String(error) });
+        pause(LOCKED_RETRY_MS);
+      }
+    }
   }
 
   #read(range: IngestRange): string {

@@ -11,8 +11,10 @@ import { log } from "../observability/log.js";
 import { COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
 import type { UsageEntry } from "./store.js";
 
-/** A segment this large is closed and the next one started, so settled ones can go. */
-export const SEGMENT_BYTES = 8 * 1024 * 1024;
+/** A segment this large is closed and the next one started, so settled ones can go. Small
+ * enough that a reader in another process, which reads every segment still on disk (see
+ * sqlite-tail.ts), reads little that SQLite holds already (~10,000 entries). */
+export const SEGMENT_BYTES = 2 * 1024 * 1024;
 
 /** The file of segment `n` of the store at `dbPath`. */
 export function segmentPath(dbPath: string, n: number): string {
@@ -67,6 +69,8 @@ export class Journal {
   #segment: number;
   #fd: number;
   #bytes = 0;
+  /** Bytes written since this journal was opened, over every segment. */
+  #written = 0;
   #group: Group | undefined;
   readonly #writeGroup = () => this.write();
   /** Told where the journal ends after each group's write (and at each segment's close). */
@@ -104,6 +108,7 @@ export class Journal {
       const buffer = Buffer.from(group.lines);
       for (let at = 0; at < buffer.length;) at += writeSync(this.#fd, buffer, at);
       this.#bytes += buffer.length;
+      this.#written += buffer.length;
     } catch (err) {
       group.settle(err);
       return;
@@ -134,6 +139,11 @@ export class Journal {
     this.#onWritten({ segment: this.#segment, bytes: this.#bytes, final: true });
     this.#segment++;
     this.#bytes = 0;
+  }
+
+  /** Bytes written since this journal was opened, over every segment. */
+  get written(): number {
+    return this.#written;
   }
 
   /** Where the writes have reached. */

@@ -33,6 +33,8 @@ const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, chan
   ttfb_ms, estimated, dropped_fields, tool_calls`;
 /** Values a usage_log row has, in COLUMNS order. */
 export const ROW_WIDTH = 23;
+/** The column names, in COLUMNS order (a journal line holds their values). */
+const COLUMN_NAMES = COLUMNS.split(",").map((c) => c.trim());
 const ROW_PLACEHOLDERS = `(${Array.from({ length: ROW_WIDTH }, () => "?").join(", ")})`;
 /** Statement sizes a batch is cut into, largest first (23 parameters a row). */
 const ROWS_PER_INSERT = [32, 8, 1] as const;
@@ -54,6 +56,14 @@ export function rowOf(e: UsageEntry): unknown[] {
   ];
 }
 
+/** The entry a journal row (column values in COLUMNS order, money as bigint) holds; it was
+ * never refunded (refunds mark rows already in SQLite). */
+export function entryOfJournalRow(values: readonly unknown[]): UsageEntry {
+  const row: Record<string, unknown> = { refunded_at: null };
+  for (let i = 0; i < COLUMN_NAMES.length; i++) row[COLUMN_NAMES[i]] = values[i];
+  return entryOfRow(row as unknown as LogRow);
+}
+
 /** Appends one entry's column values: a batch is one flat array of primitives. */
 export function pushRow(rows: unknown[], e: UsageEntry): void {
   for (const v of rowOf(e)) rows.push(v);
@@ -65,6 +75,7 @@ export class SqliteQueries {
   readonly #insertOrIgnore: Database.Statement;
   readonly #addSpend: Database.Statement;
   readonly #spent: Database.Statement;
+  readonly #has: Database.Statement;
   readonly #spendBy = new Map<SpendDimension, Database.Statement>();
   readonly #logsByShape = new Map<string, Database.Statement>();
   /** Made on the first refund (the writer thread's copy never refunds). */
@@ -76,6 +87,7 @@ export class SqliteQueries {
     this.#addSpend = db.prepare(`INSERT INTO spend (kind, name, nano) VALUES (?, ?, ?)
       ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
     this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
+    this.#has = db.prepare("SELECT 1 FROM usage_log WHERE request_id = ?").pluck();
     for (const [by, column] of Object.entries(dimensionColumn) as [SpendDimension, string][]) {
       this.#spendBy.set(by, db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
           SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
@@ -146,6 +158,11 @@ export class SqliteQueries {
       return { kind: "refunded", token: row.token, user: row.user, costNano: row.cost_nano };
     });
     return this.#refund.immediate(requestId, at);
+  }
+
+  /** Whether an entry with this request id is recorded. */
+  has(requestId: string): boolean {
+    return this.#has.get(requestId) !== undefined;
   }
 
   /** A spend counter's value; 0n when it was never charged. */

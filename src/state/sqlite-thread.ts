@@ -4,12 +4,15 @@
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { log } from "../observability/log.js";
-import type { FailedRow } from "./sqlite-commit.js";
+import { isLocked, type FailedRow } from "./sqlite-commit.js";
 import type { Ingester, IngestRange } from "./sqlite-ingest.js";
 import type { WriterData, WriterFailure, WriterMessage } from "./sqlite-writer.js";
 
 /** How long a wait for the writer thread lasts before it is reported as failed. */
 const WRITER_ANSWER_MS = 60_000;
+
+/** How soon a range kept out by another connection's lock is tried again here. */
+const LOCKED_RETRY_MS = 100;
 
 /** Slots of the memory the writer thread shares: the last request it finished, and whether
  * it has started (its module loaded and its connection open). */
@@ -31,6 +34,11 @@ export class ThreadWriter {
   readonly #port: MessagePort;
   readonly #inline: Ingester;
   #seq = 0n;
+  /** Ranges not handed over yet, oldest first: one this thread could not commit because
+   * another connection holds the lock waits here, and every later one behind it (a final
+   * range deletes its segment, so none may overtake an earlier one). */
+  readonly #queued: { seq: bigint; range: IngestRange }[] = [];
+  #retry: NodeJS.Timeout | undefined;
   /** The last request finished here (before the thread started, or after it ended). */
   #inlineDone = 0n;
   readonly #failures: FailedRow[] = [];
@@ -61,17 +69,43 @@ export class ThreadWriter {
   /** Hands a range over; returns its sequence number. */
   send(range: IngestRange): bigint {
     const seq = ++this.#seq;
-    if (this.#ready) {
-      this.#worker.postMessage({ type: "ingest", seq, range } satisfies WriterMessage);
-    } else {
-      this.#failures.push(...this.#inline.ingest(range));
-      this.#inlineDone = seq;
-    }
+    this.#queued.push({ seq, range });
+    this.#handOver();
     return seq;
   }
 
+  /** Hands the queued ranges, in order, to the thread once it runs, else commits them
+   * here; here, a locked database is not waited out (that would stall the event loop):
+   * the range stays queued, with every later one, for the next call. */
+  #handOver(): void {
+    while (this.#queued.length > 0) {
+      const { seq, range } = this.#queued[0];
+      if (this.#ready) {
+        this.#worker.postMessage({ type: "ingest", seq, range } satisfies WriterMessage);
+      } else {
+        try {
+          this.#failures.push(...this.#inline.ingest(range, false));
+        } catch (error) {
+          if (!isLocked(error)) throw error;
+          this.#retry ??= setTimeout(() => {
+            this.#retry = undefined;
+            this.#handOver();
+          }, LOCKED_RETRY_MS).unref();
+          return;
+        }
+        this.#inlineDone = seq;
+      }
+      this.#queued.shift();
+    }
+  }
+
+  /** The last request done (committed, or failed and reported). */
+  get done(): bigint {
+    return this.#done();
+  }
+
   #done(): bigint {
-    if (this.#stopped) return this.#seq;
+    if (this.#stopped) return this.#queued.length > 0 ? this.#queued[0].seq - 1n : this.#seq;
     const committed = Atomics.load(this.#shared, COMMITTED);
     return committed > this.#inlineDone ? committed : this.#inlineDone;
   }
@@ -80,7 +114,11 @@ export class ThreadWriter {
   waitDone(seq: bigint): void {
     const deadline = Date.now() + WRITER_ANSWER_MS;
     for (let seen = Atomics.load(this.#shared, COMMITTED); this.#done() < seq; seen = Atomics.load(this.#shared, COMMITTED)) {
-      if (Date.now() > deadline) throw new Error("the usage-log writer thread did not answer");
+      this.#handOver();
+      if (this.#done() >= seq) return;
+      if (Date.now() > deadline) {
+        throw new Error(this.#queued.length > 0 ? "the usage log's SQLite file stayed locked by another connection" : "the usage-log writer thread did not answer");
+      }
       Atomics.wait(this.#shared, COMMITTED, seen, 100);
     }
   }
@@ -95,7 +133,9 @@ export class ThreadWriter {
   }
 
   close(): void {
+    clearTimeout(this.#retry);
     if (this.#ready) {
+      this.#handOver();
       const seq = ++this.#seq;
       this.#worker.postMessage({ type: "close", seq } satisfies WriterMessage);
       this.waitDone(seq);

@@ -10,7 +10,9 @@ import { migrate } from "./migrations.js";
 import { batchCommitter, configureConnection, type FailedRow } from "./sqlite-commit.js";
 import { Ingester, replayJournal, type IngestRange } from "./sqlite-ingest.js";
 import { deleteSegment, Journal, journalLine, type JournalMark } from "./sqlite-journal.js";
+import { logLimit } from "./entry.js";
 import { pushRow, SqliteQueries } from "./sqlite-queries.js";
+import { mergeLogs, mergeSpend, OpenSegments, tailSpend } from "./sqlite-tail.js";
 import { ThreadWriter } from "./sqlite-thread.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
 
@@ -22,6 +24,9 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
   /** Size at which a journal segment is closed and the next started (tests make it small). */
   readonly journalSegmentBytes?: number;
+  /** Most journal bytes SQLite may lag behind before a charge's answer waits for it;
+   * default JOURNAL_BACKLOG_BYTES (tests make it small). */
+  readonly journalBacklogBytes?: number;
 }
 
 /**
@@ -44,11 +49,13 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     configureConnection(db, busyTimeoutMs);
     migrate(db);
     if (memory) return new SqliteStore(db, new MemoryCommits(db));
-    // A reader (the CLI) leaves the journal to the server that writes it.
-    if (opts.mustExist) return new SqliteStore(db, readOnly);
+    // A reader (the CLI) leaves the journal to the server that writes it, and reads what
+    // SQLite does not hold yet from the journal itself.
+    if (opts.mustExist) return new SqliteStore(db, new JournalReads(path, db));
     const replayed = replayJournal(path, db);
     if (replayed > 0) log.info("usage log: committed what an earlier run left in its journal", { bytes: replayed });
-    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs, opts.journalSegmentBytes));
+    const backlog = opts.journalBacklogBytes ?? JOURNAL_BACKLOG_BYTES;
+    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs, backlog, opts.journalSegmentBytes));
   } catch (error) {
     db.close();
     throw error;
@@ -62,23 +69,65 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
  */
 export const GROUP_COMMIT_MS = 10;
 
+/**
+ * Backpressure: once the journal holds this many bytes SQLite has not taken in (~45,000
+ * entries; the writer takes in over 20,000 a second on one core), a newly journaled charge's
+ * answer waits until SQLite is back under it. The charge is durable before the wait. So the
+ * journal on disk stays under this plus one segment plus one line per request in flight,
+ * and a reader of the journal's tail (JournalReads) never reads more than that.
+ */
+export const JOURNAL_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+/** How often a charge waiting for room looks at the writer's progress. */
+const BACKLOG_POLL_MS = 5;
+
 /** How a store makes entries durable and brings SQLite up to date. */
 interface Commits {
   /** Resolves once the entry is durable; rejects when it could not be made so. */
   record(entry: UsageEntry): Promise<void>;
   /** Brings SQLite up to date with everything recorded; the rows it could not write. */
   flush(): FailedRow[];
+  /** For a store that cannot flush (a reader in another process): runs `read` in one read
+   * transaction, given the entries journaled but not yet in SQLite (see sqlite-tail.ts). */
+  readonly readWithTail?: <T>(read: (tail: readonly UsageEntry[]) => T) => T;
   close(): void;
 }
 
 const resolved = Promise.resolve();
 
-/** A store opened only to read. */
-const readOnly: Commits = {
-  record: () => Promise.reject(new Error("this store was opened to read only")),
-  flush: () => [],
-  close: () => {},
-};
+/** A store opened only to read, while a server may be writing it: every read sees SQLite
+ * and the journal's entries SQLite does not hold yet, in one consistent view. */
+class JournalReads implements Commits {
+  readonly #path: string;
+  readonly #db: Database.Database;
+  readonly #queries: SqliteQueries;
+
+  constructor(path: string, db: Database.Database) {
+    this.#path = path;
+    this.#db = db;
+    this.#queries = new SqliteQueries(db);
+  }
+
+  record(): Promise<void> {
+    return Promise.reject(new Error("this store was opened to read only"));
+  }
+
+  flush(): FailedRow[] {
+    return [];
+  }
+
+  readonly readWithTail = <T>(read: (tail: readonly UsageEntry[]) => T): T => {
+    // Open the segments before the transaction's snapshot is taken (its first read).
+    const segments = new OpenSegments(this.#path);
+    try {
+      return this.#db.transaction(() => read(segments.entriesNotIn(this.#queries)))();
+    } finally {
+      segments.close();
+    }
+  };
+
+  close(): void {}
+}
 
 /** An in-memory database: an entry is committed as it is recorded, as durable as it gets. */
 class MemoryCommits implements Commits {
@@ -114,18 +163,56 @@ class JournalCommits implements Commits {
   #latest: JournalMark | undefined;
   #timer: NodeJS.Timeout | undefined;
   #lastSeq = 0n;
+  /** Ranges handed to the writer and not yet seen done: its sequence number, and the
+   * journal's total bytes once it is done. */
+  readonly #inFlight: { seq: bigint; upTo: number }[] = [];
+  /** Journal bytes SQLite holds (counted from this run's start). */
+  #ingested = 0;
+  readonly #backlogBytes: number;
+  /** Charges whose answers wait for SQLite to catch up, and the timer that watches it. */
+  readonly #waiting: (() => void)[] = [];
+  #poll: NodeJS.Timeout | undefined;
 
   readonly #path: string;
 
-  constructor(path: string, db: Database.Database, busyTimeoutMs: number, segmentBytes?: number) {
+  constructor(path: string, db: Database.Database, busyTimeoutMs: number, backlogBytes: number, segmentBytes?: number) {
     this.#path = path;
+    this.#backlogBytes = backlogBytes;
     // Started on the first entry: a store that records nothing never starts a thread.
     this.#makeWriter = () => new ThreadWriter(path, busyTimeoutMs, new Ingester(path, db));
     this.#journal = new Journal(path, (mark) => this.#written(mark), segmentBytes);
   }
 
   record(entry: UsageEntry): Promise<void> {
-    return this.#journal.append(journalLine(entry));
+    const durable = this.#journal.append(journalLine(entry));
+    if (this.#backlog() <= this.#backlogBytes) return durable;
+    return durable.then(() => this.#room());
+  }
+
+  /** Journal bytes written that SQLite does not hold yet. */
+  #backlog(): number {
+    const done = this.#writer?.done ?? 0n;
+    while (this.#inFlight.length > 0 && this.#inFlight[0].seq <= done) this.#ingested = this.#inFlight.shift()!.upTo;
+    return this.#journal.written - this.#ingested;
+  }
+
+  /** Resolves once SQLite is back within the backlog bound. */
+  #room(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      if (this.#poll) return;
+      log.warn("usage log: SQLite is behind the journal; answers wait for it to catch up", { backlogBytes: this.#backlog() });
+      this.#poll = setInterval(() => {
+        this.#send();
+        if (this.#backlog() <= this.#backlogBytes) this.#release();
+      }, BACKLOG_POLL_MS);
+    });
+  }
+
+  #release(): void {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    for (const resolve of this.#waiting.splice(0)) resolve();
   }
 
   /** After each journal write: a closed segment is handed over whole at once; otherwise
@@ -138,8 +225,14 @@ class JournalCommits implements Commits {
     else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
   }
 
-  /** Asks the writer to commit what the journal holds beyond what it was last asked. */
-  #send(): void {
+  /**
+   * Asks the writer to commit what the journal holds beyond what it was last asked. While
+   * the writer is still busy with the last range, a group commit waits for it (unless
+   * `now`): the next range then holds everything since, so the busier the writer, the more
+   * rows share a transaction and the less each costs (the commit itself dominates a small
+   * one), and ingest speeds up as the load grows.
+   */
+  #send(now = false): void {
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
@@ -148,16 +241,21 @@ class JournalCommits implements Commits {
     if (!mark) return;
     const from = mark.segment === this.#sent.segment ? this.#sent.bytes : 0;
     if (mark.bytes <= from && !mark.final) return;
+    if (!now && !mark.final && this.#writer && this.#writer.done < this.#lastSeq) {
+      this.#timer = setTimeout(() => this.#send(), GROUP_COMMIT_MS);
+      return;
+    }
     const range: IngestRange = { segment: mark.segment, from, to: mark.bytes, final: mark.final };
     this.#writer ??= this.#makeWriter();
     this.#lastSeq = this.#writer.send(range);
+    this.#inFlight.push({ seq: this.#lastSeq, upTo: this.#journal.written });
     this.#sent = mark.final ? { segment: mark.segment + 1, bytes: 0 } : { segment: mark.segment, bytes: mark.bytes };
     if (mark.final) this.#latest = undefined;
   }
 
   flush(): FailedRow[] {
     this.#journal.write();
-    this.#send();
+    this.#send(true);
     if (!this.#writer) return [];
     this.#writer.waitDone(this.#lastSeq);
     return this.#writer.takeFailures();
@@ -165,6 +263,7 @@ class JournalCommits implements Commits {
 
   close(): void {
     this.#journal.close(); // writes what is queued; its last range goes to the writer
+    this.#release();
     if (!this.#writer) return;
     this.#writer.waitDone(this.#lastSeq);
     const failed = this.#writer.takeFailures();
@@ -189,13 +288,19 @@ class SqliteStore implements Store {
   }
 
   spentByToken(token: string): bigint {
-    this.flush();
-    return this.#queries.spent("token", token);
+    return this.#read((tail) => this.#queries.spent("token", token) + tailSpend(tail, "token", token));
   }
 
   spentByUser(user: string): bigint {
+    return this.#read((tail) => this.#queries.spent("user", user) + tailSpend(tail, "user", user));
+  }
+
+  /** Runs a read on a view holding every entry recorded: SQLite brought up to date
+   * (flush), or, for a reader in another process, SQLite and the journal's tail. */
+  #read<T>(read: (tail: readonly UsageEntry[]) => T): T {
+    if (this.#commits.readWithTail) return this.#commits.readWithTail(read);
     this.flush();
-    return this.#queries.spent("user", user);
+    return read([]);
   }
 
   record(entry: UsageEntry): Promise<void> {
@@ -213,8 +318,7 @@ class SqliteStore implements Store {
   }
 
   logs(filter: LogFilter): UsageEntry[] {
-    this.flush();
-    return this.#queries.logs(filter);
+    return this.#read((tail) => mergeLogs(this.#queries.logs(filter), tail, filter, logLimit(filter.limit)));
   }
 
   /** Commits what is pending first, so the entry to refund is there if it was recorded. */
@@ -224,8 +328,7 @@ class SqliteStore implements Store {
   }
 
   spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
-    this.flush();
-    return this.#queries.spend(by, range);
+    return this.#read((tail) => mergeSpend(this.#queries.spend(by, range), tail, by, range));
   }
 
   close(): void {

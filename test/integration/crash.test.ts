@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { eventually } from "../helpers/gateway.js";
 import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { formatNano } from "../../src/billing/cost.js";
@@ -111,12 +112,20 @@ describe("crash recovery (kill -9 under load)", () => {
     });
     assert.equal(counted.length, 100);
 
-    // Every answer the client has is durable already (the journal); SQLite itself catches
-    // up within the group-commit bound, which a second connection sees.
+    // Every answer the client has is durable already (the journal) and a reader shows it
+    // (it reads the journal's tail too); SQLite itself catches up within the group-commit
+    // bound, which a plain connection sees.
     const pausedAt = Date.now();
     reader = openSqliteStore(dbPath, { mustExist: true });
     const store = reader;
-    await eventually(() => counted.every((id) => store.logs({ requestId: id }).length === 1), 3000, "phase A in SQLite");
+    assert.ok(counted.every((id) => store.logs({ requestId: id }).length === 1), "phase A visible to a reader at once");
+    const plain = new Database(dbPath, { readonly: true });
+    const inSqlite = plain.prepare("SELECT 1 FROM usage_log WHERE request_id = ?").pluck();
+    try {
+      await eventually(() => counted.every((id) => inSqlite.get(id) !== undefined), 3000, "phase A in SQLite");
+    } finally {
+      plain.close();
+    }
     const committedAfterMs = Date.now() - pausedAt;
     assert.ok(committedAfterMs < 50 * GROUP_COMMIT_MS, `SQLite caught up after ${committedAfterMs} ms`);
 

@@ -5,7 +5,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ import Database from "better-sqlite3";
 import { migrate, migrations, schemaVersion } from "../../src/state/migrations.js";
 import { openState, openUsageLog, parseStoreSpec } from "../../src/state/open.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
+import { journalLine } from "../../src/state/sqlite-journal.js";
 import { entry } from "../helpers/usage-entry.js";
 import { eventually } from "../helpers/gateway.js";
 
@@ -222,6 +223,92 @@ test("a journal line written before dropped_fields existed (one value short) is 
     store.flush();
     assert.deepEqual(store.logs({ requestId: "new-1" })[0].droppedFields, ["thinking.display"]);
   } finally {
+    store.close();
+  }
+});
+
+test("a reader in another process sees the journal's entries SQLite does not hold yet, exactly as SQLite will", async () => {
+  const path = join(dir, "tail/gateway.db");
+  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
+  const reader = openSqliteStore(path, { mustExist: true });
+  const locker = raw(path);
+  try {
+    await store.record(entry({ requestId: "in-sqlite", time: 1000, costNano: 7n, model: "m1" }));
+    store.flush();
+    // SQLite takes in nothing more until the lock goes (ingest waits it out).
+    locker.exec("BEGIN IMMEDIATE");
+    const journaled: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      journaled.push(store.record(entry({ requestId: `j${i}`, time: 1000 + i, costNano: 10n, token: i % 2 ? "t1" : "t2", user: i % 4 ? "alice" : "bob", model: "m2" })));
+    }
+    journaled.push(store.record(entry({ requestId: "j3", time: 5000, costNano: 999n }))); // a duplicate id: ignored
+    await Promise.all(journaled);
+    assert.equal(locker.prepare("SELECT COUNT(*) FROM usage_log").pluck().get(), 1n, "SQLite holds only the first");
+
+    const seen = () => ({
+      logs: reader.logs({ limit: 1000 }).map((e) => e.requestId),
+      newest3: reader.logs({ limit: 3 }).map((e) => e.requestId),
+      filtered: reader.logs({ token: "t2", since: 1010, until: 1020 }).map((e) => e.requestId),
+      spend: { user: reader.spend("user", {}), model: reader.spend("model", { since: 1000, until: 1039 }) },
+      alice: reader.spentByUser("alice"),
+      t2: reader.spentByToken("t2"),
+    });
+    const during = seen();
+    assert.equal(during.logs.length, 41);
+    assert.deepEqual(during.newest3, ["j39", "j38", "j37"]);
+    assert.deepEqual(during.filtered, ["j18", "j16", "j14", "j12", "j10"]);
+    assert.equal(during.alice, 7n + 30n * 10n);
+    assert.equal(during.t2, 20n * 10n);
+    assert.deepEqual(during.spend.user.map((r) => [r.key, r.requests, r.costNano]), [["alice", 31, 307n], ["bob", 10, 100n]]);
+    assert.deepEqual(during.spend.model.map((r) => [r.key, r.requests, r.costNano, r.usage.output]), [["m2", 39, 390n, 195], ["m1", 1, 7n, 5]]);
+
+    locker.exec("ROLLBACK");
+    store.flush();
+    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
+  } finally {
+    if (locker.inTransaction) locker.exec("ROLLBACK");
+    locker.close();
+    reader.close();
+    store.close();
+  }
+});
+
+test("backpressure: once SQLite lags the journal by the bound, a charge resolves only when it catches up; the journal stays bounded", async () => {
+  const path = join(dir, "backpressure/gateway.db");
+  const journalBytes = () => readdirSync(join(dir, "backpressure")).filter((f) => f.includes("-charges-"))
+    .reduce((sum, f) => { try { return sum + statSync(join(dir, "backpressure", f)).size; } catch { return sum; } }, 0);
+  const bound = 8192;
+  const store = openSqliteStore(path, { journalSegmentBytes: 4096, journalBacklogBytes: bound });
+  const reader = openSqliteStore(path, { mustExist: true });
+  const locker = raw(path);
+  const line = journalLine(entry({ requestId: "bp000" })).length;
+  try {
+    await store.record(entry({ requestId: "warm" }));
+    store.flush();
+    locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more for now
+    let resolved = 0;
+    // One request at a time, as a client loop would: each waits for its charge.
+    const loop = (async () => {
+      for (let i = 0; i < 200; i++) {
+        await store.record(entry({ requestId: `bp${String(i).padStart(3, "0")}` }));
+        resolved++;
+      }
+    })();
+    // A charge waits once the lines before it pass the bound; it is durable all the same.
+    const stalledAt = Math.floor(bound / line);
+    await eventually(() => resolved >= stalledAt - 1 && reader.logs({ limit: 1000 }).length === resolved + 2, 5000, "the charges to stop at the bound");
+    assert.ok(resolved <= stalledAt + 1, `${resolved} charges resolved; the bound holds ${stalledAt} lines`);
+    // On disk: the backlog, the part of a segment already taken in, the charge waiting.
+    assert.ok(journalBytes() <= bound + 4096 + 2 * line, `journal ${journalBytes()} bytes on disk, bound ${bound} + a segment`);
+    locker.exec("ROLLBACK");
+    await loop;
+    assert.equal(resolved, 200);
+    assert.equal(store.spentByUser("alice"), 201n * 1000n);
+    assert.equal(reader.spentByUser("alice"), 201n * 1000n);
+  } finally {
+    if (locker.inTransaction) locker.exec("ROLLBACK");
+    locker.close();
+    reader.close();
     store.close();
   }
 });
