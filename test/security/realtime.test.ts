@@ -16,7 +16,8 @@ import { startFakeRealtime, transcriptionFakeUsage, type FakeRealtime, type Fake
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
-import type { Store } from "../../src/state/store.js";
+import { createMemoryStore } from "../../src/state/memory.js";
+import type { Store, UsageEntry } from "../../src/state/store.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import type { State } from "../../src/state/interfaces.js";
 import { openPostgresUsageLog } from "../../src/state/postgres-log.js";
@@ -48,7 +49,7 @@ afterEach(async () => {
 
 /** A gateway in front of a fake realtime upstream; prices 4 / 16 per 1M, group multiplier 0.7. */
 async function world(
-  fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number; state?: State } = {},
+  fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number; state?: State; store?: Store } = {},
 ): Promise<World> {
   const fake = await startFakeRealtime({ keys: [CHANNEL_KEY], ...fakeOpts });
   const yaml = (over: { users?: Obj; server?: Obj; tokens?: Obj[] } = {}) => config({
@@ -58,7 +59,7 @@ async function world(
     channels: [channel("rt", fake.url, { models: [MODEL] })],
     models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16 }, ...parts.maxOutput ? { max_output_tokens: parts.maxOutput } : {} } },
   });
-  const gw = await startTestGateway(yaml(), { state: parts.state });
+  const gw = await startTestGateway(yaml(), { state: parts.state, store: parts.store });
   const w = { fake, gw, yaml, state: parts.state };
   worlds.push(w);
   return w;
@@ -168,6 +169,44 @@ describe("realtime: what a session used is billed", () => {
     assert.deepEqual([entry.usage.input, entry.usage.output], [transcriptionFakeUsage.input_tokens, transcriptionFakeUsage.output_tokens]);
     assert.equal(entry.costNano, 672_000n); // (120 × 4 + 30 × 16) / 1M × 0.7
     assert.equal(entry.estimated, false);
+  });
+});
+
+/** A memory store whose commits fail (a full disk) once `failing` is set. */
+function failingStore(): Store & { failing: boolean } {
+  const inner = createMemoryStore();
+  const control = { failing: false };
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "failing") return control.failing;
+      if (prop === "record") {
+        return (entry: UsageEntry) => control.failing ? Promise.reject(new Error("disk full")) : target.record(entry);
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+    set(_target, prop, value) {
+      if (prop !== "failing") return false;
+      control.failing = value as boolean;
+      return true;
+    },
+  }) as Store & { failing: boolean };
+}
+
+describe("realtime: a charge is committed before its event is relayed", () => {
+  test("a response.done whose charge cannot be committed is withheld; the session ends with a 503 error event", async () => {
+    const store = failingStore();
+    const { gw } = await world({}, { store });
+    const c = await Client.open(gw);
+    c.send({ type: "response.create" });
+    await c.until("response.done");
+    assert.equal(c.count("response.done"), 1);
+    store.failing = true;
+    c.send({ type: "response.create" });
+    await c.until("response.done", 2);
+    assert.equal(c.error()?.code, "state_unavailable", JSON.stringify(c.error()));
+    assert.equal(c.count("response.done"), 1, "the second response.done is not relayed");
+    assert.equal((await c.closed()).code, 1013);
   });
 });
 
