@@ -185,36 +185,36 @@ export class RealtimeSession {
       : admission.transcribed(metered.used);
     void committed.then((refusal) => {
       this.#relay(data, isBinary);
-      this.#settled();
+      this.#settling = false;
       if (refusal) this.end(refusal);
+      this.#replayHeld();
     }, (err: unknown) => {
       // Not committed: the event is withheld, and the session ends with the state failure.
       log.error("realtime charge not recorded; the event is withheld", {
         requestId: this.#o.requestId, error: String((err as { cause?: unknown }).cause ?? err),
       });
-      this.#settled();
+      this.#settling = false;
       this.end(err instanceof GatewayError ? err : new GatewayError(errors.internal));
-    }).finally(() => this.#replayHeld());
+      this.#replayHeld();
+    });
   }
 
   #relay(data: Buffer, isBinary: boolean): void {
     if (!this.#clientGone) this.#toClient.send(data, isBinary);
   }
 
-  #settled(): void {
-    this.#settling = false;
-    this.#upstreamGate.free("settle");
-  }
-
   /** Relays (and meters) the upstream frames that waited behind a charge, stopping at the
-   * next usage event; once none wait, a session whose sockets have closed is over. */
+   * next usage event; once none wait, the upstream is read again, and a session whose
+   * sockets have closed is over. */
   #replayHeld(): void {
     while (!this.#settling && this.#held.length > 0) {
       const [data, isBinary] = this.#held.shift()!;
       this.#heldBytes -= data.length;
       this.#fromUpstream(data, isBinary);
     }
-    if (!this.#settling) this.#onSettled?.();
+    if (this.#settling) return;
+    this.#upstreamGate.free("settle");
+    this.#onSettled?.();
   }
 
   /** The client is gone or the session is ending: a response still running is cancelled
