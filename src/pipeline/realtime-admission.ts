@@ -101,16 +101,18 @@ export class SessionAdmission {
     });
   }
 
-  /**
-   * An input transcription reported `used`: charged at once, durably. Resolves to the error
-   * that ends the session when the balance or the token's quota is used up by it; rejects
-   * with the state failure when the charge could not be committed.
-   */
-  transcribed(used: Used): Promise<GatewayError | undefined> {
+  /** An input transcription reported `used`: charged at once, durably. Resolves once
+   * committed; rejects with the state failure when it could not be. */
+  transcribed(used: Used): Promise<void> {
     return this.#serial(async () => {
       await this.#o.charges.commit({ id: `${this.#o.requestId}-t${++this.#transcriptions}`, ...used, startedAt: Date.now() });
-      return this.#stillFunded();
     });
+  }
+
+  /** Whether the token and its user are still current and their money not used up (after a
+   * transcription: no admission follows it); resolves to the error that ends the session if not. */
+  stillFunded(): Promise<GatewayError | undefined> {
+    return this.#serial(() => this.#funded());
   }
 
   /**
@@ -181,9 +183,9 @@ export class SessionAdmission {
     }
   }
 
-  /** Whether the token's quota and the user's balance are not used up: an empty
-   * reservation taken and given back. Resolves to the error that ends the session if not. */
-  async #stillFunded(): Promise<GatewayError | undefined> {
+  /** An empty reservation taken and given back: refused when the token's quota or the
+   * user's balance is used up. */
+  async #funded(): Promise<GatewayError | undefined> {
     const current = this.#current(this.#o.live());
     if (current instanceof GatewayError) return current;
     try {

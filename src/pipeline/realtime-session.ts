@@ -181,12 +181,12 @@ export class RealtimeSession {
     // A usage event: its charge is committed before the client sees it.
     this.#settling = true;
     this.#upstreamGate.hold("settle");
-    const committed = metered.kind === "done" ? admission.responseDone(metered.used).then(() => undefined)
-      : admission.transcribed(metered.used);
-    void committed.then((refusal) => {
+    const committed = metered.kind === "done" ? admission.responseDone(metered.used) : admission.transcribed(metered.used);
+    void committed.then(() => {
       this.#relay(data, isBinary);
       this.#settling = false;
-      if (refusal) this.end(refusal);
+      // Nothing is admitted after a transcription: whether money is left is asked now.
+      if (metered.kind === "transcribed") void admission.stillFunded().then((refusal) => { if (refusal) this.end(refusal); });
       this.#replayHeld();
     }, (err: unknown) => {
       // Not committed: the event is withheld, and the session ends with the state failure.
