@@ -1,41 +1,46 @@
 // Admission inside a realtime session: each response (a client's response.create, or one
 // the upstream starts by itself on server VAD) is admitted like a request, against the live
 // config (a token or user disabled, expired or removed since the session opened ends it),
-// the token's quota, the user's balance and the rate limits; and the money each response or
-// transcription used is held against the balance at once, so the next admission sees it.
-// The session's charge is settled in its one usage entry when it ends; these holds are
-// given back only after that (release()), so the balance never looks larger than it is.
+// the token's quota, the user's balance and the rate limits, with its worst case reserved.
+// Each response's charge settles its own reservation when its usage comes (realtime-charges:
+// its own usage-log entry, committed before the event is relayed), and each transcription's
+// is charged as it comes, so the next admission sees the spend; a transcription that uses
+// the balance up ends the session.
 
 import { costOf } from "../billing/cost.js";
+import { log } from "../observability/log.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
 import { tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
-import { billable } from "./realtime-meter.js";
+import type { RealtimeCharges } from "./realtime-charges.js";
+import type { Used } from "./realtime-meter.js";
 import { modelWindow, tokenWindows, windowFull } from "./rate-windows.js";
 import { stateFailure } from "./state-failure.js";
 
-/** One admitted response: its reservation and token-budget holds. */
+/** One admitted response: its entry's id, its reservation and token-budget holds. */
 interface Admitted {
+  readonly id: string;
   readonly reservation: Reservation;
   readonly holds: LimitHolds;
+  /** Epoch ms the upstream started it. */
+  startedAt?: number;
 }
 
 /** Most responses admitted and not yet started upstream: a client asking for more is ending
  * its own session (a response.create the upstream refused stays held until the end). */
 const MAX_UNSTARTED = 16;
-/** A shared store lets a reservation lapse after a few minutes (so a dead process's holds
- * free themselves): the session's spend is held anew before an admission once it is older. */
-const SPENT_HOLD_REFRESH_MS = 60_000;
 
 export interface SessionAdmissionOptions {
   readonly admitter: Admitter;
   /** The config in force now (it hot-reloads). */
   readonly live: () => Runtime;
-  /** The session's request id: each admission is named after it. */
+  /** The session's request id: each response's and transcription's entry is named after it. */
   readonly requestId: string;
+  /** Commits each response's and transcription's charge. */
+  readonly charges: RealtimeCharges;
   /** The token as the session opened (found again by its key hash in the live config). */
   readonly token: Token;
   readonly model: Model;
@@ -48,11 +53,10 @@ export class SessionAdmission {
   readonly #unstarted: Admitted[] = [];
   /** Started upstream, not done. */
   readonly #running: Admitted[] = [];
-  /** What the session used so far, held against the balance until it is settled. */
-  #spentNano = 0n;
-  #spentHold: Reservation | undefined;
-  #spentHeldAt = 0;
-  #seq = 0;
+  /** Responses admitted (or charged without an admission) and transcriptions charged so far. */
+  #responses = 0;
+  #transcriptions = 0;
+  #checks = 0;
   /** Admission steps run one at a time, in the order the frames came. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -79,37 +83,61 @@ export class SessionAdmission {
     return this.#serial(async () => {
       const admitted = this.#unstarted.shift() ?? await this.#admit(worst);
       if (admitted instanceof GatewayError) return admitted;
+      admitted.startedAt = Date.now();
       this.#running.push(admitted);
       return undefined;
     });
   }
 
   /**
-   * The upstream reported usage (a response's at its end, when `responseDone`, or an input
-   * transcription's): its cost is held against the balance in place of the response's
-   * reservation. Resolves to the error that ends the session when the balance cannot hold it.
+   * A response ended with `used` (reported, or its estimate): its charge settles its
+   * reservation, durably. Resolves once committed; rejects with the state failure when it
+   * could not be (the event reporting it must then be withheld).
    */
-  used(usage: Usage, seconds: number, responseDone: boolean): Promise<GatewayError | undefined> {
+  responseDone(used: Used): Promise<void> {
     return this.#serial(async () => {
-      const { model, group } = this.#o;
-      const billed = billable(usage, seconds, model.price);
-      const cost = costOf(billed.usage, model.price, group.multiplierPpm, { ...billed.units, requests: 0 });
-      if (responseDone) {
-        const done = this.#running.shift();
-        if (done) await this.#finish(done.reservation, done.holds, totalTokens(usage));
-      }
-      if (cost === 0n) return undefined;
-      this.#spentNano += cost;
-      return this.#holdSpent();
+      const done = this.#running.shift();
+      await this.#commitResponse(done, used);
     });
   }
 
-  /** Gives back every hold: call once the session's charge is settled (or abandoned). */
-  release(): Promise<void> {
+  /** An input transcription reported `used`: charged at once, durably. Resolves once
+   * committed; rejects with the state failure when it could not be. */
+  transcribed(used: Used): Promise<void> {
     return this.#serial(async () => {
-      for (const a of [...this.#unstarted.splice(0), ...this.#running.splice(0)]) await this.#finish(a.reservation, a.holds, 0);
-      if (this.#spentHold) await this.#finish(this.#spentHold, undefined, 0);
-      this.#spentHold = undefined;
+      await this.#o.charges.commit({ id: `${this.#o.requestId}-t${++this.#transcriptions}`, ...used, startedAt: Date.now() });
+    });
+  }
+
+  /** Whether the token and its user are still current and their money not used up (after a
+   * transcription: no admission follows it); resolves to the error that ends the session if not. */
+  stillFunded(): Promise<GatewayError | undefined> {
+    return this.#serial(() => this.#funded());
+  }
+
+  /**
+   * The session is over: a response cut mid-way (`unreported`: the meter's estimate) is
+   * charged as its entry, settling its reservation; every other hold goes back uncharged.
+   * A charge that cannot be committed is logged (nothing is left to withhold).
+   */
+  end(unreported: Used | undefined): Promise<void> {
+    return this.#serial(async () => {
+      const cut = this.#running.shift();
+      if (unreported) {
+        await this.#commitResponse(cut, unreported).catch((err: unknown) => log.error("realtime charge not recorded", {
+          requestId: this.#o.requestId, error: String((err as { cause?: unknown }).cause ?? err),
+        }));
+      } else if (cut) {
+        await this.#release(cut);
+      }
+      for (const a of [...this.#unstarted.splice(0), ...this.#running.splice(0)]) await this.#release(a);
+    });
+  }
+
+  async #commitResponse(admitted: Admitted | undefined, used: Used): Promise<void> {
+    await this.#o.charges.commit({
+      id: admitted?.id ?? this.#nextResponseId(), reservation: admitted?.reservation, holds: admitted?.holds,
+      ...used, startedAt: admitted?.startedAt ?? Date.now(),
     });
   }
 
@@ -138,21 +166,16 @@ export class SessionAdmission {
     const current = this.#current(runtime);
     if (current instanceof GatewayError) return current;
     const { token, user } = current;
-    if (this.#spentNano > 0n && Date.now() - this.#spentHeldAt > SPENT_HOLD_REFRESH_MS) {
-      const lapsed = await this.#holdSpent();
-      if (lapsed) return lapsed;
-    }
     const { model, group } = this.#o;
     const ofModel = modelWindow(model);
     const windows = [...tokenWindows(runtime, token.name) ?? [], ...ofModel ? [ofModel] : []];
     const budgets = tokenBudgets(runtime, token, group, model, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) return tooLargeForBudget(b);
     const amountNano = costOf(worst, model.price, group.multiplierPpm);
+    const id = this.#nextResponseId();
     try {
-      const admitted = await this.#o.admitter.admit({
-        requestId: this.#nextId("r"), token, user, amountNano, windows, slots: [], budgets, now: Date.now(),
-      });
-      if (admitted.ok) return { reservation: admitted.reservation, holds: admitted.holds };
+      const admitted = await this.#o.admitter.admit({ requestId: id, token, user, amountNano, windows, slots: [], budgets, now: Date.now() });
+      if (admitted.ok) return { id, reservation: admitted.reservation, holds: admitted.holds };
       return admitted.refused === "tokens" ? tokensFull(budgets[admitted.index], admitted.retryAfterMs)
         : windowFull(windows[admitted.index], admitted.retryAfterMs);
     } catch (err) {
@@ -160,21 +183,17 @@ export class SessionAdmission {
     }
   }
 
-  /** Holds the session's spend so far in one reservation, in place of the previous one. */
-  async #holdSpent(): Promise<GatewayError | undefined> {
-    const previous = this.#spentHold;
-    this.#spentHold = undefined;
-    if (previous) await this.#finish(previous, undefined, 0);
-    const runtime = this.#o.live();
-    const current = this.#current(runtime);
+  /** An empty reservation taken and given back: refused when the token's quota or the
+   * user's balance is used up. */
+  async #funded(): Promise<GatewayError | undefined> {
+    const current = this.#current(this.#o.live());
     if (current instanceof GatewayError) return current;
     try {
       const admitted = await this.#o.admitter.admit({
-        requestId: this.#nextId("s"), token: current.token, user: current.user, amountNano: this.#spentNano, windows: [], now: Date.now(),
+        requestId: `${this.#o.requestId}-c${++this.#checks}`, token: current.token, user: current.user, amountNano: 0n, windows: [], now: Date.now(),
       });
       if (!admitted.ok) return new GatewayError(errors.insufficientQuota);
-      this.#spentHold = admitted.reservation;
-      this.#spentHeldAt = Date.now();
+      await this.#release({ id: "", reservation: admitted.reservation, holds: admitted.holds });
       return undefined;
     } catch (err) {
       // The money is gone (the token's quota keeps its own 401): said as the session's.
@@ -185,14 +204,14 @@ export class SessionAdmission {
     }
   }
 
-  /** Frees a hold without charging (the session's one entry carries the charge). A failure
-   * is left to the reservation's own expiry: the charge does not depend on it. */
-  async #finish(reservation: Reservation, holds: LimitHolds | undefined, usedTokens: number): Promise<void> {
+  /** Gives an admission back uncharged. A failure is left to the reservation's own expiry. */
+  async #release(a: Admitted): Promise<void> {
+    const { reservation, holds } = a;
     const charge = { requestId: reservation.id, token: reservation.token, user: reservation.user, costNano: 0n };
-    await this.#o.admitter.finish({ reservation, holds, charge, usedTokens, now: Date.now() }).catch(() => undefined);
+    await this.#o.admitter.finish({ reservation, holds, charge, usedTokens: 0, now: Date.now() }).catch(() => undefined);
   }
 
-  #nextId(kind: "r" | "s"): string {
-    return `${this.#o.requestId}.${kind}${++this.#seq}`;
+  #nextResponseId(): string {
+    return `${this.#o.requestId}-r${++this.#responses}`;
   }
 }

@@ -1,14 +1,15 @@
-// What a realtime session used, added up as its frames pass: the usage every usage-bearing
-// event reports, and for what never reported (a response still running when the session
-// ended, or one that ended without usage) an estimate from the frames seen, marked.
+// What a realtime session uses, read as its frames pass: the usage each usage-bearing event
+// reports, one response or transcription at a time, and for what never reported (a response
+// that ended without usage, or one still running when the session ended) an estimate from
+// the frames seen, marked.
 // Audio deltas are measured by their length, never decoded.
 
 import { AUDIO_DELTAS, TEXT_DELTAS, USAGE_EVENTS, decodeEvent } from "../protocols/openai/realtime-events.js";
-import { reportedUsage, type ReportedUsage } from "../protocols/openai/realtime-usage.js";
+import { reportedUsage } from "../protocols/openai/realtime-usage.js";
 import type { Units } from "../billing/cost.js";
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
-import { addUsage, copyUsage } from "../state/entry.js";
+import { copyUsage } from "../state/entry.js";
 
 /**
  * Base64 characters per audio token. OpenAI counts user audio at 1 token per 100 ms and
@@ -22,31 +23,34 @@ const AUDIO_CHARS_PER_TOKEN = {
 /** Characters of text per token (the gateway's usual estimate). */
 const TEXT_CHARS_PER_TOKEN = 4;
 
+/** What one response or transcription used: reported, or (`estimated`) the gateway's guess. */
+export interface Used {
+  readonly usage: Usage;
+  /** Seconds of duration-billed transcription audio. */
+  readonly seconds: number;
+  readonly estimated: boolean;
+}
+
 /** What an upstream frame meant for the session's money. */
 export type Metered =
   /** A response started (one created by the client's response.create, or by server VAD). */
   | { readonly kind: "started" }
-  /** A response ended; `reported` is its usage (undefined: it reported none). */
-  | { readonly kind: "done"; readonly reported: ReportedUsage | undefined }
+  /** A response ended: its reported usage, or (it reported none) its estimate. */
+  | { readonly kind: "done"; readonly used: Used }
   /** Usage outside a response (input transcription). */
-  | { readonly kind: "reported"; readonly reported: ReportedUsage };
+  | { readonly kind: "transcribed"; readonly used: Used };
 
 export class RealtimeMeter {
-  /** Usage the upstream reported, summed. */
-  readonly #reported = emptyUsage();
-  #seconds = 0;
-  /** Tokens of the last reported response's input and output: the next response reads them again. */
+  /** Tokens of the last response's input and output: the next response reads them again. */
   #context = 0;
-  /** Client input since the last reported response (base64 audio, other frames' bytes). */
+  /** Client input since the last response ended (base64 audio, other frames' bytes). */
   #inAudio = 0;
   #inText = 0;
-  /** Output deltas since the last reported response (base64 audio, text characters). */
+  /** Output deltas since the last response ended (base64 audio, text characters). */
   #outAudio = 0;
   #outText = 0;
   /** Responses started and not done. */
   #open = 0;
-  /** A response ended without usage: what it produced stays to be estimated. */
-  #unreported = false;
   #audio: { input: number; output: number } = AUDIO_CHARS_PER_TOKEN.pcm;
 
   /** Counts a client frame toward the input the next response reads. */
@@ -78,20 +82,13 @@ export class RealtimeMeter {
     if (!USAGE_EVENTS.has(type)) return undefined;
     const event = decodeEvent(frame);
     const reported = event ? reportedUsage(type, event) : undefined;
-    if (reported) {
-      addUsage(this.#reported, reported.usage);
-      this.#seconds += reported.seconds;
-    }
-    if (type !== "response.done") return reported ? { kind: "reported", reported } : undefined;
+    if (type !== "response.done") return reported ? { kind: "transcribed", used: { ...reported, estimated: false } } : undefined;
     if (this.#open > 0) this.#open--;
-    if (reported) {
-      const u = reported.usage;
-      this.#context = u.input + u.cacheRead + u.cacheWrite + u.output;
-      this.#inAudio = this.#inText = this.#outAudio = this.#outText = 0;
-    } else {
-      this.#unreported = true;
-    }
-    return { kind: "done", reported };
+    const used: Used = reported ? { ...reported, estimated: false } : this.#estimate();
+    const u = used.usage;
+    this.#context = u.input + u.cacheRead + u.cacheWrite + u.output;
+    this.#inAudio = this.#inText = this.#outAudio = this.#outText = 0;
+    return { kind: "done", used };
   }
 
   /** Input tokens the next response reads at most as far as the gateway can tell: the
@@ -100,15 +97,19 @@ export class RealtimeMeter {
     return this.#context + Math.ceil(this.#inAudio / this.#audio.input) + Math.ceil(this.#inText / 3);
   }
 
-  /** Everything the session used: what was reported, plus an estimate for what never was
-   * (then `estimated`). Never zero once a response started. */
-  total(): { usage: Usage; seconds: number; estimated: boolean } {
-    const usage = copyUsage(this.#reported);
-    const pending = this.#open > 0 || this.#unreported || this.#outAudio > 0 || this.#outText > 0;
-    if (!pending) return { usage, seconds: this.#seconds, estimated: false };
-    usage.input += this.#context + Math.ceil(this.#inAudio / this.#audio.input) + Math.ceil(this.#inText / TEXT_CHARS_PER_TOKEN);
-    usage.output += Math.max(1, Math.ceil(this.#outAudio / this.#audio.output) + Math.ceil(this.#outText / TEXT_CHARS_PER_TOKEN));
-    return { usage, seconds: this.#seconds, estimated: true };
+  /** The estimate for what ran and never reported usage (a response still running as the
+   * session ended, or output without a response): undefined when nothing did. Never zero. */
+  unreported(): Used | undefined {
+    return this.#open > 0 || this.#outAudio > 0 || this.#outText > 0 ? this.#estimate() : undefined;
+  }
+
+  /** A response's usage as the frames seen since the last one ended tell it, marked: the
+   * conversation so far and the client's input as input, the deltas as output (at least 1). */
+  #estimate(): Used {
+    const usage = emptyUsage();
+    usage.input = this.#context + Math.ceil(this.#inAudio / this.#audio.input) + Math.ceil(this.#inText / TEXT_CHARS_PER_TOKEN);
+    usage.output = Math.max(1, Math.ceil(this.#outAudio / this.#audio.output) + Math.ceil(this.#outText / TEXT_CHARS_PER_TOKEN));
+    return { usage, seconds: 0, estimated: true };
   }
 
   /** Whether a response is running now (its usage is still to come). */

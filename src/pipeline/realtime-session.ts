@@ -2,8 +2,10 @@
 // come (with backpressure: a side that does not read pauses the other), every usage-bearing
 // event metered, every response admitted (the client's response.create waits, and the frames
 // behind it with it, until it is; one the upstream starts by itself is admitted as it starts),
-// and the session ended with the realtime API's error event when an admission is refused,
-// when the money the session used can no longer be held, or when it has lasted too long.
+// every usage-bearing event's charge committed before that event is relayed (the upstream is
+// not read meanwhile, and what it sent after it waits), and the session ended with the
+// realtime API's error event when an admission is refused, when a transcription uses the
+// money up, when a charge cannot be committed, or when it has lasted too long.
 
 import WebSocket from "ws";
 import { errors } from "../errors/catalogue.js";
@@ -46,6 +48,12 @@ export class RealtimeSession {
   readonly #queued: [Buffer, boolean][] = [];
   #queuedBytes = 0;
   #admitting = false;
+  /** Upstream frames waiting behind a usage event whose charge is being committed. */
+  readonly #held: [Buffer, boolean][] = [];
+  #heldBytes = 0;
+  #settling = false;
+  /** Called once nothing is being settled (the session's end waits for it). */
+  #onSettled: (() => void) | undefined;
   #ended: SessionEnd;
   #clientGone = false;
   #leaving = false;
@@ -67,16 +75,28 @@ export class RealtimeSession {
     const { client, upstream } = this.#o;
     return new Promise((resolve) => {
       let open = 2;
-      const closed = () => {
-        if (--open > 0) return;
+      /** The upstream's close, passed on to the client once what came before it is relayed. */
+      let closeClient: (() => void) | undefined;
+      // Both sockets closed and every usage event read settled: the session is over.
+      const over = () => {
+        if (this.#settling) return;
+        closeClient?.();
+        closeClient = undefined;
+        if (open > 0) return;
+        this.#onSettled = undefined;
         for (const t of this.#timers) clearTimeout(t);
         resolve(this.#ended);
       };
+      this.#onSettled = over;
       for (const [data, isBinary] of early) this.#fromUpstream(data, isBinary);
       upstream.on("message", (data, isBinary) => this.#fromUpstream(data as Buffer, isBinary));
       client.on("message", (data, isBinary) => this.#fromClient(data as Buffer, isBinary));
-      client.on("close", () => { this.#clientGone = true; this.#leaveUpstream(); closed(); });
-      upstream.on("close", (code, reason) => { closeSoon(client, sendable(code), reason, this.#timers); closed(); });
+      client.on("close", () => { this.#clientGone = true; this.#leaveUpstream(); open--; over(); });
+      upstream.on("close", (code, reason) => {
+        closeClient = () => closeSoon(client, sendable(code), reason, this.#timers);
+        open--;
+        over();
+      });
       // ws answers an over-size client frame with close code 1009 itself.
       client.on("error", () => this.#leaveUpstream());
       upstream.on("error", (err: Error & { code?: string }) => this.end(new GatewayError(errors.upstreamError,
@@ -138,16 +158,63 @@ export class RealtimeSession {
   }
 
   #fromUpstream(data: Buffer, isBinary: boolean): void {
-    const metered = this.#o.meter.upstream(isBinary ? undefined : eventType(data), data);
-    if (!this.#clientGone) this.#toClient.send(data, isBinary);
-    if (!metered) return;
-    const { admission } = this.#o;
-    const step = metered.kind === "started" ? admission.started(this.#o.worst())
-      : metered.reported ? admission.used(metered.reported.usage, metered.reported.seconds, metered.kind === "done")
-        : admission.used(emptyUsage, 0, true);
-    void step.then((refusal) => { if (refusal) this.end(refusal); });
+    if (this.#settling) {
+      this.#held.push([data, isBinary]);
+      this.#heldBytes += data.length;
+      // The upstream is paused: only what was already read can wait (or an upstream read on
+      // because the session is ending). Past the bound it is cut; what waits is still billed.
+      if (this.#heldBytes > MAX_QUEUED_BYTES) {
+        this.end(new GatewayError(errors.realtimePeerStalled));
+        this.#o.upstream.terminate();
+      }
+      return;
+    }
+    const { meter, admission } = this.#o;
+    const metered = meter.upstream(isBinary ? undefined : eventType(data), data);
     // A client that left while a response ran: its usage has come, the upstream may close.
-    if (this.#clientGone && metered.kind === "done" && !this.#o.meter.responding) closeSoon(this.#o.upstream, 1000, "", this.#timers);
+    if (this.#clientGone && metered?.kind === "done" && !meter.responding) closeSoon(this.#o.upstream, 1000, "", this.#timers);
+    if (metered === undefined || metered.kind === "started") {
+      this.#relay(data, isBinary);
+      if (metered) void admission.started(this.#o.worst()).then((refusal) => { if (refusal) this.end(refusal); });
+      return;
+    }
+    // A usage event: its charge is committed before the client sees it.
+    this.#settling = true;
+    this.#upstreamGate.hold("settle");
+    const committed = metered.kind === "done" ? admission.responseDone(metered.used) : admission.transcribed(metered.used);
+    void committed.then(() => {
+      this.#relay(data, isBinary);
+      this.#settling = false;
+      // Nothing is admitted after a transcription: whether money is left is asked now.
+      if (metered.kind === "transcribed") void admission.stillFunded().then((refusal) => { if (refusal) this.end(refusal); });
+      this.#replayHeld();
+    }, (err: unknown) => {
+      // Not committed: the event is withheld, and the session ends with the state failure.
+      log.error("realtime charge not recorded; the event is withheld", {
+        requestId: this.#o.requestId, error: String((err as { cause?: unknown }).cause ?? err),
+      });
+      this.#settling = false;
+      this.end(err instanceof GatewayError ? err : new GatewayError(errors.internal));
+      this.#replayHeld();
+    });
+  }
+
+  #relay(data: Buffer, isBinary: boolean): void {
+    if (!this.#clientGone) this.#toClient.send(data, isBinary);
+  }
+
+  /** Relays (and meters) the upstream frames that waited behind a charge, stopping at the
+   * next usage event; once none wait, the upstream is read again, and a session whose
+   * sockets have closed is over. */
+  #replayHeld(): void {
+    while (!this.#settling && this.#held.length > 0) {
+      const [data, isBinary] = this.#held.shift()!;
+      this.#heldBytes -= data.length;
+      this.#fromUpstream(data, isBinary);
+    }
+    if (this.#settling) return;
+    this.#upstreamGate.free("settle");
+    this.#onSettled?.();
   }
 
   /** The client is gone or the session is ending: a response still running is cancelled
@@ -165,8 +232,6 @@ export class RealtimeSession {
     this.#timers.push(setTimeout(() => closeSoon(upstream, 1000, "", this.#timers), CLOSE_GRACE_MS));
   }
 }
-
-const emptyUsage: Usage = Object.freeze({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
 
 /** Closes a socket, and cuts it if its peer does not answer the close in time. */
 function closeSoon(ws: WebSocket, code: number, reason: string | Buffer, timers: NodeJS.Timeout[]): void {

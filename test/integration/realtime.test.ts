@@ -1,6 +1,7 @@
 // Realtime: a WebSocket to /v1/realtime?model=… is authenticated like any request (header,
 // or the browser subprotocol), opened upstream with the channel's key, relayed both ways,
-// and billed from the usage of every response.done when the session ends.
+// and billed from the usage of each response.done: its own usage-log entry, committed before
+// the client is sent that response.done.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,6 +10,7 @@ import { realtimeFakeUsage, startFakeRealtime, type FakeRealtime } from "../help
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { KeyHealth } from "../../src/routing/key-health.js";
+import type { UsageEntry } from "../../src/state/store.js";
 import { CHANNEL_KEY, TOKEN, channel, config } from "./support.js";
 
 const MODEL = "gpt-realtime";
@@ -32,34 +34,47 @@ describe("realtime", () => {
 
   const wsUrl = () => `${gw.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`;
 
-  /** Opens a session, asks for one response, collects the event types until response.done. */
-  async function session(ws: WebSocket): Promise<string[]> {
+  /** Opens a session, asks for one response, collects the event types until response.done,
+   * and the response's usage-log entries as the client got its response.done. */
+  async function session(ws: WebSocket): Promise<{ types: string[]; id: string; atDone: UsageEntry[] }> {
     const types: string[] = [];
+    let id = "";
+    let atDone: UsageEntry[] = [];
+    ws.once("upgrade", (res) => { id = String(res.headers["x-gateway-request-id"]); });
     const done = new Promise<void>((resolve) => ws.on("message", (data) => {
       const type = JSON.parse(data.toString()).type as string;
       types.push(type);
-      if (type === "response.done") resolve();
+      if (type !== "response.done") return;
+      atDone = gw.store.logs({ requestId: `${id}-r1` });
+      resolve();
     }));
     await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
     ws.send(JSON.stringify({ type: "response.create", response: { modalities: ["text"] } }));
     await done;
     ws.close();
     await new Promise((resolve) => ws.once("close", resolve));
-    return types;
+    return { types, id, atDone };
   }
 
-  test("a session relays events both ways and is billed from response.done usage", async () => {
-    const types = await session(new WebSocket(wsUrl(), { headers: { authorization: `Bearer ${TOKEN}` } }));
+  test("a session relays events both ways and is billed from response.done usage, committed before it is relayed", async () => {
+    const { types, id, atDone } = await session(new WebSocket(wsUrl(), { headers: { authorization: `Bearer ${TOKEN}` } }));
     assert.deepEqual(types, ["session.created", "response.created", "response.output_text.delta", "response.output_text.delta", "response.done"]);
     const upstream = fake.sessions.at(-1)!;
     assert.equal(upstream.model, "gpt-realtime-2025");
     assert.equal(upstream.headers.authorization, `Bearer ${CHANNEL_KEY}`);
     assert.equal(fake.events.at(-1)!.type, "response.create");
     // (30 × 4 + 10 × 4 × 0.1 + 20 × 16) / 1M × 0.7 = 0.000310800 → 310,800 nano
-    await eventually(() => gw.store.logs({ limit: 1 })[0]?.status === 101);
-    const entry = gw.store.logs({ limit: 1 })[0];
+    assert.equal(atDone.length, 1, "the response's entry is in the log when the client gets its response.done");
+    const entry = atDone[0];
     assert.equal(entry.costNano, 310_800n);
+    assert.equal(entry.estimated, false);
+    assert.deepEqual([entry.token, entry.user, entry.model, entry.upstreamModel, entry.channel], ["alice-main", "alice", MODEL, "gpt-realtime-2025", "rt"]);
     assert.deepEqual(entry.usage, { input: 30, cacheRead: realtimeFakeUsage.input_token_details.cached_tokens, cacheWrite: 0, output: 20, reasoning: 0 });
+    // The session's own entry (its request id, its duration) charges nothing more.
+    await eventually(() => gw.store.logs({ requestId: id }).length === 1);
+    const own = gw.store.logs({ requestId: id })[0];
+    assert.deepEqual([own.status, own.costNano], [101, 0n]);
+    assert.equal(gw.ledger.spentByUser("alice"), 310_800n);
   });
 
   test("browsers authenticate with the subprotocol, which never goes upstream", async () => {

@@ -2,13 +2,22 @@
 // allowed is gone, whatever the client does: a session cut before its response.done or that
 // only transcribes is billed from what it used (an estimate marked as one only where no
 // usage came); each response is admitted against the balance and the live config; a frame
-// has a size bound; and a stalled upstream stops the gateway reading the client.
+// has a size bound; a stalled upstream stops the gateway reading the client; and each
+// response's charge is its own entry, committed before the client sees its response.done,
+// so a gateway killed mid-session (kill -9) loses none of what the client was given.
 
 import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import WebSocket from "ws";
 import { startFakeRealtime, transcriptionFakeUsage, type FakeRealtime, type FakeRealtimeOptions } from "../helpers/fake-realtime.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { alive, exited, runGateway, serveGateway, type Child } from "../helpers/spawn-gateway.js";
+import { openSqliteStore } from "../../src/state/sqlite.js";
+import { createMemoryStore } from "../../src/state/memory.js";
+import type { Store, UsageEntry } from "../../src/state/store.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import type { State } from "../../src/state/interfaces.js";
 import { openPostgresUsageLog } from "../../src/state/postgres-log.js";
@@ -40,7 +49,7 @@ afterEach(async () => {
 
 /** A gateway in front of a fake realtime upstream; prices 4 / 16 per 1M, group multiplier 0.7. */
 async function world(
-  fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number; state?: State } = {},
+  fakeOpts: Omit<FakeRealtimeOptions, "keys">, parts: { users?: Obj; server?: Obj; maxOutput?: number; state?: State; store?: Store } = {},
 ): Promise<World> {
   const fake = await startFakeRealtime({ keys: [CHANNEL_KEY], ...fakeOpts });
   const yaml = (over: { users?: Obj; server?: Obj; tokens?: Obj[] } = {}) => config({
@@ -50,7 +59,7 @@ async function world(
     channels: [channel("rt", fake.url, { models: [MODEL] })],
     models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16 }, ...parts.maxOutput ? { max_output_tokens: parts.maxOutput } : {} } },
   });
-  const gw = await startTestGateway(yaml(), { state: parts.state });
+  const gw = await startTestGateway(yaml(), { state: parts.state, store: parts.store });
   const w = { fake, gw, yaml, state: parts.state };
   worlds.push(w);
   return w;
@@ -69,8 +78,11 @@ class Client {
     ws.on("error", () => {});
   }
 
-  static async open(gw: TestGateway): Promise<Client> {
-    const ws = new WebSocket(`${gw.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  static open(gw: TestGateway): Promise<Client> {
+    return Client.attach(new WebSocket(`${gw.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } }));
+  }
+
+  static async attach(ws: WebSocket): Promise<Client> {
     await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
     return new Client(ws);
   }
@@ -104,10 +116,14 @@ class Client {
   }
 }
 
-/** The newest session entry, once settled. */
-async function sessionEntry(gw: TestGateway) {
-  await eventually(() => gw.store.logs({ limit: 1 })[0]?.status === 101, 8000, "the session's usage entry");
-  return gw.store.logs({ limit: 1 })[0];
+/** The newest session, once over: its own entry (status 101, priced per session only) and
+ * the entries of its responses and transcriptions (`<id>-r<n>`, `<id>-t<n>`), oldest first. */
+async function sessionCharges(gw: TestGateway) {
+  await eventually(() => gw.store.logs({ status: 101, limit: 1 }).length === 1, 8000, "the session's usage entry");
+  const session = gw.store.logs({ status: 101, limit: 1 })[0];
+  const entries = gw.store.logs({ limit: 1000 }).filter((e) => e.requestId.startsWith(`${session.requestId}-`)).reverse();
+  assert.equal(session.costNano, 0n, "the session's own entry charges nothing its parts do");
+  return { session, entries, ids: entries.map((e) => e.requestId.slice(session.requestId.length)), costNano: entries.reduce((n, e) => n + e.costNano, 0n) };
 }
 
 describe("realtime: what a session used is billed", () => {
@@ -117,7 +133,9 @@ describe("realtime: what a session used is billed", () => {
     c.send({ type: "response.create" });
     await c.closed();
     assert.ok(c.count("response.output_audio.done") === 1 && c.count("response.done") === 0);
-    const entry = await sessionEntry(gw);
+    const { entries, ids } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-r1"], "the cut response is its own entry");
+    const entry = entries[0];
     assert.ok(entry.costNano > 0n, `billed ${entry.costNano}`);
     assert.equal(entry.estimated, true);
     assert.ok(entry.usage.output >= 20, `10 × 100 ms of assistant audio is 20 tokens; billed ${entry.usage.output}`);
@@ -129,7 +147,9 @@ describe("realtime: what a session used is billed", () => {
     c.send({ type: "response.create" });
     await c.until("response.output_audio.done");
     await c.leave();
-    const entry = await sessionEntry(gw);
+    const { entries, ids } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-r1"]);
+    const entry = entries[0];
     assert.ok(fake.events.some((e) => e.type === "response.cancel"));
     // (30 × 4 + 10 × 4 + 20 × 16) / 1M × 0.7: the response.done usage, not a guess
     assert.equal(entry.costNano, 336_000n);
@@ -143,10 +163,50 @@ describe("realtime: what a session used is billed", () => {
     c.send({ type: "input_audio_buffer.commit" });
     await c.until("conversation.item.input_audio_transcription.completed");
     await c.leave();
-    const entry = await sessionEntry(gw);
+    const { entries, ids } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-t1"]);
+    const entry = entries[0];
     assert.deepEqual([entry.usage.input, entry.usage.output], [transcriptionFakeUsage.input_tokens, transcriptionFakeUsage.output_tokens]);
     assert.equal(entry.costNano, 672_000n); // (120 × 4 + 30 × 16) / 1M × 0.7
     assert.equal(entry.estimated, false);
+  });
+});
+
+/** A memory store whose commits fail (a full disk) once `failing` is set. */
+function failingStore(): Store & { failing: boolean } {
+  const inner = createMemoryStore();
+  const control = { failing: false };
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "failing") return control.failing;
+      if (prop === "record") {
+        return (entry: UsageEntry) => control.failing ? Promise.reject(new Error("disk full")) : target.record(entry);
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+    set(_target, prop, value) {
+      if (prop !== "failing") return false;
+      control.failing = value as boolean;
+      return true;
+    },
+  }) as Store & { failing: boolean };
+}
+
+describe("realtime: a charge is committed before its event is relayed", () => {
+  test("a response.done whose charge cannot be committed is withheld; the session ends with a 503 error event", async () => {
+    const store = failingStore();
+    const { gw } = await world({}, { store });
+    const c = await Client.open(gw);
+    c.send({ type: "response.create" });
+    await c.until("response.done");
+    assert.equal(c.count("response.done"), 1);
+    store.failing = true;
+    c.send({ type: "response.create" });
+    await c.until("response.done", 2);
+    assert.equal(c.error()?.code, "state_unavailable", JSON.stringify(c.error()));
+    assert.equal(c.count("response.done"), 1, "the second response.done is not relayed");
+    assert.equal((await c.closed()).code, 1013);
   });
 });
 
@@ -165,8 +225,9 @@ describe("realtime: each response is admitted", () => {
     assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(c.error()?.code ?? ""), JSON.stringify(c.error()));
     assert.equal((await c.closed()).code, 1008);
     assert.equal(fake.responses, 3);
-    const entry = await sessionEntry(gw);
-    assert.equal(entry.costNano, 3n * 14_000_000n);
+    const { entries, ids } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-r1", "-r2", "-r3"], "each response is its own entry");
+    for (const e of entries) assert.equal(e.costNano, 14_000_000n);
     assert.ok(gw.ledger.spentByUser("alice") <= BigInt(credit * NANO));
     await eventually(() => gw.ledger.reservedByUser("alice") === 0n, 3000, "every hold given back");
   });
@@ -181,9 +242,10 @@ describe("realtime: each response is admitted", () => {
     assert.ok(c.error(), "the session is ended with an error event");
     assert.equal((await c.closed()).code, 1008);
     assert.ok(fake.responses <= 4, `${fake.responses} responses`);
-    const entry = await sessionEntry(gw);
+    const { costNano } = await sessionCharges(gw);
     // Spend passes the credit by at most one response's reservation.
-    assert.ok(entry.costNano <= BigInt(credit * NANO) + 16_800_000n, `spent ${entry.costNano}`);
+    assert.ok(costNano <= BigInt(credit * NANO) + 16_800_000n, `spent ${costNano}`);
+    assert.equal(gw.ledger.spentByUser("alice"), costNano);
   });
 
   test("a transcription-only session (no response to admit) is cut off once its transcriptions use the balance", async () => {
@@ -198,7 +260,9 @@ describe("realtime: each response is admitted", () => {
     assert.equal((await c.closed()).code, 1008);
     // 0.000672 each: the third passes 0.002 (it was transcribed before it could be refused).
     assert.equal(c.count(done), 3);
-    assert.equal((await sessionEntry(gw)).costNano, 3n * 672_000n);
+    const { ids, costNano } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-t1", "-t2", "-t3"]);
+    assert.equal(costNano, 3n * 672_000n);
   });
 
   test("disabling the user (config reload) ends the session at its next response.create", async () => {
@@ -211,7 +275,9 @@ describe("realtime: each response is admitted", () => {
     assert.equal((await c.closed()).code, 1008);
     assert.equal(c.error()?.code, "user_disabled");
     assert.equal(fake.events.filter((e) => e.type === "response.create").length, 1);
-    assert.equal((await sessionEntry(gw)).costNano, 336_000n); // the one response it had: (40 × 4 + 20 × 16) / 1M × 0.7
+    const { ids, costNano } = await sessionCharges(gw);
+    assert.deepEqual(ids, ["-r1"]);
+    assert.equal(costNano, 336_000n); // the one response it had: (40 × 4 + 20 × 16) / 1M × 0.7
   });
 
   test("a disabled token ends the session too", async () => {
@@ -315,9 +381,81 @@ describe("realtime: each response is admitted, on Redis + PostgreSQL", () => {
     assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(c.error()?.code ?? ""), JSON.stringify(c.error()));
     assert.equal((await c.closed()).code, 1008);
     assert.equal(fake.responses, 3);
-    await eventually(async () => (await state.usageLog.logs({ limit: 1 }))[0]?.status === 101, 8000, "the session's usage entry");
-    assert.equal((await state.usageLog.logs({ limit: 1 }))[0].costNano, 42_000_000n);
+    await eventually(async () => (await state.usageLog.logs({ status: 101, limit: 1 })).length === 1, 8000, "the session's usage entry");
+    const entries = await state.usageLog.logs({ limit: 100 });
+    assert.deepEqual(entries.map((e) => e.costNano).sort(), [0n, 14_000_000n, 14_000_000n, 14_000_000n]);
     assert.equal(await state.accounts.spentByUser("alice"), 42_000_000n);
     await eventually(async () => (await state.accounts.reservedByUser("alice")) === 0n, 3000, "every hold given back");
+  });
+});
+
+describe("realtime: each response's charge survives kill -9", () => {
+  let dir: string;
+  const children: Child[] = [];
+  let fake: FakeRealtime | undefined;
+  let reader: Store | undefined;
+  after(async () => {
+    reader?.close();
+    for (const c of children) if (alive(c)) c.proc.kill("SIGKILL");
+    await fake?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test("a gateway killed mid-session keeps the charge of every response the client saw, exactly", async () => {
+    dir = await mkdtemp(join(tmpdir(), "gw-rt-crash-"));
+    const dbPath = join(dir, "g.db");
+    fake = await startFakeRealtime({ keys: [CHANNEL_KEY] });
+    const url = fake.url;
+    const yaml = (port: number) => config({
+      server: { listen: `127.0.0.1:${port}`, drain_timeout: "1s" },
+      store: `sqlite:${dbPath}`,
+      channels: [channel("rt", url, { models: [MODEL] })],
+      models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16 } } },
+    });
+    const serve = async () => {
+      const served = await serveGateway({ file: join(dir, "gateway.yaml"), cwd: dir, yaml, logLevel: "warn", readyMs: 15_000 });
+      children.push(served.child);
+      return served;
+    };
+    const first = await serve();
+    const ws = new WebSocket(`${first.base.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const sessionId = new Promise<string>((resolve) => ws.once("upgrade", (res) => resolve(String(res.headers["x-gateway-request-id"]))));
+    const c = await Client.attach(ws);
+    const id = await sessionId;
+    for (let i = 1; i <= 2; i++) {
+      c.send({ type: "response.create" });
+      await c.until("response.done", i);
+    }
+    assert.equal(c.count("response.done"), 2);
+    assert.equal(c.error(), undefined);
+
+    // Mid-session: the client has both responses and the session is still open.
+    first.child.proc.kill("SIGKILL");
+    assert.equal((await exited(first.child, 5000)).signal, "SIGKILL");
+    await c.closed();
+
+    // Restarted on the same store, the two responses are charged, once each:
+    // (30 × 4 + 10 × 4 + 20 × 16) / 1M × 0.7 = 336,000 nano.
+    const second = await serve();
+    reader = openSqliteStore(dbPath, { mustExist: true });
+    const store = reader;
+    const ids = [`${id}-r1`, `${id}-r2`];
+    await eventually(() => ids.every((r) => store.logs({ requestId: r }).length === 1), 5000, "both responses' entries");
+    const entries = store.logs({ limit: 100 });
+    for (const r of ids) {
+      const e = store.logs({ requestId: r })[0];
+      assert.equal(e.costNano, 336_000n, `cost of ${r}`);
+      assert.equal(e.estimated, false);
+      assert.deepEqual([e.token, e.user, e.model, e.channel], ["alice-main", "alice", MODEL, "rt"]);
+    }
+    assert.equal(entries.reduce((s, e) => s + e.costNano, 0n), 672_000n, "nothing else is charged");
+    assert.equal(store.spentByUser("alice"), 672_000n);
+    assert.equal(store.spentByToken("alice-main"), 672_000n);
+    const usageCli = runGateway(["usage", "--json", "--by", "user", "--config", join(dir, "gateway.yaml")], dir, "warn");
+    assert.equal((await exited(usageCli, 20_000)).code, 0, usageCli.stderr);
+    assert.equal(JSON.parse(usageCli.stdout.trim()).cost, 0.000672);
+
+    second.child.proc.kill("SIGTERM");
+    assert.equal((await exited(second.child, 10_000)).code, 0, second.child.stderr);
   });
 });

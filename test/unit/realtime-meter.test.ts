@@ -1,6 +1,6 @@
 // The realtime meter without sockets: an event's type read from its head (and from the
-// decoded frame when it is not the first key), the usage every usage-bearing event
-// reports, and the marked estimate for a response that never reported.
+// decoded frame when it is not the first key), the usage each usage-bearing event
+// reports, one at a time, and the marked estimate for a response that never reported.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -30,18 +30,31 @@ test("response.done and transcription events report their usage; duration usage 
   assert.equal(reportedUsage("response.done", { response: { status: "failed" } }), undefined);
 });
 
-test("a response cut before its usage is estimated from its deltas (marked); reported usage is exact", () => {
+test("each response reports its own usage; one cut before its usage is estimated from its deltas (marked)", () => {
   const meter = new RealtimeMeter();
-  meter.upstream("response.created", frame({ type: "response.created" }));
-  meter.upstream("response.done", frame({ type: "response.done", response: { usage: { input_tokens: 100, output_tokens: 50 } } }));
-  assert.deepEqual(meter.total(), { usage: { input: 100, cacheRead: 0, cacheWrite: 0, output: 50, reasoning: 0 }, seconds: 0, estimated: false });
+  assert.deepEqual(meter.upstream("response.created", frame({ type: "response.created" })), { kind: "started" });
+  const done = meter.upstream("response.done", frame({ type: "response.done", response: { usage: { input_tokens: 100, output_tokens: 50 } } }));
+  assert.deepEqual(done, { kind: "done", used: { usage: { input: 100, cacheRead: 0, cacheWrite: 0, output: 50, reasoning: 0 }, seconds: 0, estimated: false } });
+  assert.equal(meter.unreported(), undefined, "nothing is left to estimate");
   meter.upstream("response.created", frame({ type: "response.created" }));
   // One second of pcm16 24 kHz assistant audio: 64,000 base64 characters, 20 tokens.
   meter.upstream("response.output_audio.delta", Buffer.alloc(64_000));
-  const { usage, estimated } = meter.total();
-  assert.equal(estimated, true);
-  assert.equal(usage.output, 50 + 20);
-  assert.ok(usage.input >= 100 + 150, "the next response reads the conversation so far again");
+  const cut = meter.unreported();
+  assert.equal(cut?.estimated, true);
+  assert.equal(cut?.usage.output, 20, "only this response's output");
+  assert.ok(cut!.usage.input >= 150, "the next response reads the conversation so far again");
+});
+
+test("a response.done without usage is that response's estimate, marked and never zero", () => {
+  const meter = new RealtimeMeter();
+  meter.upstream("response.created", frame({ type: "response.created" }));
+  const done = meter.upstream("response.done", frame({ type: "response.done", response: { status: "failed" } }));
+  assert.equal(done?.kind, "done");
+  assert.ok(done?.kind === "done" && done.used.estimated && done.used.usage.output >= 1);
+  assert.equal(meter.unreported(), undefined);
+  const tr = meter.upstream("conversation.item.input_audio_transcription.completed",
+    frame({ type: "conversation.item.input_audio_transcription.completed", usage: { type: "tokens", input_tokens: 12, output_tokens: 3 } }));
+  assert.ok(tr?.kind === "transcribed" && tr.used.usage.input === 12 && !tr.used.estimated);
 });
 
 test("duration-billed transcription: billed seconds with a per-second price, else audio tokens (marked)", () => {

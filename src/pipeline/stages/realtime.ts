@@ -1,7 +1,9 @@
 // The realtime voice API: a WebSocket the gateway accepts from the client and opens to the
 // channel (with the channel's key), relaying frames both ways as they come (realtime-session:
-// backpressure, per-response admission, metering). The session is one usage entry, settled
-// when it ends, for everything its events reported plus a marked estimate for what never did.
+// backpressure, per-response admission, metering). Each response and input transcription is
+// its own usage entry (realtime-charges), committed before the event reporting its usage
+// reaches the client; the session's own entry (its request id, status 101, its duration)
+// carries only what is priced per session (a per-request price), so nothing counts twice.
 
 import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
@@ -13,10 +15,13 @@ import { keyInRotation } from "../../routing/key-pick.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel, Runtime } from "../../runtime/types.js";
-import type { Admitter } from "../../state/interfaces.js";
+import type { UsageSink } from "../../billing/usage-sink.js";
+import { emptyUsage } from "../../protocols/usage.js";
+import type { Admitter, UsageLog } from "../../state/interfaces.js";
 import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";
 import { SessionAdmission } from "../realtime-admission.js";
-import { RealtimeMeter, billable } from "../realtime-meter.js";
+import { RealtimeCharges } from "../realtime-charges.js";
+import { RealtimeMeter } from "../realtime-meter.js";
 import { RealtimeSession } from "../realtime-session.js";
 import { requestIdHeader } from "../../server/request-id.js";
 import type { Stage } from "../compose.js";
@@ -100,8 +105,11 @@ function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
 
 export interface RealtimeDeps {
   readonly routing: Pick<RoutingState, "keys" | "keyHealth">;
-  /** Admits each response of a session. */
+  /** Admits each response of a session, and settles its charge. */
   readonly admitter: Admitter;
+  /** Where each response's and transcription's entry is committed. */
+  readonly usageLog: UsageLog;
+  readonly observer: UsageSink;
   /** The config in force now: each admission checks the token and user against it. */
   readonly live: () => Runtime;
 }
@@ -131,22 +139,31 @@ export function realtimeStage(deps: RealtimeDeps): Stage<RequestContext> {
     upstream.off("message", hold);
     const firstByteNs = process.hrtime.bigint();
     const model = ctx.model!;
+    const group = ctx.group!;
+    const token = ctx.token!;
     const meter = new RealtimeMeter();
+    const charges = new RealtimeCharges({
+      admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm,
+      base: {
+        token: token.name, user: token.user, group: token.group, model: ctx.modelName ?? "", upstreamModel: ctx.upstreamModel,
+        channel: channel.name, inboundProtocol: ctx.route?.name ?? "unknown", upstreamProtocol: channel.protocol,
+      },
+    });
     const admission = new SessionAdmission({
-      admitter: deps.admitter, live: deps.live, requestId: ctx.id, token: ctx.token!, model, group: ctx.group!,
+      admitter: deps.admitter, live: deps.live, requestId: ctx.id, charges, token, model, group,
     });
     const session = new RealtimeSession({
       requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
       worst: () => ({ input: meter.nextInputTokens(), cacheRead: 0, cacheWrite: 0, output: model.maxOutputTokens, reasoning: 0 }),
     });
     await session.run(early);
-    const total = meter.total();
-    const billed = billable(total.usage, total.seconds, model.price);
-    // The holds taken as the session ran go back once its charge is settled (or given up).
-    const release = () => { void admission.release(); };
+    // A response cut mid-way is charged as its own entry now; every other hold goes back.
+    await admission.end(meter.unreported());
+    // Usage is in the entries above: this one holds the session (and any per-request price).
+    const none = () => {};
     ctx.served = {
-      status: 101, ending: "complete", charge: "reported", usage: billed.usage, usageEstimated: total.estimated || billed.estimated,
-      units: billed.units, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release, abandon: release,
+      status: 101, ending: "complete", charge: "reported", usage: emptyUsage(), usageEstimated: false,
+      units: undefined, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: none, abandon: none,
     };
   };
 }

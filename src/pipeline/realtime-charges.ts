@@ -1,0 +1,84 @@
+// The charge of each response and transcription of a realtime session, as its own usage-log
+// entry: the response's reservation settled with its cost (as the settle stage does for a
+// request) and the entry appended, both awaited, so the event that reports the usage is
+// relayed to the client only once its charge is durable (it survives kill -9). Entries of a
+// session are named after its request id: `<id>-r<n>` for responses, `<id>-t<n>` for
+// input transcriptions.
+
+import { costOf } from "../billing/cost.js";
+import type { UsageSink } from "../billing/usage-sink.js";
+import { costTally } from "../observability/metrics.js";
+import type { Usage } from "../protocols/usage.js";
+import type { Price } from "../runtime/types.js";
+import type { Admitter, LimitHolds, Reservation, UsageLog } from "../state/interfaces.js";
+import type { UsageEntry } from "../state/store.js";
+import { totalTokens } from "./admission-limits.js";
+import { billable } from "./realtime-meter.js";
+import { stateFailure, type StatePart } from "./state-failure.js";
+
+/** What every entry of the session shares (whose, which model and channel). */
+export type SessionEntryBase = Pick<UsageEntry,
+  "token" | "user" | "group" | "model" | "upstreamModel" | "channel" | "inboundProtocol" | "upstreamProtocol">;
+
+/** One response's or transcription's charge. */
+export interface ChargePart {
+  /** Its entry's request id. */
+  readonly id: string;
+  /** The response's admission, settled by this charge (none for a transcription). */
+  readonly reservation?: Reservation;
+  readonly holds?: LimitHolds;
+  readonly usage: Usage;
+  /** Seconds of duration-billed transcription audio. */
+  readonly seconds: number;
+  readonly estimated: boolean;
+  /** Epoch ms the response started (or the transcription was reported). */
+  readonly startedAt: number;
+}
+
+export interface RealtimeChargesOptions {
+  readonly admitter: Admitter;
+  readonly usageLog: UsageLog;
+  readonly observer: UsageSink;
+  readonly base: SessionEntryBase;
+  readonly price: Price;
+  readonly multiplierPpm: bigint;
+}
+
+export class RealtimeCharges {
+  readonly #o: RealtimeChargesOptions;
+
+  constructor(opts: RealtimeChargesOptions) {
+    this.#o = opts;
+  }
+
+  /**
+   * Settles the part's reservation with its cost and appends its entry; resolves once both
+   * are done, rejects with the state failure (a 503 naming the part) when either fails. The
+   * session's per-request price is its own entry's: these are priced by usage alone.
+   */
+  async commit(part: ChargePart): Promise<UsageEntry> {
+    const { admitter, usageLog, observer, base, price, multiplierPpm } = this.#o;
+    const billed = billable(part.usage, part.seconds, price);
+    const costNano = costOf(billed.usage, price, multiplierPpm, { ...billed.units, requests: 0 });
+    const now = Date.now();
+    const entry: UsageEntry = {
+      ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
+      durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
+    };
+    const charge = { requestId: part.id, token: base.token, user: base.user, costNano };
+    // The accounts first, so one not loaded yet reads its total from the log before this entry is in it.
+    const settled = part.reservation === undefined && part.holds === undefined && costNano === 0n ? undefined
+      : admitter.finish({ reservation: part.reservation, holds: part.holds, charge, usedTokens: totalTokens(billed.usage), now })
+        .catch((err: unknown) => thrown(err, "accounts"));
+    const appended = usageLog.append(entry).catch((err: unknown) => thrown(err, "usage log"));
+    observer.record({ entry, attempts: 1 });
+    if (costNano > 0n) costTally.add(Number(costNano), entry.model, entry.group);
+    await Promise.all([settled, appended]);
+    return entry;
+  }
+}
+
+/** Rejects with what the client is told, keeping the cause for the log. */
+function thrown(err: unknown, part: StatePart): never {
+  throw Object.assign(stateFailure(err, part), { cause: err });
+}
