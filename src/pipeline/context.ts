@@ -15,7 +15,18 @@ import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
 import type { RememberedJob } from "../routing/jobs.js";
 import type { Usage } from "../protocols/usage.js";
-import type { ReservedOutput } from "./output-limit.js";
+import type { CanonicalRequest } from "../protocols/canonical.js";
+
+/** What a model call reserves for its output (pipeline/output-limit.ts). */
+export interface ReservedOutput {
+  /** The output cap per answer: the client's, else the model's max_output_tokens. */
+  readonly limit: number;
+  /** Output tokens reserved: the cap × the answers asked for (n, candidateCount), or
+   * more where a converted request's encoder raises the cap (thinking on top of it). */
+  readonly tokens: number;
+  /** The request in canonical form, when a converting channel's cap needed it. */
+  readonly canonical?: CanonicalRequest;
+}
 
 /** A WebSocket upgrade request's raw connection. */
 export interface Upgrade {

@@ -4,19 +4,9 @@
 // client set none, so the reservation is an upper bound of what the answer can produce.
 
 import { requestedAnswers, requestedMaxTokens } from "../billing/estimate.js";
-import type { CanonicalRequest } from "../protocols/canonical.js";
 import { outboundAdapterFor, passesThrough, routeProtocols } from "../protocols/registry.js";
-import type { RequestContext } from "./context.js";
-
-export interface ReservedOutput {
-  /** The output cap per answer: the client's, else the model's max_output_tokens. */
-  readonly limit: number;
-  /** Output tokens reserved: the cap × the answers asked for (n, candidateCount), or
-   * more where a converted request's encoder raises the cap (thinking on top of it). */
-  readonly tokens: number;
-  /** The request in canonical form, when a converting channel's cap needed it. */
-  readonly canonical?: CanonicalRequest;
-}
+import type { CanonicalRequest } from "../protocols/canonical.js";
+import type { RequestContext, ReservedOutput } from "./context.js";
 
 /** The output a request of `ctx` reserves for. */
 export function reservedOutput(ctx: RequestContext): ReservedOutput {
