@@ -1,6 +1,6 @@
 // The charge of each response and transcription of a realtime session, as its own usage-log
-// entry: the response's reservation settled with its cost (as the settle stage does for a
-// request) and the entry appended, both awaited, so the event that reports the usage is
+// entry: the response's reservation settled with its cost and the entry appended
+// (commitCharge, as the settle stage does for a request), both awaited, so the event that reports the usage is
 // relayed to the client only once its charge is durable (it survives kill -9). Entries of a
 // session are named after its request id: `<id>-r<n>` for responses, `<id>-t<n>` for
 // input transcriptions.
@@ -12,9 +12,8 @@ import type { Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
 import type { Admitter, LimitHolds, Reservation, UsageLog } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
-import { totalTokens } from "./admission-limits.js";
+import { commitCharge } from "./commit-charge.js";
 import { billable } from "./realtime-meter.js";
-import { stateFailure, type StatePart } from "./state-failure.js";
 
 /** What every entry of the session shares (whose, which model and channel). */
 export type SessionEntryBase = Pick<UsageEntry,
@@ -65,20 +64,10 @@ export class RealtimeCharges {
       ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
       durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
     };
-    const charge = { requestId: part.id, token: base.token, user: base.user, costNano };
-    // The accounts first, so one not loaded yet reads its total from the log before this entry is in it.
-    const settled = part.reservation === undefined && part.holds === undefined && costNano === 0n ? undefined
-      : admitter.finish({ reservation: part.reservation, holds: part.holds, charge, usedTokens: totalTokens(billed.usage), now })
-        .catch((err: unknown) => thrown(err, "accounts"));
-    const appended = usageLog.append(entry).catch((err: unknown) => thrown(err, "usage log"));
+    const committed = commitCharge(admitter, usageLog, part, entry);
     observer.record({ entry, attempts: 1 });
     if (costNano > 0n) costTally.add(Number(costNano), entry.model, entry.group);
-    await Promise.all([settled, appended]);
+    await committed;
     return entry;
   }
-}
-
-/** Rejects with what the client is told, keeping the cause for the log. */
-function thrown(err: unknown, part: StatePart): never {
-  throw Object.assign(stateFailure(err, part), { cause: err });
 }

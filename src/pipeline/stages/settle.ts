@@ -14,11 +14,10 @@ import { log } from "../../observability/log.js";
 import { costTally } from "../../observability/metrics.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
 import type { Admitter, UsageLog } from "../../state/interfaces.js";
-import { totalTokens } from "../admission-limits.js";
+import { commitCharge } from "../commit-charge.js";
 import type { UsageEntry } from "../../state/store.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
-import { stateFailure, type StatePart } from "../state-failure.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import { shownCost } from "../shown-cost.js";
 import { billingFault } from "../billing-fault.js";
@@ -33,7 +32,7 @@ export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: Us
     }
     const entry = usageEntry(ctx, failure);
     ctx.settled = entry;
-    const committed = commit(admitter, usageLog, ctx, entry);
+    const committed = commitCharge(admitter, usageLog, ctx, entry);
     observer.record({ entry, attempts: ctx.attempts });
     const served = ctx.served;
     if (entry.costNano > 0n) {
@@ -52,32 +51,6 @@ export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: Us
     served?.release(shownCost(ctx, entry, failure));
     if (failure !== undefined) throw failure;
   };
-}
-
-/**
- * Settles the reservation (the limit holds given back with it: slots freed, token estimates
- * replaced by the tokens billed) and appends the entry, both started at once: the accounts
- * first, so one not loaded yet reads its total from the log before this entry is in it.
- * Either failing rejects; the spend stays counted either way (money an upstream served is
- * never offered again).
- */
-function commit(admitter: Admitter, usageLog: UsageLog, ctx: RequestContext, entry: UsageEntry): Promise<unknown> {
-  const { reservation, holds } = ctx;
-  const charge = { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano };
-  // Nothing held and nothing charged (a refusal): the accounts have nothing to do.
-  const settled = reservation === undefined && holds === undefined && charge.costNano === 0n ? undefined
-    : admitter.finish({ reservation, holds, charge, usedTokens: totalTokens(entry.usage), now: Date.now() })
-      .catch((err: unknown) => thrown(err, "accounts"));
-  const logged = usageLog.append(entry);
-  // A shared store keeps the charge's record until both are done (see Admitter.whenLogged).
-  if (settled && charge.costNano > 0n && admitter.whenLogged) admitter.whenLogged(charge.requestId, Promise.allSettled([settled, logged]));
-  const appended = logged.catch((err: unknown) => thrown(err, "usage log"));
-  return Promise.all([settled, appended]);
-}
-
-/** Rejects with what the client is told (a 503 naming the part), keeping the cause for the log. */
-function thrown(err: unknown, part: StatePart): never {
-  throw Object.assign(stateFailure(err, part), { cause: err });
 }
 
 function causeText(err: unknown): string {
