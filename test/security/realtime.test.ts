@@ -126,6 +126,17 @@ async function sessionCharges(gw: TestGateway) {
   return { session, entries, ids: entries.map((e) => e.requestId.slice(session.requestId.length)), costNano: entries.reduce((n, e) => n + e.costNano, 0n) };
 }
 
+/** Sends `frame` (what starts a response) and waits for each answer until the gateway ends
+ * the session (at most 20 rounds); `done`: the event that ends one. Returns the error event. */
+async function runUntilCut(c: Client, frame: string, done = "response.done") {
+  for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
+    c.send({ type: frame });
+    await c.until(done, i);
+  }
+  assert.equal((await c.closed()).code, 1008, "closed as a policy refusal");
+  return c.error();
+}
+
 describe("realtime: what a session used is billed", () => {
   test("a session whose upstream ends on response.output_audio.done (no response.done) is billed an estimate, marked", async () => {
     const { gw } = await world({ response: { kind: "audio", cut: "close" } });
@@ -218,12 +229,8 @@ describe("realtime: each response is admitted", () => {
   test("a user with little credit is cut off with an error event once the balance is used", async () => {
     const { gw, fake } = await world({ response: { usage } }, { users: { alice: { credit, groups: ["default"] } }, maxOutput: 1000 });
     const c = await Client.open(gw);
-    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
-      c.send({ type: "response.create" });
-      await c.until("response.done", i);
-    }
-    assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(c.error()?.code ?? ""), JSON.stringify(c.error()));
-    assert.equal((await c.closed()).code, 1008);
+    const error = await runUntilCut(c, "response.create");
+    assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(error?.code ?? ""), JSON.stringify(error));
     assert.equal(fake.responses, 3);
     const { entries, ids } = await sessionCharges(gw);
     assert.deepEqual(ids, ["-r1", "-r2", "-r3"], "each response is its own entry");
@@ -235,12 +242,8 @@ describe("realtime: each response is admitted", () => {
   test("server-VAD responses (no response.create) are admitted too", async () => {
     const { gw, fake } = await world({ vad: true, response: { usage } }, { users: { alice: { credit, groups: ["default"] } }, maxOutput: 1000 });
     const c = await Client.open(gw);
-    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
-      c.send({ type: "input_audio_buffer.commit" });
-      await c.until("response.done", i);
-    }
-    assert.ok(c.error(), "the session is ended with an error event");
-    assert.equal((await c.closed()).code, 1008);
+    const error = await runUntilCut(c, "input_audio_buffer.commit");
+    assert.ok(error, "the session is ended with an error event");
     assert.ok(fake.responses <= 4, `${fake.responses} responses`);
     const { costNano } = await sessionCharges(gw);
     // Spend passes the credit by at most one response's reservation.
@@ -252,12 +255,8 @@ describe("realtime: each response is admitted", () => {
     const { gw } = await world({}, { users: { alice: { credit: 0.002, groups: ["default"] } } });
     const c = await Client.open(gw);
     const done = "conversation.item.input_audio_transcription.completed";
-    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
-      c.send({ type: "input_audio_buffer.commit" });
-      await c.until(done, i);
-    }
-    assert.equal(c.error()?.code, "insufficient_quota");
-    assert.equal((await c.closed()).code, 1008);
+    const error = await runUntilCut(c, "input_audio_buffer.commit", done);
+    assert.equal(error?.code, "insufficient_quota");
     // 0.000672 each: the third passes 0.002 (it was transcribed before it could be refused).
     assert.equal(c.count(done), 3);
     const { ids, costNano } = await sessionCharges(gw);
@@ -374,12 +373,8 @@ describe("realtime: each response is admitted, on Redis + PostgreSQL", () => {
     const usage = { input_tokens: 1000, output_tokens: 1000, total_tokens: 2000 };
     const { gw, fake } = await world({ response: { usage } }, { users: { alice: { credit: 0.05, groups: ["default"] } }, maxOutput: 1000, state });
     const c = await Client.open(gw);
-    for (let i = 1; i <= 20 && !c.close && !c.error(); i++) {
-      c.send({ type: "response.create" });
-      await c.until("response.done", i);
-    }
-    assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(c.error()?.code ?? ""), JSON.stringify(c.error()));
-    assert.equal((await c.closed()).code, 1008);
+    const error = await runUntilCut(c, "response.create");
+    assert.ok(["pre_deduction_failed", "insufficient_quota"].includes(error?.code ?? ""), JSON.stringify(error));
     assert.equal(fake.responses, 3);
     await eventually(async () => (await state.usageLog.logs({ status: 101, limit: 1 })).length === 1, 8000, "the session's usage entry");
     const entries = await state.usageLog.logs({ limit: 100 });
