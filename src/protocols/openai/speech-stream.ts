@@ -4,8 +4,7 @@
 // each `speech.audio.delta`'s base64 decoded as it passes, one delta held back as the
 // withheld tail, so memory stays one event whatever the audio's length.
 
-import { costStamp } from "../stream-cost.js";
-import { STREAM_COST_FIELD } from "../stream-cost.js";
+import { costStamp, STREAM_COST_FIELD } from "../stream-cost.js";
 import type { StreamFraming } from "../stream-framing.js";
 import { parseEvent } from "../sse.js";
 import { lastUsageReader, type StreamEnds, type UsageReader } from "../usage-tap.js";

@@ -10,7 +10,6 @@ import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
 import { framedTail } from "../../protocols/stream-framing.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
-import type { Usage } from "../../protocols/usage.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
@@ -58,7 +57,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
       if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
       if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
       // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
-      return relayBytes(input, upstream, spec, stream ? undefined : spec.bodyUsage(undefined), privateHeaders);
+      return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
     },
   };
 }
@@ -119,16 +118,17 @@ function parsed(body: Buffer): unknown {
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
  * chunk is the withheld tail, and the head goes with the first chunk released. Not being
- * JSON, they carry no usage or units to read: they are billed by the request's units
- * (`usage`: the spec's for a body that is no JSON; undefined where usage was due, a billing
- * fault on a token-priced model). One cut short before any byte went out is a broken
- * answer; after, it is cut off for the client. Neither is charged. */
+ * JSON, they carry no usage or units to read: they are billed by the request's units (or,
+ * where the spec's usage is undefined on a token-priced model, as a billing fault). One
+ * cut short before any byte went out is a broken answer; after, it is cut off for the
+ * client. Neither is charged. */
 async function relayBytes(
-  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, usage: Usage | undefined, privateHeaders: readonly string[],
+  input: ExchangeInput, upstream: UpstreamResponse, spec: PassthroughSpec, privateHeaders: readonly string[],
 ): Promise<Served | BrokenAnswer> {
   const res = input.res;
   const status = upstream.status;
   const headers = downstreamResponseHeaders(upstream.headers, privateHeaders, true);
+  const usage = spec.bodyUsage(undefined);
   let held: Buffer | undefined;
   const r = await relay({ res, body: upstream.body,
     transform: (chunk) => {
