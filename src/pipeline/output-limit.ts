@@ -8,12 +8,15 @@ import { outboundAdapterFor, passesThrough, routeProtocols } from "../protocols/
 import type { CanonicalRequest } from "../protocols/canonical.js";
 import type { RequestContext, ReservedOutput } from "./context.js";
 
-/** The output a request of `ctx` reserves for. */
+/** The output a request of `ctx` reserves for. A client's cap counts only on the routes
+ * whose upstream is held to it (the model-calling protocols, which have an inbound
+ * adapter); elsewhere (speech, images, transcription) no field of the client's bounds the
+ * answer, and the model's max_output_tokens is the bound. */
 export function reservedOutput(ctx: RequestContext): ReservedOutput {
-  const limit = requestedMaxTokens(ctx.json) ?? ctx.model!.maxOutputTokens;
-  const tokens = limit * requestedAnswers(ctx.json);
   const route = ctx.route!.name;
   const protocol = routeProtocols[route];
+  const limit = (protocol?.inbound ? requestedMaxTokens(ctx.json) : undefined) ?? ctx.model!.maxOutputTokens;
+  const tokens = limit * requestedAnswers(ctx.json);
   if (!protocol?.inbound || !ctx.json) return { limit, tokens };
   const endpoints = ctx.model!.endpoints;
   const tiers = ctx.runtime.candidates.get(ctx.token!.group)?.get(ctx.modelName!) ?? [];

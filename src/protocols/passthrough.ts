@@ -33,6 +33,8 @@ export interface PassRequest {
   /** The output tokens reserved per answer: the upstream's own limit field is set to it
    * when the client set none (undefined: nothing is added). */
   readonly outputLimit?: number;
+  /** The model is priced by tokens (ExchangeInput.tokenPriced). */
+  readonly tokenPriced?: boolean;
 }
 
 export interface PassthroughSpec {

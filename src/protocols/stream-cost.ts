@@ -20,7 +20,7 @@ export const GENERATE_STREAM_COST_FIELD = "gatewayCost";
 export type CostStamp = (tail: string, cost: string | undefined) => string;
 
 /** Where one wire keeps usage in its final usage event, and the field it adds there. */
-interface UsagePlace {
+export interface UsagePlace {
   /** Cheap test on an event's raw text: only matching events are parsed. */
   readonly mark: RegExp;
   /** The usage object of a parsed event's data, if it has one. */
@@ -28,7 +28,8 @@ interface UsagePlace {
   readonly field: string;
 }
 
-function stamp(place: UsagePlace): CostStamp {
+/** The stamp of a wire whose final usage event is found as `place` says. */
+export function costStamp(place: UsagePlace): CostStamp {
   return (tail, cost) => {
     if (cost === undefined && !tail.includes(`"${place.field}"`)) return tail;
     const events = splitEvents(tail);
@@ -98,11 +99,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Each inbound wire's stamp. */
 export const streamCost: Readonly<Record<Wire, CostStamp>> = Object.freeze({
   // The usage-only chunk before [DONE] (sent when the client set stream_options.include_usage).
-  "chat-completions": stamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => d.usage, field: STREAM_COST_FIELD }),
+  "chat-completions": costStamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => d.usage, field: STREAM_COST_FIELD }),
   // response.completed: the whole response, its usage inside.
-  responses: stamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => (isObject(d.response) ? d.response.usage : undefined), field: STREAM_COST_FIELD }),
+  responses: costStamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => (isObject(d.response) ? d.response.usage : undefined), field: STREAM_COST_FIELD }),
   // message_delta: the final (cumulative) usage, just before message_stop.
-  messages: stamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => (d.type === "message_delta" ? d.usage : undefined), field: STREAM_COST_FIELD }),
+  messages: costStamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => (d.type === "message_delta" ? d.usage : undefined), field: STREAM_COST_FIELD }),
   // The last chunk (its finishReason) with the final usageMetadata.
-  "generate-content": stamp({ mark: /"usageMetadata"\s*:\s*\{/, usageOf: (d) => d.usageMetadata, field: GENERATE_STREAM_COST_FIELD }),
+  "generate-content": costStamp({ mark: /"usageMetadata"\s*:\s*\{/, usageOf: (d) => d.usageMetadata, field: GENERATE_STREAM_COST_FIELD }),
 });

@@ -4,7 +4,7 @@
 
 import type { ServerResponse } from "node:http";
 import type { Units } from "../billing/cost.js";
-import type { CostStamp } from "../protocols/stream-cost.js";
+import type { FramedStamp } from "../protocols/stream-framing.js";
 import type { Usage } from "../protocols/usage.js";
 import type { RelayEnd } from "./relay.js";
 
@@ -107,7 +107,7 @@ export const COST_HEADER = "x-gateway-cost";
  * first) and ends the response; abandon() destroys it. `stamp` puts the cost into a
  * stream's tail (or takes an upstream's out of it when the cost is not shown).
  */
-export function served(res: ServerResponse, parts: ServedParts, tail?: string | Buffer, head?: Head, stamp?: CostStamp): Served {
+export function served(res: ServerResponse, parts: ServedParts, tail?: string | Buffer, head?: Head, stamp?: FramedStamp): Served {
   return {
     status: parts.status,
     ending: parts.ending,

@@ -24,7 +24,13 @@ export type Script =
    * until `stallMs` passes (never, when absent), then the text, the finish and the usage. */
   | { readonly kind: "metered"; readonly unlimited: number; readonly reasoning?: number; readonly stallMs?: number; readonly overrun?: number }
   | { readonly kind: "hang" }
-  | { readonly kind: "destroy" };
+  | { readonly kind: "destroy" }
+  /** Speech as SSE whose `speech.audio.done` carries no usage (a misbehaving provider). */
+  | { readonly kind: "speech_without_usage" }
+  /** Speech as SSE cut after its first delta (the connection dropped). */
+  | { readonly kind: "speech_cut" }
+  /** Speech as raw audio even when SSE was asked for (a provider ignoring stream_format). */
+  | { readonly kind: "speech_raw" };
 
 export interface FakeOpenAIOptions {
   /** Keys the fake accepts; others get OpenAI's 401. Empty: any key. */
@@ -221,11 +227,7 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
       }),
     });
   }
-  if (r.path === "/v1/audio/speech") {
-    res.writeHead(200, { "content-type": "audio/mpeg", "content-length": fakeAudio.length });
-    res.end(fakeAudio);
-    return;
-  }
+  if (r.path === "/v1/audio/speech") return answerSpeech(r, res, script);
   if (r.path === "/v1/embeddings") {
     return sendJson(res, 200, {
       object: "list",
@@ -239,6 +241,46 @@ function answerOther(r: Received, res: http.ServerResponse, opts: FakeOpenAIOpti
     model: String(r.body.model),
     results: inputs.map(() => ({ flagged: false, categories: { harassment: false, violence: false }, category_scores: { harassment: 0.001, violence: 0.002 } })),
   });
+}
+
+/** What the token-priced speech models (gpt-4o-mini-tts) "speak": three SSE deltas' worth
+ * of bytes that are no text. */
+export const fakeSpeechAudio = Buffer.from(Array.from({ length: 9000 }, (_, i) => (i * 37 + (i >> 8)) & 0xff));
+/** The usage gpt-4o-mini-tts reports in `speech.audio.done`. */
+export const fakeSpeechUsage = { input_tokens: 14, output_tokens: 1500, total_tokens: 1514 };
+/** Content-Type of each speech `response_format`. */
+export const speechContentTypes: Readonly<Record<string, string>> = {
+  mp3: "audio/mpeg", opus: "audio/opus", aac: "audio/aac", flac: "audio/flac", wav: "audio/wav", pcm: "audio/pcm",
+};
+
+/** /v1/audio/speech as OpenAI answers it: raw audio (tts-1's fixed frame, the token-priced
+ * models' own bytes) in the content type of `response_format`, or, with `stream_format:
+ * "sse"` (which tts-1 and tts-1-hd refuse), `speech.audio.delta` events with the audio in
+ * base64 and a `speech.audio.done` with the usage. */
+function answerSpeech(r: Received, res: http.ServerResponse, script: Script | undefined): void {
+  const model = String(r.body.model);
+  const classic = /^tts-1/.test(model);
+  const format = typeof r.body.response_format === "string" ? r.body.response_format : "mp3";
+  const type = speechContentTypes[format];
+  if (!type) return sendOpenAIError(res, 400, `Invalid value: '${format}'. Supported values are: 'mp3', 'opus', 'aac', 'flac', 'wav', and 'pcm'.`, "invalid_request_error", "invalid_value");
+  const sse = r.body.stream_format === "sse";
+  if (sse && classic) return sendOpenAIError(res, 400, "stream_format 'sse' is not supported for tts-1 or tts-1-hd.", "invalid_request_error", "unsupported_value");
+  const audio = classic ? fakeAudio : fakeSpeechAudio;
+  if (!sse || script?.kind === "speech_raw") {
+    res.writeHead(200, { "content-type": type, "content-length": audio.length });
+    res.end(audio);
+    return;
+  }
+  const third = Math.ceil(audio.length / 3);
+  const lines = [0, 1, 2].map((i) => `data: ${JSON.stringify({ type: "speech.audio.delta", audio: audio.subarray(i * third, (i + 1) * third).toString("base64") })}\n\n`);
+  const done = script?.kind === "speech_without_usage" ? {} : { usage: fakeSpeechUsage };
+  lines.push(`data: ${JSON.stringify({ type: "speech.audio.done", ...done })}\n\n`);
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  if (script?.kind === "speech_cut") {
+    res.write(lines[0] + lines[1], () => res.socket?.destroy());
+    return;
+  }
+  sendLines(res, lines, 20);
 }
 
 /** What the fake transcribes any audio to. */

@@ -1,6 +1,6 @@
 // OpenAI-protocol media endpoints passed through, with their request rules and the units
-// they are billed by: images (one per call), speech (per 1k characters), transcription and
-// video (per second).
+// they are billed by: images (one per call), speech (per 1k characters, or by the tokens
+// its SSE answer reports), transcription and video (per second).
 
 import { tokenPriced, type Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
@@ -8,9 +8,12 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import type { MultipartFile } from "../../media/multipart.js";
 import { rewriteMultipart } from "../../media/multipart-rewrite.js";
 import type { Price } from "../../runtime/types.js";
-import { answerField, renamedBody, wholeBody, type PassRequest } from "../passthrough.js";
+import { answerField, renamedBody, spliceField, wholeBody, type PassRequest } from "../passthrough.js";
+import { SseUsageTap } from "../usage-tap.js";
 import { emptyUsage } from "../usage.js";
+import { renderOpenAIStreamError } from "./errors.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
+import { asksSpeechSse, audioFraming, speechContentType, speechStreamCost, speechStreamEnds, speechUsageReader } from "./speech-stream.js";
 
 function requireText(json: Record<string, unknown>, field: string): string {
   const value = json[field];
@@ -50,10 +53,16 @@ export function imageEditRules(json: Record<string, unknown>, files: readonly Mu
   return imageRules(json);
 }
 
-/** Speech is billed by the characters it reads out. */
-export function speechRules(json: Record<string, unknown>): Units {
+/** Speech is billed by the characters it reads out, or, on a model priced by tokens, by
+ * the usage of the SSE answer the gateway asks for: its `stream_format` must then be one
+ * the gateway can render (it is no longer the upstream that checks it). */
+export function speechRules(json: Record<string, unknown>, _files?: readonly MultipartFile[], price?: Price): Units {
   const input = requireText(json, "input");
   requireText(json, "voice");
+  const format = json.stream_format;
+  if (price && tokenPriced(price) && format !== undefined && format !== "audio" && format !== "sse") {
+    throw new GatewayError(errors.invalidParameter, "'stream_format' must be 'audio' or 'sse'.");
+  }
   return { characters: [...input].length };
 }
 
@@ -132,10 +141,30 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
   },
 });
 
+/** Speech passes through as sent on a model priced per 1k characters: its audio bytes are
+ * billed by the request's characters. A model priced by tokens reports its usage only in
+ * SSE: it is asked for SSE (the body edited as little as the rename allows) and rendered
+ * back as audio unless the client asked for SSE itself. */
 export const speechPassthrough = wholeBody("/v1/audio/speech", {
+  isStream: (req) => req.tokenPriced === true,
+  body: (req, upstreamModel) => ({
+    body: req.tokenPriced && !asksSpeechSse(req.json) ? sseSpeechBody(req, upstreamModel) : renamedBody(req, upstreamModel),
+    stripUsage: false,
+  }),
+  streamTap: () => new SseUsageTap(speechUsageReader(), speechStreamEnds),
+  streamError: (err) => renderOpenAIStreamError(err),
+  streamCost: speechStreamCost,
+  streamFraming: (req) => (asksSpeechSse(req.json) ? undefined : audioFraming(speechContentType(req.json))),
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
   answersJson: () => false,
 });
+
+/** The speech body asking for `stream_format: "sse"`: spliced in before the client's bytes
+ * when nothing else changes, else re-serialised. */
+function sseSpeechBody(req: PassRequest, upstreamModel: string): Buffer {
+  if (req.json.model === upstreamModel && !("stream_format" in req.json)) return spliceField(req.raw, "stream_format", '"sse"');
+  return Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel, stream_format: "sse" }));
+}
 
 /** The video's length in seconds, from `seconds` or family A's `metadata.duration`. */
 function requestedSeconds(json: Record<string, unknown>): number | undefined {

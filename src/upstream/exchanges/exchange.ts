@@ -32,6 +32,9 @@ export interface ExchangeInput {
    * what the answer can cost. Undefined for a request that reserved nothing (the free
    * token-counting routes): no limit is added. */
   readonly outputLimit: number | undefined;
+  /** The model is priced by tokens: its answer must carry usage (a route whose default
+   * answer carries none, speech, then asks upstream for one that does). */
+  readonly tokenPriced?: boolean;
   /** The request already decoded to the canonical form (when reserving needed it). */
   readonly canonical?: CanonicalRequest;
   /** The endpoint kinds the model is priced for: which protocol an OpenAI-protocol channel

@@ -30,6 +30,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   const req: PassRequest = {
     raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
+    tokenPriced: input.tokenPriced,
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
   // Set by the gateway, not the client: what this answer must be for the gateway to read it.
@@ -55,7 +56,8 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
       if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
       if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
       if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
-      return relayBytes(input, upstream, spec, privateHeaders);
+      // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
+      return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
     },
   };
 }
@@ -116,7 +118,8 @@ function parsed(body: Buffer): unknown {
 
 /** Other answers (audio, plain text) relayed as they arrive, one chunk behind: the last
  * chunk is the withheld tail, and the head goes with the first chunk released. Not being
- * JSON, they carry no usage or units to read: they are billed by the request's units. One
+ * JSON, they carry no usage or units to read: they are billed by the request's units (or,
+ * where the spec's usage is undefined on a token-priced model, as a billing fault). One
  * cut short before any byte went out is a broken answer; after, it is cut off for the
  * client. Neither is charged. */
 async function relayBytes(
@@ -134,7 +137,7 @@ async function relayBytes(
       if (out === undefined) return EMPTY;
       if (!res.headersSent) {
         // The head goes before the charge is committed: the cost is quoted from the request.
-        const cost = input.quote?.(usage);
+        const cost = usage === undefined ? undefined : input.quote?.(usage);
         if (cost !== undefined) res.setHeader(COST_HEADER, cost);
         res.writeHead(status, headers);
       }
@@ -191,12 +194,15 @@ async function relayStream(
   // Otherwise an estimate, in which the usage already reported (a message_start's input, a
   // chunk's running usageMetadata) counts over any guess.
   const whole = complete || (ending === "client-gone" && tap.ending === "terminal");
-  const framed = framedTail(framing, complete, last, spec.streamCost);
-  return served(res, {
+  const parts = {
     status: upstream.status, ending, charge: whole ? "reported" : "estimate", usage: tap.usage,
     outputChars: tap.outputChars, firstByteNs: r.firstByteNs, readMs: ending === "client-gone" ? readMs : undefined,
     answerId: whole ? tap.answerId : undefined,
-  }, framed.tail, undefined, framed.stamp);
+  } as const;
+  // A framing that cannot carry the error (raw audio) ends an incomplete stream by a cut.
+  if (framing?.cutsOnError && !complete && ending !== "client-gone") return cutOff(res, parts);
+  const framed = framedTail(framing, complete, last, spec.streamCost);
+  return served(res, parts, framed.tail, undefined, framed.stamp);
 }
 
 
