@@ -24,6 +24,9 @@ export interface PassRequest {
   readonly pathModel?: string;
   /** Action named in the URL (generate-content: generateContent | streamGenerateContent). */
   readonly pathAction?: string;
+  /** API version named in the URL (generate-content: v1beta or Google's GA v1); undefined
+   * for routes without one. */
+  readonly apiVersion?: string;
   /** The client's query string without "?", rebuilt from the spec's `query` allow-list. */
   readonly query: string;
   /** The client's Content-Type header. */

@@ -27,6 +27,9 @@ export interface Route {
   readonly poll?: boolean;
   /** A poll that still takes the rate windows: it reaches the upstream (a job fetch). */
   readonly rateLimited?: boolean;
+  /** The API version the client called (generate-content: `v1beta`, or `v1`, Google's GA
+   * path); a pass-through keeps it toward channels of the same protocol. */
+  readonly apiVersion?: string;
 }
 
 const modelCalls: ReadonlySet<HandlerName> = new Set(["proxy", "multipart", "upload", "messages", "responses"]);
@@ -60,13 +63,28 @@ const exact = new Map<string, Route>([
   ["/v1/realtime", route({ name: "realtime", method: "GET", family: "openai", handler: "realtime", endpoint: "realtime", modelInBody: false })],
 ]);
 
-const generateContent = route({
-  name: "generate-content", method: "POST", family: "gemini", handler: "proxy", endpoint: "chat", modelInBody: false,
-});
-const geminiCountTokens = route({
-  name: "generate-content-count-tokens", method: "POST", family: "gemini", handler: "count-tokens", endpoint: "chat", modelInBody: false,
-});
+/** Generate-content routes per API version: the same route but for the version kept upstream. */
+function generateRoutes(apiVersion: string) {
+  return {
+    generate: route({
+      name: "generate-content", method: "POST", family: "gemini", handler: "proxy", endpoint: "chat", modelInBody: false, apiVersion,
+    }),
+    count: route({
+      name: "generate-content-count-tokens", method: "POST", family: "gemini", handler: "count-tokens", endpoint: "chat", modelInBody: false, apiVersion,
+    }),
+  };
+}
+const geminiVersions: Readonly<Record<string, ReturnType<typeof generateRoutes>>> = {
+  "/v1beta/models/": generateRoutes("v1beta"),
+  "/v1/models/": generateRoutes("v1"),
+};
 const geminiModels = route({ name: "models", method: "GET", family: "gemini", handler: "models", modelInBody: false });
+/** One model by name (`pathModel`), served by the model list's handler; on /v1 the route
+ * stage picks the shape from the caller's headers, as for the list. */
+const modelInfo = {
+  gemini: route({ name: "models", method: "GET", family: "gemini", handler: "models", modelInBody: false }),
+  openai: route({ name: "models", method: "GET", family: "openai", handler: "models", modelInBody: false }),
+} as const;
 
 /** Result of matching a path: the route, or why none matched. */
 export type RouteMatch =
@@ -95,27 +113,38 @@ function matchVideoJob(path: string): { route: Route; pathModel?: string; pathAc
   return m ? { route: videoJob, pathId: m[1], pathAction: m[2] ? "content" : "status" } : undefined;
 }
 
-/** `/v1beta/models/{model}:generateContent`, `:streamGenerateContent` and `:countTokens`, plus the model list. */
+/** `/v1beta/models/{model}:generateContent`, `:streamGenerateContent` and `:countTokens`,
+ * their GA twins under `/v1/models/`, the Gemini model list, and one model by name. */
 function matchGemini(path: string): { route: Route; pathModel?: string; pathAction?: string; pathId?: string } | undefined {
-  if (!path.startsWith("/v1beta/models")) return undefined;
   if (path === "/v1beta/models") return { route: geminiModels };
-  const rest = path.slice("/v1beta/models/".length);
+  const prefix = path.startsWith("/v1beta/models/") ? "/v1beta/models/" : path.startsWith("/v1/models/") ? "/v1/models/" : undefined;
+  if (prefix === undefined) return undefined;
+  const rest = path.slice(prefix.length);
   const colon = rest.lastIndexOf(":");
-  if (colon <= 0) return undefined;
-  const action = rest.slice(colon + 1);
-  const r = action === "countTokens" ? geminiCountTokens
-    : action === "generateContent" || action === "streamGenerateContent" ? generateContent : undefined;
-  if (!r) return undefined;
+  const action = colon > 0 ? rest.slice(colon + 1) : "";
+  const routes = geminiVersions[prefix];
+  const r = action === "countTokens" ? routes.count
+    : action === "generateContent" || action === "streamGenerateContent" ? routes.generate : undefined;
+  // Not an action: one model by name. OpenAI ids may hold colons (ft:…); Gemini's never do.
+  const info = r === undefined && rest !== "" && (prefix === "/v1/models/" || colon === -1);
+  if (!r && !info) return undefined;
   try {
-    return { route: r, pathModel: decodeURIComponent(rest.slice(0, colon)), pathAction: action };
+    return r
+      ? { route: r, pathModel: decodeURIComponent(rest.slice(0, colon)), pathAction: action }
+      : { route: prefix === "/v1/models/" ? modelInfo.openai : modelInfo.gemini, pathModel: decodeURIComponent(rest) };
   } catch {
     return undefined; // malformed percent-encoding: no such path
   }
 }
 
+/** Whether a path is a generate-content call on Google's GA version (`/v1/models/{model}:{action}`). */
+function isGaGenerateContent(path: string): boolean {
+  return path.startsWith("/v1/models/") && /:(generateContent|streamGenerateContent|countTokens)$/.test(path);
+}
+
 /** Guess the wire family of an unknown path, so even a 404 comes back in the caller's shape. */
 export function familyOfPath(path: string): WireFamily {
-  if (path.startsWith("/v1beta")) return "gemini";
+  if (path.startsWith("/v1beta") || isGaGenerateContent(path)) return "gemini";
   if (path.startsWith("/v1/messages")) return "anthropic";
   return "openai";
 }

@@ -89,6 +89,14 @@ describe("Google's GA path (/v1/models/{model}:{action})", () => {
     });
   });
 
+  test("a /v1beta caller still reaches the upstream's /v1beta", async () => {
+    const beta = new GoogleGenAI({ apiKey: TOKEN, httpOptions: { baseUrl: w.gw.url } });
+    await beta.models.generateContent({ model: M.gemini, contents: "hi" });
+    assert.equal(last(w.gemini.received).apiVersion, "v1beta");
+    await beta.models.countTokens({ model: M.gemini, contents: "hi" });
+    assert.equal(last(w.gemini.received).apiVersion, "v1beta");
+  });
+
   describe("converted: a Gemini client on an OpenAI channel", () => {
     test("generateContent and stream answer in Gemini's shape, billed from OpenAI's usage", async () => {
       w.scriptText("openai", TEXT);

@@ -1,7 +1,10 @@
 // The model list: the models the calling token can use — its group's models that have a
 // channel, narrowed by its allowlist — in the list shape of the SDK that asks (OpenAI,
-// Anthropic or Gemini).
+// Anthropic or Gemini); and one of them by name (GET /v1/models/{model}), in that SDK's
+// shape for one model. A model the token cannot use is as unknown as one that is not.
 
+import { errors } from "../../errors/catalogue.js";
+import { GatewayError } from "../../errors/gateway-error.js";
 import type { RequestContext } from "../context.js";
 import type { Stage } from "../compose.js";
 
@@ -26,30 +29,39 @@ function usableModels(ctx: RequestContext): Listed[] {
   return listed;
 }
 
-const shapes = {
-  openai: (models: Listed[]) => ({
-    object: "list",
-    data: models.map((m) => ({ id: m.id, object: "model", created, owned_by: m.owner })),
+const entries = {
+  openai: (m: Listed) => ({ id: m.id, object: "model", created, owned_by: m.owner }),
+  anthropic: (m: Listed) => ({ type: "model", id: m.id, display_name: m.id, created_at: createdAt.toISOString() }),
+  gemini: (m: Listed) => ({
+    name: `models/${m.id}`,
+    displayName: m.id,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
   }),
+};
+
+const lists = {
+  openai: (models: Listed[]) => ({ object: "list", data: models.map(entries.openai) }),
   anthropic: (models: Listed[]) => ({
-    data: models.map((m) => ({ type: "model", id: m.id, display_name: m.id, created_at: createdAt.toISOString() })),
+    data: models.map(entries.anthropic),
     has_more: false,
     first_id: models[0]?.id ?? null,
     last_id: models.at(-1)?.id ?? null,
   }),
-  gemini: (models: Listed[]) => ({
-    models: models.map((m) => ({
-      name: `models/${m.id}`,
-      displayName: m.id,
-      supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
-    })),
-  }),
+  // Google's ListModelsResponse; every model on one page, so no nextPageToken.
+  gemini: (models: Listed[]) => ({ models: models.map(entries.gemini) }),
 };
 
 export function modelsStage(): Stage<RequestContext> {
   return async (ctx) => {
-    const body = JSON.stringify(shapes[ctx.family](usableModels(ctx)));
+    const body = JSON.stringify(ctx.pathModel === undefined ? lists[ctx.family](usableModels(ctx)) : entries[ctx.family](oneModel(ctx, ctx.pathModel)));
     ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
     ctx.res.end(body);
   };
+}
+
+/** The usable model named in the path. */
+function oneModel(ctx: RequestContext, name: string): Listed {
+  const found = usableModels(ctx).find((m) => m.id === name);
+  if (!found) throw new GatewayError(errors.modelNotFound, `The model '${name}' does not exist or this access token cannot use it.`);
+  return found;
 }

@@ -1,16 +1,18 @@
-// POST /v1beta/models/{model}:countTokens: passed through to gemini channels' own endpoint;
-// for other channels its `contents` (or its whole `generateContentRequest`) is read as a
-// generate-content request and estimated, answered as a CountTokensResponse.
+// POST /v1beta/models/{model}:countTokens (or Google's GA /v1/…): passed through to gemini
+// channels' own endpoint, on the client's API version; for other channels its `contents`
+// (or its whole `generateContentRequest`) is read as a generate-content request and
+// estimated, answered as a CountTokensResponse.
 
 import { countPassthrough, type CountTokensSpec } from "../count-tokens.js";
 import type { PassRequest } from "../passthrough.js";
 import { generateInbound } from "./index.js";
+import { apiVersion } from "./passthrough.js";
 import { array, invalid, missing, object, type JsonObject } from "./wire.js";
 
 export const generateCountTokens: CountTokensSpec = Object.freeze<CountTokensSpec>({
   passthrough: countPassthrough({
     channelProtocol: "gemini",
-    path: (req, upstreamModel) => `/v1beta/models/${encodeURIComponent(upstreamModel)}:countTokens${req.query ? "?" + req.query : ""}`,
+    path: (req, upstreamModel) => `/${apiVersion(req)}/models/${encodeURIComponent(upstreamModel)}:countTokens${req.query ? "?" + req.query : ""}`,
     body: (req, upstreamModel) => ({ body: renamedRequest(req, upstreamModel), stripUsage: false }),
   }),
   check(json) {

@@ -1,4 +1,5 @@
-// Pass-through spec of the generate-content routes. The model travels in the URL, so the
+// Pass-through spec of the generate-content routes (v1beta, and Google's GA v1: the client's
+// version is kept upstream). The model travels in the URL, so the
 // body (safetySettings included) is untouched but for the output limit the request
 // reserved for, added when the client set none. The query is the gateway's: of the
 // client's only alt=sse is read (never its `key`, in any encoding, nor a field mask);
@@ -17,6 +18,10 @@ import { geminiAnswerUsage } from "./usage.js";
 
 const isStream = (action: string | undefined) => action === "streamGenerateContent";
 
+/** The API version the client called (v1beta or v1), kept upstream: a GA caller's body is
+ * judged by the GA API. */
+export const apiVersion = (req: PassRequest): string => req.apiVersion ?? "v1beta";
+
 export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "gemini",
   isStream: (req) => isStream(req.pathAction),
@@ -24,7 +29,7 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   storedReference: generateStoredReference,
   path: (req, upstreamModel) => {
     const query = generateQuery(req.query, isStream(req.pathAction));
-    return `/v1beta/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${query ? "?" + query : ""}`;
+    return `/${apiVersion(req)}/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${query ? "?" + query : ""}`;
   },
   body: (req) => ({ body: limitedGenerateBody(req), stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),

@@ -25,6 +25,8 @@ export interface ExchangeInput {
   /** Model and action named in the path (generate-content). */
   readonly pathModel?: string;
   readonly pathAction?: string;
+  /** The API version in the path (generate-content: v1beta or v1), kept by a pass-through. */
+  readonly apiVersion?: string;
   /** The model as the client named it. */
   readonly modelName: string;
   /** The output tokens the request reserved for, per answer: sent upstream as the

@@ -28,7 +28,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   const stored = spec.storedReference?.(input.json);
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   const req: PassRequest = {
-    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
+    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, apiVersion: input.apiVersion, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
     tokenPriced: input.tokenPriced,
   };
