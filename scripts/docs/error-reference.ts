@@ -44,7 +44,7 @@ function shapes(): string[] {
     "",
     ...fence("json", pretty(renderAnthropicError(sample))),
     "",
-    "Generate content (`/v1beta/...`): the HTTP status in `code`, the google.rpc status in `status`, the catalogue code as an ErrorInfo `reason`:",
+    "Generate content (`/v1beta/...`, and `/v1/models/{model}:...` or `GET /v1/models` with a Google key): the HTTP status in `code`, the google.rpc status in `status`, the catalogue code as an ErrorInfo `reason`:",
     "",
     ...fence("json", pretty(renderGeminiError(sample))),
     "",
