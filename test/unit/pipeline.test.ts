@@ -37,6 +37,28 @@ test("routes match exact paths, gemini model paths and report wrong methods", ()
   assert.equal(familyOfPath("/v1/messages/x"), "anthropic");
 });
 
+test("Google's GA path: /v1/models/{model}:{action} is generate-content on v1; other /v1/models/{id} names one model", () => {
+  const ga = matchRoute("POST", "/v1/models/gemini-2.5-flash:streamGenerateContent");
+  assert.ok(ga.kind === "ok");
+  assert.equal(ga.route.name, "generate-content");
+  assert.equal(ga.route.family, "gemini");
+  assert.equal(ga.route.apiVersion, "v1");
+  assert.equal(ga.pathModel, "gemini-2.5-flash");
+  const count = matchRoute("POST", "/v1/models/m:countTokens");
+  assert.equal(count.kind === "ok" && count.route.name, "generate-content-count-tokens");
+  const beta = matchRoute("POST", "/v1beta/models/m:generateContent");
+  assert.equal(beta.kind === "ok" && beta.route.apiVersion, "v1beta");
+  // OpenAI's fine-tuned ids hold colons: one model, not an action.
+  const ft = matchRoute("GET", "/v1/models/ft:gpt-4o-mini:org:abc123");
+  assert.ok(ft.kind === "ok");
+  assert.equal(ft.route.handler, "models");
+  assert.equal(ft.pathModel, "ft:gpt-4o-mini:org:abc123");
+  const one = matchRoute("GET", "/v1beta/models/gemini-2.5-flash");
+  assert.equal(one.kind === "ok" && one.route.family, "gemini");
+  assert.equal(familyOfPath("/v1/models/m:countTokens"), "gemini");
+  assert.equal(familyOfPath("/v1/models"), "openai");
+});
+
 test("each family renders errors in its own wire shape with our code alongside", () => {
   const err = new GatewayError(errors.invalidToken);
   assert.deepEqual(JSON.parse(renderError("openai", err)),
