@@ -207,13 +207,17 @@ describe("Google's GA path (/v1/models/{model}:{action})", () => {
       assert.equal(raw.json?.error?.status, "NOT_FOUND");
     });
 
-    test("one model with a Bearer token: OpenAI's retrieve shape", async () => {
+    test("one model with a Bearer token: OpenAI's retrieve shape; with Anthropic's headers, Anthropic's", async () => {
       const client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
       const m = await client.models.retrieve(M.gemini);
       assert.equal(m.id, M.gemini);
       assert.equal(m.object, "model");
       assert.equal(m.owned_by, "google");
       await assert.rejects(client.models.retrieve("no-such-model"), (e: unknown) => e instanceof OpenAI.NotFoundError);
+      const anthropic = await rawRequest(`${w.gw.url}/v1/models/${M.anthropic}`, { headers: { "x-api-key": TOKEN, "anthropic-version": "2023-06-01" } });
+      assert.equal(anthropic.status, 200, anthropic.text);
+      assert.equal(anthropic.json.type, "model");
+      assert.equal(anthropic.json.id, M.anthropic);
     });
   });
 });
