@@ -104,8 +104,8 @@ describe("chat-completions inbound request", () => {
 
   const cases: [string, object, string | RegExp][] = [
     ["an unknown field", { foo: 1 }, "foo"],
-    ["legacy functions", { functions: [{ name: "f" }] }, "functions"],
-    ["legacy function_call", { function_call: "auto" }, "function_call"],
+    ["a legacy function without a name", { functions: [{ description: "f" }] }, "functions[0].name"],
+    ["a bad legacy function_call", { function_call: "required" }, "function_call"],
     ["n > 1", { n: 2 }, /`n` \(above 1\)/],
     ["logprobs", { logprobs: true }, "logprobs"],
     ["top_logprobs", { top_logprobs: 2 }, "top_logprobs"],
@@ -120,8 +120,8 @@ describe("chat-completions inbound request", () => {
     ["input audio", { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AA==", format: "wav" } }] }] }, "messages[0].content[0].type"],
     ["a file part", { messages: [{ role: "user", content: [{ type: "file", file: { file_id: "f" } }] }] }, "messages[0].content[0].type"],
     ["an ftp image", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://x/y.png" } }] }] }, "messages[0].content[0].image_url.url"],
-    ["role function", { messages: [{ role: "function", name: "f", content: "1" }] }, "messages[0].role"],
-    ["an assistant function_call", { messages: [{ role: "assistant", function_call: { name: "f", arguments: "{}" } }] }, "messages[0].function_call"],
+    ["a function result without its call", { messages: [{ role: "function", name: "f", content: "1" }] }, "messages[0]"],
+    ["legacy call arguments that are not JSON", { messages: [{ role: "assistant", function_call: { name: "f", arguments: "{oops" } }] }, "messages[0].function_call.arguments"],
     ["arguments that are not JSON", { messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] }, "messages[0].tool_calls[0].function.arguments"],
     ["a tool message without id", { messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
     ["an unknown message field", { messages: [{ role: "user", content: "x", audio: {} }] }, "messages[0].audio"],
