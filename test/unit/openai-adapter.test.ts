@@ -327,6 +327,31 @@ describe("chat-completions streams", () => {
     assertStreamContract(bare);
     assert.deepEqual(bare[1], { type: "block_start", index: 0, block: { type: "tool_use", id: "call_0", name: "f" } });
   });
+
+  test("tool calls streamed whole (vLLM, Ollama) keep their arguments: one per chunk, two in one chunk, or with the finish", () => {
+    const chunk = (delta: object, finish: string | null = null) => ({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+    const call = (index: number, name: string, args: string) => ({ index, id: `call_${name}`, type: "function", function: { name, arguments: args } });
+    const toolEvents = (events: CanonicalEvent[]) => events.filter((e) => e.type !== "message_start" && e.type !== "message_stop");
+    const expected: CanonicalEvent[] = [
+      { type: "block_start", index: 0, block: { type: "tool_use", id: "call_w", name: "w" } },
+      { type: "tool_input_delta", index: 0, partialJson: '{"city":"Bern"}' },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "tool_use", id: "call_t", name: "t" } },
+      { type: "tool_input_delta", index: 1, partialJson: "{}" },
+      { type: "block_stop", index: 1 },
+    ];
+    const variants = [
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}')] }), chunk({ tool_calls: [call(1, "t", "{}")] }), chunk({}, "tool_calls"), "[DONE]"],
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}'), call(1, "t", "{}")] }), chunk({}, "tool_calls"), "[DONE]"],
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}'), call(1, "t", "{}")] }, "tool_calls"), "[DONE]"],
+    ];
+    for (const items of variants) {
+      const events = decodeStream(items);
+      assertStreamContract(events);
+      assert.deepEqual(toolEvents(events), expected);
+      assert.equal((events.at(-1) as { stopReason: string }).stopReason, "tool_use");
+    }
+  });
 });
 
 describe("chat-completions conversion properties", () => {
