@@ -10,6 +10,7 @@ import { invalid, isObject, onlyKnown, parseArguments } from "./chat-common.js";
 
 const functionKeys = new Set(["name", "description", "parameters"]);
 const callKeys = new Set(["name", "arguments"]);
+const choiceKeys = new Set(["name"]);
 
 /** `functions` → function tools (undefined when absent). */
 export function decodeFunctions(v: unknown): Tool[] | undefined {
@@ -35,7 +36,7 @@ export function decodeFunctionCall(v: unknown): ToolChoice | undefined {
   if (v === undefined || v === null) return undefined;
   if (v === "auto" || v === "none") return { type: v };
   if (isObject(v) && typeof v.name === "string" && v.name !== "") {
-    onlyKnown(v, new Set(["name"]), "function_call");
+    onlyKnown(v, choiceKeys, "function_call");
     return { type: "tool", name: v.name };
   }
   throw invalid('function_call must be "auto", "none" or {"name":…}.');
