@@ -33,6 +33,14 @@ prefix stays the same turn after turn. Fields not in the table are refused as un
 a client release that adds one fails a test rather than a user. The table is
 \`src/protocols/field-policy.ts\`; this page is generated from it (\`npm run docs\`) and a
 test keeps the two equal. "—" is the same protocol: passed through untouched.
+
+Legacy chat-completions function calling is tools by another name: \`functions\` become
+function tools, \`function_call\` the tool choice, an assistant's \`function_call\` a tool call
+and a \`role: "function"\` message its result. The legacy shape has no call ids, so the
+gateway makes them from the call's position in the conversation (the same history gives the
+same ids) and pairs each result with the latest unanswered call of its function's name. The
+answer comes back in the legacy shape (\`message.function_call\`, \`delta.function_call\`,
+\`finish_reason: "function_call"\`), one call at most, as that shape allows.
 `;
 
 /** The page: the introduction, then the table between markers. */

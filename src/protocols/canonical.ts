@@ -93,6 +93,9 @@ export interface CanonicalRequest {
   readonly tools?: readonly Tool[];
   readonly toolChoice?: ToolChoice;
   readonly parallelToolCalls?: boolean;
+  /** The chat-completions client declared legacy `functions`: its answer carries the call as
+   * `function_call` (one call: the legacy shape has room for no more). */
+  readonly legacyFunctions?: boolean;
   readonly reasoning?: Reasoning;
   readonly stream: boolean;
   /** The client asked for usage in the stream (chat-completions include_usage). */

@@ -185,7 +185,7 @@ const CHAT: readonly ClientRule[] = [
   rule("audio", "refuse", "audio output cannot be converted"),
   rule("web_search_options", "refuse", "OpenAI's web search runs only there"),
   rule("moderation", "refuse", "moderation results come back only from OpenAI"),
-  rule("functions", "refuse", "legacy functions: use tools"), rule("function_call", "refuse", "legacy functions: use tool_choice"),
+  rule("functions", "map", "legacy tools: the answer comes back as function_call"), rule("function_call", "map", "legacy tool_choice"),
 ];
 
 const MESSAGES: readonly ClientRule[] = [

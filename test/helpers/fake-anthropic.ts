@@ -194,6 +194,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
   }
   const thinkingConflict = opts.thinkingSamplingRules ? samplingWhileThinking(r.body) : undefined;
   if (thinkingConflict !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", thinkingConflict);
+  const unpaired = unpairedToolResult(r.body);
+  if (unpaired !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", unpaired);
   const refused = r.betas.find((b) => opts.refuseBetas?.includes(b));
   if (refused !== undefined) {
     return anthropicError(res, seq, 400, "invalid_request_error",
@@ -217,6 +219,22 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
       if (count) return sendJson(res, 200, { input_tokens: ANTHROPIC_FAKE_COUNT }, headersFor(seq, "application/json"));
       return r.body.stream === true ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
   }
+}
+
+/** Why the API refuses a tool_result: its tool_use_id names no tool_use of the assistant turn
+ * right before it (the API's own words); undefined when every result is paired. */
+function unpairedToolResult(body: Record<string, unknown>): string | undefined {
+  const messages = (body.messages as { role?: string; content?: unknown }[] | undefined) ?? [];
+  const blocksOf = (m: { content?: unknown } | undefined) =>
+    (Array.isArray(m?.content) ? m.content : []) as { type?: string; id?: unknown; tool_use_id?: unknown }[];
+  for (const [i, m] of messages.entries()) {
+    const ids = new Set(blocksOf(messages[i - 1]).filter((b) => b?.type === "tool_use").map((b) => b.id));
+    for (const [j, b] of blocksOf(m).entries()) {
+      if (b?.type !== "tool_result" || ids.has(b.tool_use_id)) continue;
+      return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(b.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  return undefined;
 }
 
 /** Why the API refuses `body`'s sampling parameters alongside thinking; undefined when it does not. */

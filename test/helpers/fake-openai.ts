@@ -14,7 +14,9 @@ export type Received = BaseReceived;
 export type Script =
   | { readonly kind: "ok"; readonly text?: string; readonly chunks?: number; readonly chunkDelayMs?: number }
   | { readonly kind: "error"; readonly status: number; readonly message?: string; readonly headers?: Record<string, string> }
-  | { readonly kind: "tool_call"; readonly name: string; readonly args: string }
+  /** Streamed as OpenAI does: the name in one chunk, the arguments in two more. `whole`: as
+   * vLLM and Ollama do, name and complete arguments in one chunk. */
+  | { readonly kind: "tool_call"; readonly name: string; readonly args: string; readonly whole?: boolean }
   /** `reasoning_content` (DeepSeek's field; `field: "reasoning"` for OpenRouter's), then the text. */
   | { readonly kind: "reasoning"; readonly reasoning?: string; readonly text?: string; readonly field?: "reasoning_content" | "reasoning" }
   /** As long as the request allows, as a model that always writes to its limit:
@@ -143,7 +145,10 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   const chunk = (delta: object, finish: string | null) =>
     ({ ...base(r), object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...u });
   events.push(chunk({ role: "assistant", content: "", refusal: null }, null));
-  if (script.kind === "tool_call") {
+  if (script.kind === "tool_call" && script.whole) {
+    events.push(chunk({ tool_calls: [{ index: 0, id: "call_fake1", type: "function", function: { name: script.name, arguments: script.args } }] }, null));
+    events.push(chunk({}, "tool_calls"));
+  } else if (script.kind === "tool_call") {
     events.push(chunk({ tool_calls: [{ index: 0, id: "call_fake1", type: "function", function: { name: script.name, arguments: "" } }] }, null));
     const half = Math.ceil(script.args.length / 2);
     events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: script.args.slice(0, half) } }] }, null));

@@ -74,6 +74,19 @@ describe("fake Anthropic", () => {
       e instanceof Anthropic.APIError && e.status === 529 && e.type === "overloaded_error" && /^req_/.test(e.requestID ?? ""));
   });
 
+  test("a tool_result must answer a tool_use of the assistant turn right before it, as the API says", T, async () => {
+    const use = { type: "tool_use", id: "toolu_1", name: "w", input: {} };
+    const result = (id: string) => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "12 °C" }] });
+    const ask = { role: "user", content: "weather?" };
+    assert.equal((await raw({ ...req, messages: [ask, { role: "assistant", content: [use] }, result("toolu_1")] })).status, 200);
+    const res = await raw({ ...req, messages: [ask, { role: "assistant", content: [use] }, result("toolu_2")] });
+    assert.equal(res.status, 400);
+    const body = await res.json() as { error: { type: string; message: string } };
+    assert.equal(body.error.type, "invalid_request_error");
+    assert.match(body.error.message, /^messages\.2\.content\.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_2\./);
+    assert.equal((await raw({ ...req, messages: [ask, result("toolu_1")] })).status, 400);
+  });
+
   test("raw non-stream reply is a Message object", T, async () => {
     const res = await raw(req);
     assert.equal(res.status, 200);

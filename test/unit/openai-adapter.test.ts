@@ -104,8 +104,8 @@ describe("chat-completions inbound request", () => {
 
   const cases: [string, object, string | RegExp][] = [
     ["an unknown field", { foo: 1 }, "foo"],
-    ["legacy functions", { functions: [{ name: "f" }] }, "functions"],
-    ["legacy function_call", { function_call: "auto" }, "function_call"],
+    ["a legacy function without a name", { functions: [{ description: "f" }] }, "functions[0].name"],
+    ["a bad legacy function_call", { function_call: "required" }, "function_call"],
     ["n > 1", { n: 2 }, /`n` \(above 1\)/],
     ["logprobs", { logprobs: true }, "logprobs"],
     ["top_logprobs", { top_logprobs: 2 }, "top_logprobs"],
@@ -120,8 +120,8 @@ describe("chat-completions inbound request", () => {
     ["input audio", { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AA==", format: "wav" } }] }] }, "messages[0].content[0].type"],
     ["a file part", { messages: [{ role: "user", content: [{ type: "file", file: { file_id: "f" } }] }] }, "messages[0].content[0].type"],
     ["an ftp image", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://x/y.png" } }] }] }, "messages[0].content[0].image_url.url"],
-    ["role function", { messages: [{ role: "function", name: "f", content: "1" }] }, "messages[0].role"],
-    ["an assistant function_call", { messages: [{ role: "assistant", function_call: { name: "f", arguments: "{}" } }] }, "messages[0].function_call"],
+    ["a function result without its call", { messages: [{ role: "function", name: "f", content: "1" }] }, "messages[0]"],
+    ["legacy call arguments that are not JSON", { messages: [{ role: "assistant", function_call: { name: "f", arguments: "{oops" } }] }, "messages[0].function_call.arguments"],
     ["arguments that are not JSON", { messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] }, "messages[0].tool_calls[0].function.arguments"],
     ["a tool message without id", { messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
     ["an unknown message field", { messages: [{ role: "user", content: "x", audio: {} }] }, "messages[0].audio"],
@@ -326,6 +326,31 @@ describe("chat-completions streams", () => {
     const bare = decodeStream([chunk({ tool_calls: [{ function: { name: "f", arguments: "{}" } }] }), chunk({}, "tool_calls"), "[DONE]"]);
     assertStreamContract(bare);
     assert.deepEqual(bare[1], { type: "block_start", index: 0, block: { type: "tool_use", id: "call_0", name: "f" } });
+  });
+
+  test("tool calls streamed whole (vLLM, Ollama) keep their arguments: one per chunk, two in one chunk, or with the finish", () => {
+    const chunk = (delta: object, finish: string | null = null) => ({ id: "c", model: "m", choices: [{ index: 0, delta, finish_reason: finish }] });
+    const call = (index: number, name: string, args: string) => ({ index, id: `call_${name}`, type: "function", function: { name, arguments: args } });
+    const toolEvents = (events: CanonicalEvent[]) => events.filter((e) => e.type !== "message_start" && e.type !== "message_stop");
+    const expected: CanonicalEvent[] = [
+      { type: "block_start", index: 0, block: { type: "tool_use", id: "call_w", name: "w" } },
+      { type: "tool_input_delta", index: 0, partialJson: '{"city":"Bern"}' },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "tool_use", id: "call_t", name: "t" } },
+      { type: "tool_input_delta", index: 1, partialJson: "{}" },
+      { type: "block_stop", index: 1 },
+    ];
+    const variants = [
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}')] }), chunk({ tool_calls: [call(1, "t", "{}")] }), chunk({}, "tool_calls"), "[DONE]"],
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}'), call(1, "t", "{}")] }), chunk({}, "tool_calls"), "[DONE]"],
+      [chunk({ tool_calls: [call(0, "w", '{"city":"Bern"}'), call(1, "t", "{}")] }, "tool_calls"), "[DONE]"],
+    ];
+    for (const items of variants) {
+      const events = decodeStream(items);
+      assertStreamContract(events);
+      assert.deepEqual(toolEvents(events), expected);
+      assert.equal((events.at(-1) as { stopReason: string }).stopReason, "tool_use");
+    }
   });
 });
 

@@ -1,11 +1,12 @@
 // Reads chat-completions `messages` into canonical system blocks and turns. System and
 // developer messages before the first turn are the system prompt; later ones stay in place
-// as system-role turns. Tool messages become tool_result blocks; consecutive turns of one
-// role are merged.
+// as system-role turns. Tool messages become tool_result blocks (legacy function calls and
+// function messages too: chat-legacy-functions.ts); consecutive turns of one role are merged.
 
 import type { Block, CacheHint, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock } from "../canonical.js";
 import { noteDropped } from "../field-policy.js";
 import { invalid, isObject, onlyKnown, parseArguments } from "./chat-common.js";
+import { LegacyCalls } from "./chat-legacy-functions.js";
 
 // `name` (a participant label) is dropped (field-policy.ts): no other protocol has a place
 // for it, and the conversation text itself is unchanged.
@@ -13,6 +14,7 @@ const systemKeys = new Set(["role", "content", "name"]);
 const userKeys = new Set(["role", "content", "name"]);
 const assistantKeys = new Set(["role", "content", "name", "tool_calls", "refusal", "reasoning_content", "audio", "function_call", "images"]);
 const toolKeys = new Set(["role", "content", "tool_call_id"]);
+const functionKeys = new Set(["role", "content", "name"]);
 // `detail` is a resolution hint the other protocols choose for themselves.
 const imageUrlKeys = new Set(["url", "detail"]);
 
@@ -75,11 +77,9 @@ const textOnly = new Set(["text"]);
 const userParts = new Set(["text", "image_url"]);
 const assistantParts = new Set(["text", "refusal"]);
 
-function assistantBlocks(m: Record<string, unknown>, where: string, names: Map<string, string>): Block[] {
+function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<string, string>, legacy: LegacyCalls): Block[] {
+  const where = `messages[${i}]`;
   if (m.audio !== undefined && m.audio !== null) throw invalid(`${where}.audio cannot be converted to the channel's protocol.`);
-  if (m.function_call !== undefined && m.function_call !== null) {
-    throw invalid(`${where}.function_call (legacy functions) is not supported when converting protocols; use tool_calls.`);
-  }
   const blocks: Block[] = [];
   if (m.reasoning_content !== undefined && m.reasoning_content !== null) {
     if (typeof m.reasoning_content !== "string") throw invalid(`${where}.reasoning_content must be a string.`);
@@ -88,6 +88,7 @@ function assistantBlocks(m: Record<string, unknown>, where: string, names: Map<s
   blocks.push(...contentParts(m.content, where, assistantParts));
   if (typeof m.refusal === "string" && m.refusal !== "") blocks.push(textBlock(m.refusal));
   else if (m.refusal !== undefined && m.refusal !== null && typeof m.refusal !== "string") throw invalid(`${where}.refusal must be a string.`);
+  if (m.function_call !== undefined && m.function_call !== null) blocks.push(legacy.call(m.function_call, i));
   if (m.tool_calls === undefined || m.tool_calls === null) return blocks;
   if (!Array.isArray(m.tool_calls)) throw invalid(`${where}.tool_calls must be an array.`);
   m.tool_calls.forEach((tc: unknown, j) => blocks.push(toolUse(tc, `${where}.tool_calls[${j}]`, names)));
@@ -122,6 +123,7 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [])
   const system: TextBlock[] = [];
   const messages: Message[] = [];
   const names = new Map<string, string>();
+  const legacy = new LegacyCalls();
   const push = (role: Message["role"], content: Block[]): void => {
     if (content.length === 0) return;
     const last = messages.at(-1);
@@ -131,7 +133,7 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [])
   list.forEach((m: unknown, i) => {
     const where = `messages[${i}]`;
     if (!isObject(m)) throw invalid(`${where} must be an object.`);
-    if (m.name !== undefined && m.name !== null) noteDropped(dropped, "messages[].name");
+    if (m.name !== undefined && m.name !== null && m.role !== "function") noteDropped(dropped, "messages[].name");
     switch (m.role) {
       case "system":
       case "developer": {
@@ -149,14 +151,15 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [])
         // Images an answer carried (message.images), sent back with the history: no other
         // protocol takes images in the model's own turns.
         if (Array.isArray(m.images) && m.images.length > 0) noteDropped(dropped, "messages[].images");
-        return push("assistant", assistantBlocks(m, where, names));
+        return push("assistant", assistantBlocks(m, i, names, legacy));
       case "tool":
         onlyKnown(m, toolKeys, where);
         return push("user", [toolResult(m, where, names)]);
       case "function":
-        throw invalid(`${where}.role "function" (legacy functions) is not supported when converting protocols; use tool messages.`);
+        onlyKnown(m, functionKeys, where);
+        return push("user", [legacy.result(m, i, contentParts(m.content, where, textOnly))]);
       default:
-        throw invalid(`${where}.role must be one of system, developer, user, assistant, tool.`);
+        throw invalid(`${where}.role must be one of system, developer, user, assistant, tool, function.`);
     }
   });
   return { system, messages };

@@ -8,6 +8,7 @@ import type { CanonicalRequest, Reasoning, Tool, ToolChoice } from "../canonical
 import { screenKeys, TOP } from "../field-policy.js";
 import { invalid, isObject, onlyKnown, optInt, optNumber, optString } from "./chat-common.js";
 import { decodeMessages } from "./chat-decode-messages.js";
+import { decodeFunctionCall, decodeFunctions } from "./chat-legacy-functions.js";
 
 const WIRE = "chat-completions";
 const functionKeys = new Set(["name", "description", "parameters", "strict"]);
@@ -88,6 +89,13 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
   }
   optInt(json, "n", ""); // n above 1 is refused by the screen; 1 is the only answer anyway
   const { system, messages } = decodeMessages(json.messages, dropped);
+  // Legacy functions are tools by another name; a request may use one form or the other.
+  const functions = decodeFunctions(json.functions);
+  const functionChoice = decodeFunctionCall(json.function_call);
+  if (functions && json.tools !== undefined && json.tools !== null) throw invalid("functions and tools cannot both be set; use tools.");
+  if (functionChoice && json.tool_choice !== undefined && json.tool_choice !== null) {
+    throw invalid("function_call and tool_choice cannot both be set; use tool_choice.");
+  }
   const req: Record<string, unknown> = {
     model: json.model,
     system,
@@ -99,8 +107,9 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     frequencyPenalty: optNumber(json, "frequency_penalty", ""),
     presencePenalty: optNumber(json, "presence_penalty", ""),
     seed: optNumber(json, "seed", ""),
-    tools: decodeTools(json.tools),
-    toolChoice: decodeToolChoice(json.tool_choice),
+    tools: functions ?? decodeTools(json.tools),
+    toolChoice: functionChoice ?? decodeToolChoice(json.tool_choice),
+    legacyFunctions: functions ? true : undefined,
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
     reasoning: decodeReasoning(json.reasoning_effort),
     stream,

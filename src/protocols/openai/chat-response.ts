@@ -67,8 +67,9 @@ export interface ChatCompletionBody {
   usage: WireUsage;
 }
 
-/** Writes a canonical response as a ChatCompletion. */
-export function encodeChatResponse(res: CanonicalResponse, _req: CanonicalRequest): ChatCompletionBody {
+/** Writes a canonical response as a ChatCompletion (for a client of legacy `functions`, its
+ * first call as `function_call`: the only call that shape can carry). */
+export function encodeChatResponse(res: CanonicalResponse, req: CanonicalRequest): ChatCompletionBody {
   let text: string | null = null;
   let reasoning = "";
   const images: ChatImage[] = [];
@@ -88,13 +89,19 @@ export function encodeChatResponse(res: CanonicalResponse, _req: CanonicalReques
   // clients read (OpenRouter's `reasoning` is read by fewer). Left out when there is none.
   if (reasoning !== "") message.reasoning_content = reasoning;
   if (images.length > 0) message.images = images;
-  if (calls.length > 0) message.tool_calls = calls;
+  let finish = finishReasonOf(res.stopReason);
+  if (calls.length > 0 && req.legacyFunctions === true) {
+    message.function_call = calls[0].function;
+    if (finish === "tool_calls") finish = "function_call";
+  } else if (calls.length > 0) {
+    message.tool_calls = calls;
+  }
   return {
     id: chatId(res.id),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: res.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReasonOf(res.stopReason) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
     usage: wireUsage(res.usage),
   };
 }

@@ -1,6 +1,8 @@
 // Writes canonical stream events as the chat-completions chunks the OpenAI SDKs parse: a
 // first chunk with the assistant role, content/reasoning/tool-call/image deltas, a chunk with
 // finish_reason, and (when the client asked for include_usage) a usage chunk with no choices.
+// A client of legacy `functions` gets its call as `delta.function_call` (the first call only:
+// the legacy shape has room for one).
 
 import type { StreamEncoder } from "../adapter.js";
 import type { CanonicalEvent, CanonicalRequest } from "../canonical.js";
@@ -14,6 +16,7 @@ export const CHAT_STREAM_TRAILER = "data: [DONE]\n\n";
 
 class ChatStreamEncoder implements StreamEncoder {
   readonly #usage: boolean;
+  readonly #legacy: boolean;
   #id = "";
   #model = "";
   readonly #created = Math.floor(Date.now() / 1000);
@@ -26,6 +29,7 @@ class ChatStreamEncoder implements StreamEncoder {
 
   constructor(req: CanonicalRequest) {
     this.#usage = req.streamUsage === true;
+    this.#legacy = req.legacyFunctions === true;
     this.#model = req.model;
   }
 
@@ -41,6 +45,11 @@ class ChatStreamEncoder implements StreamEncoder {
         // An image comes whole; its chunk carries it as `delta.images` (see chat-images.ts).
         if (event.block.type === "image") return this.#chunk({ images: [chatImage(event.block.source)] });
         if (event.block.type !== "tool_use") return "";
+        if (this.#legacy) {
+          if (this.#toolIndex.size > 0) return "";
+          this.#toolIndex.set(event.index, 0);
+          return this.#chunk({ function_call: { name: event.block.name, arguments: "" } });
+        }
         this.#toolIndex.set(event.index, this.#toolIndex.size);
         return this.#chunk({
           tool_calls: [{
@@ -57,13 +66,16 @@ class ChatStreamEncoder implements StreamEncoder {
       case "tool_input_delta": {
         const index = this.#toolIndex.get(event.index);
         if (index === undefined || event.partialJson === "") return "";
+        if (this.#legacy) return this.#chunk({ function_call: { arguments: event.partialJson } });
         return this.#chunk({ tool_calls: [{ index, function: { arguments: event.partialJson } }] });
       }
       case "signature_delta":
       case "block_stop":
         return ""; // no wire counterpart: signatures cannot travel in chat-completions
       case "message_stop": {
-        let out = this.#chunk({}, finishReasonOf(event.stopReason));
+        let finish: string = finishReasonOf(event.stopReason);
+        if (this.#legacy && finish === "tool_calls" && this.#toolIndex.size > 0) finish = "function_call";
+        let out = this.#chunk({}, finish);
         // Fields added to a fresh object, not after a spread: on Node 20 every property added
         // after an object spread builds a new hidden class (~200 B that only a full GC frees).
         if (this.#usage) out += this.#data(Object.assign(this.#head(), { choices: [], usage: wireUsage(event.usage) }));
