@@ -200,8 +200,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
       refused === LONG_CONTEXT_BETA ? LONG_CONTEXT_REFUSAL : `Unexpected value(s) \`${refused}\` for the \`anthropic-beta\` header.`);
   }
   if (!count) {
-    const cacheFault = cacheControlFault(r.body);
-    if (cacheFault !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", cacheFault);
+    const contentFault = cacheControlFault(r.body) ?? assistantImageFault(r.body);
+    if (contentFault !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", contentFault);
   }
   const script = opts.script?.(r) ?? { kind: "ok" };
   switch (script.kind) {
@@ -244,6 +244,14 @@ function cacheControlFault(body: Record<string, unknown>): string | undefined {
   if (controls.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${controls.length}.`;
   const bad = controls.find((c) => c.type !== "ephemeral" || (c.ttl !== undefined && c.ttl !== "5m" && c.ttl !== "1h"));
   return bad ? "cache_control: Input tag does not match the expected tags 'ephemeral' with ttl '5m' or '1h'" : undefined;
+}
+
+/** The API takes images from the user only (an image model's earlier picture cannot be sent back). */
+function assistantImageFault(body: Record<string, unknown>): string | undefined {
+  const messages = (body.messages as { role?: unknown; content?: unknown }[] | undefined) ?? [];
+  const at = messages.findIndex((m) => m?.role === "assistant" && Array.isArray(m.content)
+    && m.content.some((b: { type?: unknown }) => b?.type === "image"));
+  return at < 0 ? undefined : `messages.${at}.content: 'image' blocks are not permitted within assistant turns.`;
 }
 
 /** Why the API refuses `body`'s sampling parameters alongside thinking; undefined when it does not. */

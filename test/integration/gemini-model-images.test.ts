@@ -104,6 +104,23 @@ describe("images in model turns toward Gemini", () => {
     });
   }
 
+  test("messages → anthropic (pass-through): the fake refuses an assistant image, as the API does", async () => {
+    const body = {
+      model: M.anthropic, max_tokens: 100,
+      messages: [
+        { role: "user", content: "Draw a cat." },
+        { role: "assistant", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: fakePngBase64 } }] },
+        { role: "user", content: "Blue." },
+      ],
+    };
+    const res = await rawRequest(`${w.gw.url}/v1/messages`, {
+      method: "POST", body: JSON.stringify(body),
+      headers: { "x-api-key": TOKEN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+    });
+    assert.equal(res.status, 400);
+    assert.match(JSON.stringify(res.json), /'image' blocks are not permitted within assistant turns/);
+  });
+
   test("messages → openai: an assistant image is dropped and named rather than refused", async () => {
     const body = {
       model: M.openai, max_tokens: 100,
