@@ -14,6 +14,8 @@ import { channel, rawRequest, TOKEN } from "./support.js";
 
 /** A Gemini image model priced for chat and responses clients. */
 const IMAGE_MODEL = "gemini-image-everywhere";
+/** A Claude model priced for responses clients too. */
+const CLAUDE_EVERYWHERE = "claude-everywhere";
 
 const INLINE = { inlineData: { mimeType: "image/png", data: fakePngBase64 } };
 
@@ -27,8 +29,14 @@ describe("images in model turns toward Gemini", () => {
 
   before(async () => {
     w = await startWorld({
-      extraModels: { [IMAGE_MODEL]: { endpoint: ["chat", "responses"], price: { input: 0.3, output: 30 } } },
-      extraChannels: (u) => [channel("gm-img", u.gemini, { protocol: "gemini", models: [IMAGE_MODEL] })],
+      extraModels: {
+        [IMAGE_MODEL]: { endpoint: ["chat", "responses"], price: { input: 0.3, output: 30 } },
+        [CLAUDE_EVERYWHERE]: { endpoint: ["chat", "responses"], price: { input: 3, output: 15 } },
+      },
+      extraChannels: (u) => [
+        channel("gm-img", u.gemini, { protocol: "gemini", models: [IMAGE_MODEL] }),
+        channel("an-all", u.anthropic, { protocol: "anthropic", models: [CLAUDE_EVERYWHERE] }),
+      ],
     });
     openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
@@ -76,6 +84,20 @@ describe("images in model turns toward Gemini", () => {
     });
     assert.equal(next.status, "completed");
     assert.deepEqual(modelTurns(w), [{ role: "model", parts: [{ text: "A cat." }, INLINE] }]);
+  });
+
+  test("responses → anthropic: the image_generation_call item is dropped and named; the answer is served", async () => {
+    const { response } = await openai.responses.create({
+      model: CLAUDE_EVERYWHERE,
+      input: [
+        { role: "user", content: "Draw a cat." },
+        { type: "image_generation_call", id: "ig_1", status: "completed", result: fakePngBase64 },
+        { role: "user", content: "Describe it." },
+      ] as unknown as OpenAI.Responses.ResponseInput,
+    }).withResponse();
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-gateway-dropped-fields"), "input[] (type image_generation_call)");
+    assert.ok(!JSON.stringify(w.sent("anthropic")).includes(fakePngBase64));
   });
 
   test("the fake Gemini holds the API's part rules: a part with two kinds of data is refused", async () => {
