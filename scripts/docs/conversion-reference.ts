@@ -25,6 +25,17 @@ models:
     conversion: strict   # default lenient: drop and report; strict: 400 naming the fields
 \`\`\`
 
+Cache hints a chat-completions client puts on messages or content parts (Anthropic's
+\`cache_control\`, as OpenRouter takes it, or \`prompt_cache_breakpoint\`) become cache
+breakpoints toward an Anthropic channel, on the block the client marked (a message's own on
+its last block), \`ttl\` kept; the API takes four, so of more the last four are kept (each
+covers the prompt up to it) and the drop is named. Cache reads and writes come back in
+\`prompt_tokens_details\` (\`cached_tokens\`, \`cache_write_tokens\`) and are billed at the
+model's cache ratios. An image an earlier answer carried (chat \`message.images\`, a messages
+image block, a responses \`image_generation_call\`), sent back with the history, stays in the
+model's turn toward Gemini (multi-turn image editing); the other APIs take images from the
+user only, so there it is dropped and named.
+
 A system (or developer) message partway through the conversation stays in place toward
 chat-completions and responses channels; toward messages and generate-content channels,
 which have no such role, it becomes a user-turn text \`<system>…</system>\` in place rather

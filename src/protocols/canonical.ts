@@ -108,6 +108,10 @@ export interface CanonicalRequest {
    * (Anthropic context_management, Gemini safetySettings…), named as the client sent them:
    * reported in x-gateway-dropped-fields and the usage log, refused under conversion: strict. */
   readonly dropped?: readonly string[];
+  /** The client's own names for a target feature (field-policy.ts TargetField) whose protocol
+   * spells it several ways (chat-completions: `cache_control` or `prompt_cache_breakpoint`),
+   * so a target that drops it names what the client actually sent. */
+  readonly spelledAs?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type StopReason =

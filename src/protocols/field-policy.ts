@@ -19,7 +19,7 @@ export type Treatment = "map" | "drop" | "refuse";
 /** Canonical request features whose fate depends on the target protocol. */
 export type TargetField =
   | "reasoning" | "temperature" | "topP" | "topK" | "frequencyPenalty" | "presencePenalty" | "seed" | "stop" | "user"
-  | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem";
+  | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem" | "modelImages";
 
 interface TargetRule {
   /** Whether the request uses the feature (at a value that matters). */
@@ -40,6 +40,9 @@ interface Condition {
   readonly when: string;
   readonly treatment: Treatment;
 }
+
+/** The most cache breakpoints (blocks with cache_control) the messages API takes in one request. */
+export const MAX_CACHE_BREAKPOINTS = 4;
 
 const nonZero = (v: number | undefined): boolean => v !== undefined && v !== 0;
 /**
@@ -128,7 +131,15 @@ export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
   },
   cache: {
     present: hasCacheHint, when: "", to: only({ "chat-completions": "drop", "generate-content": "drop", responses: "drop" }),
-    why: "explicit cache breakpoints exist only at Anthropic; the others cache prefixes by themselves",
+    at: { messages: [{
+      present: (r) => cacheBreakpoints(r) > MAX_CACHE_BREAKPOINTS, when: `more than ${MAX_CACHE_BREAKPOINTS} (the earliest are left out)`, treatment: "drop",
+    }] },
+    why: `explicit cache breakpoints exist only at Anthropic, which takes ${MAX_CACHE_BREAKPOINTS} (the last ones cover the longest prefix); the others cache prefixes by themselves`,
+  },
+  modelImages: {
+    present: (r) => r.messages.some((m) => m.role === "assistant" && m.content.some((b) => b.type === "image")), when: "",
+    to: only({ "chat-completions": "drop", messages: "drop", responses: "drop" }),
+    why: "images of an earlier answer: only Gemini takes images in the model's turns",
   },
   midSystem: {
     present: (r) => r.messages.some((m) => m.role === "system"), when: "", to: everywhere,
@@ -137,8 +148,21 @@ export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
 };
 
 function hasCacheHint(r: CanonicalRequest): boolean {
-  return r.system.some((b) => b.cache) || (r.tools?.some((t) => t.cache) ?? false)
-    || r.messages.some((m) => m.content.some((b) => "cache" in b && b.cache !== undefined));
+  return cacheBreakpoints(r) > 0;
+}
+
+/** How many cache hints a request carries (tools, system, turns, tool results' content). */
+export function cacheBreakpoints(r: CanonicalRequest): number {
+  let n = 0;
+  for (const t of r.tools ?? []) if (t.cache) n++;
+  for (const b of r.system) if (b.cache) n++;
+  for (const m of r.messages) {
+    for (const b of m.content) {
+      if ("cache" in b && b.cache) n++;
+      if (b.type === "tool_result") for (const c of b.content) if (c.cache) n++;
+    }
+  }
+  return n;
 }
 
 /** One field as a client sends it: `[]` marks array items ("tools[].defer_loading"). */
@@ -169,6 +193,7 @@ const CHAT: readonly ClientRule[] = [
   rule("parallel_tool_calls", "parallelToolCalls"), rule("reasoning_effort", "reasoning"),
   rule("response_format", "jsonMode"), rule("user", "user"), rule("safety_identifier", "user"),
   rule("messages[].content[].prompt_cache_breakpoint", "cache"),
+  rule("messages[].content[].cache_control", "cache"), rule("messages[].cache_control", "cache", "carried on the message's last content block; otherwise as for content parts"),
   rule("messages[] (system or developer after the first turn)", "midSystem"),
   rule("metadata", "drop", "tags stored completions at OpenAI"), rule("store", "drop", "storage at OpenAI (false is what the gateway does anyway)", isTrue, "true"),
   rule("service_tier", "drop", "OpenAI processing tier"), rule("prompt_cache_key", "drop", "OpenAI cache routing"),
@@ -176,7 +201,7 @@ const CHAT: readonly ClientRule[] = [
   rule("prediction", "drop", "Predicted Outputs only speed generation up"),
   rule("verbosity", "drop", "a length hint to OpenAI models"),
   rule("messages[].name", "drop", "a participant label no other protocol has"),
-  rule("messages[].images", "drop", "images of an earlier answer: no other protocol takes images in the model's turns"),
+  rule("messages[].images", "modelImages"),
   rule("n", "refuse", "a converted answer carries one choice", above(1), "above 1"),
   rule("logprobs", "refuse", "log probabilities come back only from OpenAI", isTrue, "true"),
   rule("top_logprobs", "refuse", "log probabilities come back only from OpenAI", above(0), "above 0"),
@@ -199,6 +224,7 @@ const MESSAGES: readonly ClientRule[] = [
   rule("tools[].type", "map"), rule("tools[].name", "map"), rule("tools[].description", "map"),
   rule("tools[].input_schema", "map"), rule("tools[].cache_control", "cache"),
   rule("messages[].content[].content[] (tool_reference)", "map", "becomes text naming the tool: every tool is loaded already"),
+  rule("messages[].content[] (image in an assistant turn)", "modelImages"),
   rule("context_management", "drop", "Anthropic's server-side context editing"),
   rule("service_tier", "drop", "Anthropic capacity tier"), rule("speed", "drop", "Anthropic throughput"),
   rule("inference_geo", "drop", "Anthropic region"), rule("diagnostics", "drop", "explains Anthropic cache misses"),
@@ -256,6 +282,7 @@ const RESPONSES: readonly ClientRule[] = [
   rule("include", "drop", "reasoning.encrypted_content is honoured; other extras exist only at OpenAI (logprobs ones are refused)",
     (v) => Array.isArray(v) && v.some((x) => x !== "reasoning.encrypted_content"), "anything but reasoning.encrypted_content"),
   rule("tools[] (type namespace)", "map", "its function tools are offered as they are"),
+  rule("input[] (type image_generation_call)", "modelImages"),
   rule("temperature", "temperature"), rule("parallel_tool_calls", "parallelToolCalls"),
   rule("text.format", "jsonMode"), rule("user", "user"), rule("safety_identifier", "user"),
   rule("input[] (system or developer message after the first turn)", "midSystem"),
@@ -347,9 +374,9 @@ export function targetDrops(from: Wire, to: Wire, request: CanonicalRequest): st
   for (const [field, r] of Object.entries(TARGET_FIELDS) as [TargetField, TargetRule][]) {
     const treatment = treatmentFor(r, to, request);
     if (treatment === "map") continue;
-    const name = clientName(from, field);
-    if (treatment === "refuse") throw refusal(name, `the ${to} protocol cannot carry it`, r.when);
-    noteDropped(dropped, name);
+    const names = request.spelledAs?.[field] ?? [clientName(from, field)];
+    if (treatment === "refuse") throw refusal(names[0], `the ${to} protocol cannot carry it`, r.when);
+    for (const name of names) noteDropped(dropped, name);
   }
   return dropped;
 }

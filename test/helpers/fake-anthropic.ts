@@ -201,6 +201,10 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
     return anthropicError(res, seq, 400, "invalid_request_error",
       refused === LONG_CONTEXT_BETA ? LONG_CONTEXT_REFUSAL : `Unexpected value(s) \`${refused}\` for the \`anthropic-beta\` header.`);
   }
+  if (!count) {
+    const contentFault = cacheControlFault(r.body) ?? assistantImageFault(r.body);
+    if (contentFault !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", contentFault);
+  }
   const script = opts.script?.(r) ?? { kind: "ok" };
   switch (script.kind) {
     case "hang": return;
@@ -235,6 +239,37 @@ function unpairedToolResult(body: Record<string, unknown>): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Every cache_control in a body, in prompt order (tools, system, messages, tool results' content). */
+export function cacheControlsOf(body: Record<string, unknown>): { type?: unknown; ttl?: unknown }[] {
+  const out: { type?: unknown; ttl?: unknown }[] = [];
+  const visit = (b: unknown): void => {
+    if (typeof b !== "object" || b === null) return;
+    const o = b as { content?: unknown; cache_control?: unknown };
+    if (Array.isArray(o.content)) o.content.forEach(visit);
+    if (typeof o.cache_control === "object" && o.cache_control !== null) out.push(o.cache_control as { type?: unknown; ttl?: unknown });
+  };
+  if (Array.isArray(body.tools)) body.tools.forEach(visit);
+  if (Array.isArray(body.system)) body.system.forEach(visit);
+  for (const m of (body.messages as { content?: unknown }[] | undefined) ?? []) if (Array.isArray(m?.content)) m.content.forEach(visit);
+  return out;
+}
+
+/** The API's rules on cache breakpoints: at most four, each ephemeral with a 5m or 1h ttl. */
+function cacheControlFault(body: Record<string, unknown>): string | undefined {
+  const controls = cacheControlsOf(body);
+  if (controls.length > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${controls.length}.`;
+  const bad = controls.find((c) => c.type !== "ephemeral" || (c.ttl !== undefined && c.ttl !== "5m" && c.ttl !== "1h"));
+  return bad ? "cache_control: Input tag does not match the expected tags 'ephemeral' with ttl '5m' or '1h'" : undefined;
+}
+
+/** The API takes images from the user only (an image model's earlier picture cannot be sent back). */
+function assistantImageFault(body: Record<string, unknown>): string | undefined {
+  const messages = (body.messages as { role?: unknown; content?: unknown }[] | undefined) ?? [];
+  const at = messages.findIndex((m) => m?.role === "assistant" && Array.isArray(m.content)
+    && m.content.some((b: { type?: unknown }) => b?.type === "image"));
+  return at < 0 ? undefined : `messages.${at}.content: 'image' blocks are not permitted within assistant turns.`;
 }
 
 /** Why the API refuses `body`'s sampling parameters alongside thinking; undefined when it does not. */
@@ -303,13 +338,17 @@ function stopReason(script: Script): string {
   return "end_turn";
 }
 
-function usageFor(script: Script, outputTokens: number) {
-  const u = script.kind === "cache" ? anthropicFakeCacheUsage : anthropicFakeUsage;
+/** The usage of an answer: a request with cache breakpoints (or the `cache` script) reports
+ * cache writes and reads, as the API does. */
+function usageFor(r: Received, script: Script, outputTokens: number) {
+  const u = script.kind === "cache" || cacheControlsOf(r.body).length > 0 ? anthropicFakeCacheUsage : anthropicFakeUsage;
   return {
     input_tokens: u.input_tokens,
     cache_creation_input_tokens: u.cache_creation_input_tokens,
     cache_read_input_tokens: u.cache_read_input_tokens,
-    cache_creation: { ephemeral_5m_input_tokens: u.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
+    cache_creation: cacheControlsOf(r.body).some((c) => c.ttl === "1h")
+      ? { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: u.cache_creation_input_tokens }
+      : { ephemeral_5m_input_tokens: u.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens,
     service_tier: "standard",
   };
@@ -326,14 +365,14 @@ function messageBase(r: Received, seq: number) {
 function jsonAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
   sendJson(res, 200, {
     ...messageBase(r, seq), content: blocks(r, script, opts),
-    stop_reason: stopReason(script), stop_sequence: null, usage: usageFor(script, anthropicFakeUsage.output_tokens),
+    stop_reason: stopReason(script), stop_sequence: null, usage: usageFor(r, script, anthropicFakeUsage.output_tokens),
   }, headersFor(seq, "application/json"));
 }
 
 function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opts: FakeAnthropicOptions, seq: number): void {
   const events: [string, object][] = [];
   const ev = (name: string, data: object) => events.push([name, { type: name, ...data }]);
-  ev("message_start", { message: { ...messageBase(r, seq), content: [], stop_reason: null, stop_sequence: null, usage: usageFor(script, 1) } });
+  ev("message_start", { message: { ...messageBase(r, seq), content: [], stop_reason: null, stop_sequence: null, usage: usageFor(r, script, 1) } });
   if (script.kind === "error") {
     ev("ping", {});
     events.push(["error", errorBody(script.type ?? errorType(script.status), script.message ?? (script.status === 529 ? "Overloaded" : `fake error ${script.status}`), seq)]);

@@ -81,6 +81,31 @@ export const geminiFakeCacheUsage = { promptTokenCount: 12, candidatesTokenCount
 /** Usage reported by safety blocks (nothing generated). */
 export const geminiFakeBlockedUsage = { promptTokenCount: 12, totalTokenCount: 12 } as const;
 
+const PART_DATA = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult"];
+
+/** The API's rules on `contents`: roles user or model, and each part one kind of data, an
+ * inlineData with its mimeType and data. Images (inlineData) are taken in model turns too:
+ * an image model's earlier picture is how multi-turn image editing works. */
+function contentsFault(contents: unknown): string | undefined {
+  if (contents === undefined) return undefined;
+  if (!Array.isArray(contents)) return "Invalid value at 'contents': expected a list.";
+  for (const [i, c] of contents.entries()) {
+    const role = (c as { role?: unknown })?.role;
+    if (role !== undefined && role !== "user" && role !== "model") return `Please use a valid role: user, model. (contents[${i}])`;
+    const parts = (c as { parts?: unknown })?.parts;
+    if (!Array.isArray(parts) || parts.length === 0) return `contents[${i}].parts: must not be empty.`;
+    for (const [j, p] of parts.entries()) {
+      const data = PART_DATA.filter((k) => (p as Record<string, unknown>)?.[k] !== undefined);
+      if (data.length !== 1) return `contents[${i}].parts[${j}]: oneof field 'data' must be set exactly once (found ${data.length}).`;
+      const inline = (p as { inlineData?: { mimeType?: unknown; data?: unknown } }).inlineData;
+      if (inline && (typeof inline.mimeType !== "string" || typeof inline.data !== "string")) {
+        return `contents[${i}].parts[${j}].inline_data: mime_type and data are required.`;
+      }
+    }
+  }
+  return undefined;
+}
+
 /** A 1×1 PNG, the `image` script's default inlineData. */
 export const fakePngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
@@ -209,6 +234,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, 
       { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ description: message }] },
     ]);
   }
+  const contentFault = r.action === "countTokens" ? undefined : contentsFault(r.body.contents);
+  if (contentFault !== undefined) return googleError(res, 400, contentFault, "INVALID_ARGUMENT");
   const script = opts.script?.(r) ?? { kind: "ok" };
   const stream = r.action === "streamGenerateContent";
   switch (script.kind) {

@@ -81,13 +81,17 @@ const concrete = (rules: readonly ClientRule[]) => rules.filter((r) => !r.field.
 const assistantOnly = new Set(["messages[].images"]);
 
 describe("field policy: client decoders follow the table", () => {
-  test("chat-completions: images of an earlier answer sent back with the history are dropped and named", () => {
+  test("chat-completions: images of an earlier answer sent back with the history stay in the model's turn", () => {
     const image = { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } };
     const decoded = decode("chat-completions", { model: "m", messages: [
       { role: "user", content: "draw a cat" }, { role: "assistant", content: "Here.", images: [image] }, { role: "user", content: "bluer" },
     ] });
-    assert.deepEqual(decoded.dropped, ["messages[].images"]);
-    assert.deepEqual(decoded.messages[1], { role: "assistant", content: [{ type: "text", text: "Here." }] });
+    assert.equal(decoded.dropped, undefined, "the target decides (modelImages)");
+    assert.deepEqual(decoded.messages[1], { role: "assistant", content: [
+      { type: "text", text: "Here." }, { type: "image", source: { kind: "base64", mediaType: "image/png", data: "iVBOR" } },
+    ] });
+    assert.deepEqual(targetDrops("chat-completions", "messages", decoded), ["messages[].images"]);
+    assert.deepEqual(targetDrops("chat-completions", "generate-content", decoded), []);
     assert.throws(() => decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }),
       (e: unknown) => e instanceof GatewayError && e.message.includes("images"));
   });
@@ -150,6 +154,14 @@ const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<
   cache: {
     request: { ...plain, messages: [{ role: "user", content: [{ type: "text", text: "hi", cache: { type: "ephemeral" } }] }] },
     shows: { "chat-completions": (b) => /cache/.test(JSON.stringify(b)), messages: (b) => JSON.stringify(b).includes("cache_control"), "generate-content": (b) => /cache/i.test(JSON.stringify(b)), responses: (b) => /cache/.test(JSON.stringify(b)) },
+  },
+  modelImages: {
+    request: { ...plain, messages: [...plain.messages, { role: "assistant", content: [{ type: "image", source: { kind: "base64", mediaType: "image/png", data: "TU9ERUxJTUc=" } }, { type: "text", text: "here" }] }, { role: "user", content: [{ type: "text", text: "bluer" }] }] },
+    shows: {
+      "chat-completions": (b) => JSON.stringify(b).includes("TU9ERUxJTUc="), messages: (b) => JSON.stringify(b).includes("TU9ERUxJTUc="),
+      "generate-content": (b) => JSON.stringify((b.contents as Json[]).find((c) => c.role === "model")).includes('"inlineData":{"mimeType":"image/png","data":"TU9ERUxJTUc="}'),
+      responses: (b) => JSON.stringify(b).includes("TU9ERUxJTUc="),
+    },
   },
   midSystem: {
     request: { ...plain, messages: [...plain.messages, { role: "assistant", content: [{ type: "text", text: "yes" }] }, { role: "system", content: [{ type: "text", text: "MIDSYS" }] }, { role: "user", content: [{ type: "text", text: "go" }] }] },
@@ -236,6 +248,23 @@ describe("field policy: targets follow the table", () => {
     assert.deepEqual(targetDrops("messages", "generate-content", r), ["metadata.user_id", "cache_control"]);
     assert.deepEqual(targetDrops("chat-completions", "generate-content", r), ["user", "messages[].content[].prompt_cache_breakpoint"]);
     assert.deepEqual(targetDrops("messages", "messages", plain), []);
+  });
+
+  test("cache hints are named as the client spelled them, and the messages API gets the last four", () => {
+    const hint = { type: "ephemeral" } as const;
+    const turns = (n: number): CanonicalRequest["messages"] => Array.from({ length: n }, (_, i) => ({
+      role: i % 2 === 0 ? "user" as const : "assistant" as const, content: [{ type: "text" as const, text: `t${i}`, cache: hint }],
+    }));
+    const spelled: CanonicalRequest = { ...plain, messages: turns(1), spelledAs: { cache: ["messages[].cache_control", "messages[].content[].cache_control"] } };
+    assert.deepEqual(targetDrops("chat-completions", "generate-content", spelled), ["messages[].cache_control", "messages[].content[].cache_control"]);
+    assert.deepEqual(targetDrops("chat-completions", "messages", spelled), []);
+    const six: CanonicalRequest = { ...plain, system: [{ type: "text", text: "sys", cache: hint }], messages: turns(5), spelledAs: { cache: ["messages[].cache_control"] } };
+    assert.deepEqual(targetDrops("chat-completions", "messages", six), ["messages[].cache_control"]);
+    const body = messagesOutbound.encodeRequest({ ...six, maxTokens: 10 }, "m");
+    assert.equal(JSON.stringify(body).split("cache_control").length - 1, 4);
+    assert.equal((body.system as Json[])[0].cache_control, undefined, "the earliest (system) is left out");
+    assert.equal(((body.messages as Json[])[0].content as Json[])[0].cache_control, undefined);
+    assert.deepEqual(((body.messages as Json[])[4].content as Json[])[0].cache_control, hint);
   });
 
   test("a refusal names the client's field", () => {

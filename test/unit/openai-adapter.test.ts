@@ -149,8 +149,8 @@ describe("chat-completions outbound request", () => {
     const first = chatInbound.decodeRequest(golden("request.json"), {});
     const again = chatInbound.decodeRequest(chatOutbound.encodeRequest(first, "gpt-5") as Record<string, unknown>, {});
     // Not carried by design: cache hints (OpenAI caches by itself) and earlier turns' reasoning.
-    // Dropped fields are named once, on the way in.
-    const strip = (r: CanonicalRequest) => JSON.parse(JSON.stringify({ ...r, model: "", dropped: undefined, system: r.system.map((b) => b.text),
+    // Dropped fields (and the spellings of cache hints) are named once, on the way in.
+    const strip = (r: CanonicalRequest) => JSON.parse(JSON.stringify({ ...r, model: "", dropped: undefined, spelledAs: undefined, system: r.system.map((b) => b.text),
       messages: r.messages.map((m) => ({ ...m, content: m.content.filter((b) => b.type !== "thinking") })) }));
     assert.deepEqual(strip(again), strip(first));
   });
@@ -177,7 +177,9 @@ describe("chat-completions outbound request", () => {
     const img: Block = { type: "image", source: { kind: "url", url: "https://x/y.png" } };
     rejects400(() => chatOutbound.encodeRequest({ ...req, messages: [{ role: "user", content: [
       { type: "tool_result", toolUseId: "t", content: [img] }] }] }, "m"), "messages[0].content[0].content[0]");
-    rejects400(() => chatOutbound.encodeRequest({ ...req, messages: [{ role: "assistant", content: [img] }] }, "m"), "messages[0].content[0]");
+    // An assistant image (an earlier answer's) is dropped by the field policy (modelImages): left out.
+    const answered = chatOutbound.encodeRequest({ ...req, messages: [{ role: "assistant", content: [img, { type: "text", text: "here" }] }] }, "m");
+    assert.deepEqual((answered.messages as unknown[])[0], { role: "assistant", content: "here" });
   });
 });
 

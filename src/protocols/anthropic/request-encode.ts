@@ -8,6 +8,7 @@ import type { CanonicalRequest, Message, Reasoning, Tool, ToolChoice } from "../
 import { budgetOf } from "../reasoning.js";
 import { withSystemAsUser } from "../system-note.js";
 import { encodeBlock } from "./blocks.js";
+import { lastCacheBreakpoints } from "./cache-breakpoints.js";
 import { writeCache, type Json } from "./fields.js";
 
 /** max_tokens when the client set none: the messages API requires it, and 4096 is within
@@ -30,7 +31,9 @@ function messages(msgs: readonly Message[]): Json[] {
   for (const m of msgs) {
     const note = m.role === "system";
     const role = note ? "user" : m.role;
-    const content = withSystemAsUser(m).content.map(encodeBlock).filter((b): b is Json => b !== undefined);
+    // Images of an earlier answer: the API takes images in user turns only (the table drops them).
+    const blocks = role === "assistant" ? m.content.filter((b) => b.type !== "image") : withSystemAsUser(m).content;
+    const content = blocks.map(encodeBlock).filter((b): b is Json => b !== undefined);
     const last = out.at(-1);
     if (last && last.role === role && (note || lastHasNote)) {
       const merged = [...last.content, ...content];
@@ -75,7 +78,8 @@ export function encodedMaxTokens(r: CanonicalRequest): number {
 }
 
 /** Encodes a canonical request as a messages-protocol request body. */
-export function encodeMessagesRequest(r: CanonicalRequest, upstreamModel: string): Json {
+export function encodeMessagesRequest(request: CanonicalRequest, upstreamModel: string): Json {
+  const r = lastCacheBreakpoints(request);
   const body: Json = { model: upstreamModel };
   if (r.system.length > 0) body.system = r.system.map((b) => encodeBlock(b));
   body.messages = messages(r.messages);

@@ -88,7 +88,8 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     screenKeys(WIRE, opts, { path: "stream_options", where: "stream_options" }, dropped);
   }
   optInt(json, "n", ""); // n above 1 is refused by the screen; 1 is the only answer anyway
-  const { system, messages } = decodeMessages(json.messages, dropped);
+  const cacheNames: string[] = [];
+  const { system, messages } = decodeMessages(json.messages, dropped, cacheNames);
   // Legacy functions are tools by another name; a request may use one form or the other.
   const functions = decodeFunctions(json.functions);
   const functionChoice = decodeFunctionCall(json.function_call);
@@ -118,6 +119,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
     responseFormat: decodeResponseFormat(json.response_format),
     dropped: dropped.length > 0 ? dropped : undefined,
+    spelledAs: cacheNames.length > 0 ? { cache: cacheNames } : undefined,
   };
   for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];
   return req as unknown as CanonicalRequest;

@@ -56,9 +56,11 @@ function assistantMessage(m: Message, where: string): WireMessage | undefined {
     if (b.type === "text") texts.push(b);
     else if (b.type === "tool_use") {
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
-    } else if (b.type === "image" || b.type === "tool_result") {
+    } else if (b.type === "tool_result") {
       throw invalid(`${where}.content[${j}]: a ${b.type} block cannot appear in a chat-completions assistant message.`);
     }
+    // An image of an earlier answer: chat-completions takes images from the user only (the
+    // field table drops and names it).
     // thinking/redacted_thinking from earlier turns are left out: chat-completions takes no
     // reasoning back, and the messages protocol itself drops earlier turns' thinking.
   });

@@ -209,6 +209,21 @@ function reasoningItem(item: Record<string, unknown>, at: string, conv: Conversa
   if (block) conv.push("assistant", [block]);
 }
 
+/** Magic prefixes of base64 images: an image_generation_call result names no format. */
+const base64Formats: readonly [string, string][] = [["iVBOR", "image/png"], ["/9j/", "image/jpeg"], ["UklGR", "image/webp"], ["R0lGOD", "image/gif"]];
+
+/** An image an earlier answer made (the gateway returns a model's images as these items),
+ * sent back with the history: an image in the model's turn, which the target keeps or drops
+ * (field-policy.ts). Without a result (an in-progress call) there is nothing to keep. */
+function imageGenerationItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
+  onlyKnown(item, new Set(["type", "id", "status", "result", "output_format", "revised_prompt", "background", "quality", "size"]), at);
+  const data = optString(item, "result", `${at}.`);
+  if (data === undefined || data === "") return;
+  const format = typeof item.output_format === "string" ? `image/${item.output_format === "jpg" ? "jpeg" : item.output_format}` : undefined;
+  const mediaType = format ?? base64Formats.find(([prefix]) => data.startsWith(prefix))?.[1] ?? "image/png";
+  conv.push("assistant", [{ type: "image", source: { kind: "base64", mediaType, data } }]);
+}
+
 function decodeInput(input: unknown, conv: Conversation): void {
   if (typeof input === "string") {
     conv.push("user", input === "" ? [] : [{ type: "text", text: input }]);
@@ -224,6 +239,7 @@ function decodeInput(input: unknown, conv: Conversation): void {
       case "function_call": return functionCallItem(item, at, conv);
       case "function_call_output": return functionCallOutputItem(item, at, conv);
       case "reasoning": return reasoningItem(item, at, conv);
+      case "image_generation_call": return imageGenerationItem(item, at, conv);
       case "item_reference":
         throw invalid(`${at}.type "item_reference" cannot be used with this model: the gateway keeps no conversations; send the item itself.`);
       default:

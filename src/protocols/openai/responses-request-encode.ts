@@ -92,6 +92,8 @@ function assistantItems(m: Message, where: string): Item[] {
         return push(reasoningItem(b));
       case "redacted_thinking":
         return; // another vendor's ciphertext: nothing the responses API can read
+      case "image":
+        return; // an image of an earlier answer: input images are the user's only (the field table drops it)
       default:
         throw invalid(`${where}.content[${j}]: a ${b.type} block cannot appear in an assistant message sent to a responses channel.`);
     }
