@@ -310,8 +310,10 @@ export const TOP: At = { path: "", where: "" };
 
 /**
  * Screens one object of a client request: a dropped key is added to `dropped` (once, by its
- * rule name), a refused value is a 400 naming the key, an unknown key a 400. Keys the decoder
- * carries pass; null counts as absent.
+ * rule name), a refused value is a 400 naming the key, and a key the table does not know is
+ * dropped and named too (a client release that adds a harmless field must not break every
+ * converted model; `conversion: strict` refuses it). Keys the decoder carries pass; null
+ * counts as absent.
  */
 export function screenKeys(
   wire: Wire, obj: Readonly<Record<string, unknown>>, at: At, dropped: string[], readHere?: ReadonlySet<string>,
@@ -321,16 +323,52 @@ export function screenKeys(
     if (value === null || value === undefined || readHere?.has(key)) continue;
     const name = at.where ? `${at.where}.${key}` : key;
     const r = clientRule(wire, at.path ? `${at.path}.${key}` : key);
-    if (!r) throw new GatewayError(errors.invalidParameter, `\`${name}\` is not supported by this gateway when converting protocols.`);
+    if (!r) {
+      noteUnknown(dropped, at.where, key);
+      continue;
+    }
     if (r.applies && !r.applies(value)) continue;
     if (r.fate === "drop") noteDropped(dropped, r.field);
     else if (r.fate === "refuse") throw refusal(name, r.why, r.when);
   }
 }
 
+/** At most this many names are reported: the client chooses unknown keys, and the names go
+ * into a response header and the usage log. */
+export const MAX_DROPPED_NAMES = 32;
+/** The last name when more were dropped than are reported. */
+export const MORE_DROPPED = "(more)";
+
 /** Adds a dropped field's name once. */
 export function noteDropped(dropped: string[], field: string): void {
-  if (!dropped.includes(field)) dropped.push(field);
+  if (dropped.includes(field)) return;
+  if (dropped.length < MAX_DROPPED_NAMES) dropped.push(field);
+  else if (dropped[MAX_DROPPED_NAMES - 1] !== MORE_DROPPED) dropped[MAX_DROPPED_NAMES - 1] = MORE_DROPPED;
+}
+
+/** A key as it may appear in a header and a comma-joined log column: plain keys as they are,
+ * anything else percent-encoded (no commas, spaces or control characters), and bounded. */
+function safeKey(key: string): string {
+  const plain = /^[A-Za-z0-9_$@:-]{1,64}$/.test(key) ? key : encodeURIComponent(key).slice(0, 64);
+  return plain === "" ? "%22%22" : plain;
+}
+
+/**
+ * Notes a key the conversion table does not know, found in the object at `where` (the field
+ * as sent, "messages[2].content[0]"): named by its path with array positions left out
+ * ("messages[].content[].foo"), so one unknown key sent on every message is named once.
+ */
+export function noteUnknown(dropped: string[], where: string, key: string): void {
+  const path = where.replace(/\[\d+\]/g, "[]");
+  noteDropped(dropped, path ? `${path}.${safeKey(key)}` : safeKey(key));
+}
+
+/** Notes every key of `obj` outside `known` as an unknown field (see noteUnknown); null
+ * counts as absent. */
+export function dropUnknownKeys(obj: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, where: string, dropped: string[]): void {
+  for (const key of Object.keys(obj)) {
+    if (!known.has(key) && obj[key] !== null && obj[key] !== undefined) noteUnknown(dropped, where, key);
+  }
 }
 
 /** The client's name for a target feature (its first rule), or the canonical name. */

@@ -6,7 +6,7 @@
 // own safety behaviour, and a block by the target still comes back as finishReason SAFETY.
 
 import type { Block, CanonicalRequest, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
-import { noteDropped, screenKeys, TOP } from "../field-policy.js";
+import { dropUnknownKeys, noteDropped, screenKeys, TOP } from "../field-policy.js";
 import { decodeGenerationConfig, type Draft } from "./config-decode.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { decodeParts } from "./parts-decode.js";
@@ -14,6 +14,8 @@ import { array, CallIds, invalid, missing, object, setKeys, string, type JsonObj
 
 const WIRE = "generate-content";
 const DECLARATION_KEYS = new Set(["name", "description", "parameters", "parametersJsonSchema", "response", "responseJsonSchema"]);
+const CONTENT_KEYS = new Set(["role", "parts"]);
+const CALLING_KEYS = new Set(["mode", "allowedFunctionNames"]);
 
 /** Decodes a generate-content body; the model and stream flag come from the URL. */
 export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest {
@@ -25,7 +27,7 @@ export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel
   const draft: Draft = {
     model: from.pathModel,
     system: json.systemInstruction == null ? [] : decodeSystem(json.systemInstruction),
-    messages: decodeContents(json.contents),
+    messages: decodeContents(json.contents, dropped),
     stream,
     // Gemini streams always end with usageMetadata, so the client expects usage.
     ...(stream && { streamUsage: true }),
@@ -53,19 +55,18 @@ function decodeSystem(v: unknown): TextBlock[] {
  * history stores a streamed answer as one Content per chunk; other protocols want turns
  * to alternate), so they merge into one message.
  */
-function decodeContents(v: unknown): Message[] {
+function decodeContents(v: unknown, dropped: string[]): Message[] {
   const ids = new CallIds();
   const messages: { role: Message["role"]; content: Block[] }[] = [];
   array(v, "contents").forEach((c, i) => {
     const field = `contents[${i}]`;
     const content = object(c, field);
-    const extra = setKeys(content).find((k) => k !== "role" && k !== "parts");
-    if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not a Content field");
+    dropUnknownKeys(content, CONTENT_KEYS, field, dropped);
     const role = content.role == null || content.role === "user" ? "user" : content.role === "model" ? "assistant" : undefined;
     if (role === undefined) throw invalid(`${field}.role`, 'must be "user" or "model"');
     const last = messages.at(-1);
-    if (last?.role === role) decodeParts(content.parts, { strict: true, role, field, ids }, last.content);
-    else messages.push({ role, content: decodeParts(content.parts, { strict: true, role, field, ids }) });
+    if (last?.role === role) decodeParts(content.parts, { strict: true, role, field, ids, dropped }, last.content);
+    else messages.push({ role, content: decodeParts(content.parts, { strict: true, role, field, ids, dropped }) });
   });
   return messages;
 }
@@ -93,8 +94,7 @@ function decodeTools(v: unknown, dropped: string[]): Tool[] {
  * dropped. OpenAPI-style `parameters` become JSON Schema.
  */
 function decodeDeclaration(d: JsonObject, field: string, dropped: string[]): Tool {
-  const extra = setKeys(d).find((k) => !DECLARATION_KEYS.has(k));
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  dropUnknownKeys(d, DECLARATION_KEYS, field, dropped);
   for (const key of ["response", "responseJsonSchema"]) if (d[key] != null) noteDropped(dropped, `tools[].functionDeclarations[].${key}`);
   if (d.parameters != null && d.parametersJsonSchema != null) {
     throw invalid(`${field}.parametersJsonSchema`, "cannot be combined with parameters");
@@ -112,8 +112,7 @@ function decodeToolConfig(v: unknown, dropped: string[]): Draft {
   if (config.functionCallingConfig == null) return {};
   const fc = object(config.functionCallingConfig, "toolConfig.functionCallingConfig");
   const field = "toolConfig.functionCallingConfig";
-  const extra = setKeys(fc).find((k) => k !== "mode" && k !== "allowedFunctionNames");
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  dropUnknownKeys(fc, CALLING_KEYS, field, dropped);
   const mode = fc.mode == null ? "AUTO" : string(fc.mode, `${field}.mode`);
   const names = fc.allowedFunctionNames == null ? [] : array(fc.allowedFunctionNames, `${field}.allowedFunctionNames`);
   if (names.length > 0 && mode !== "ANY") throw invalid(`${field}.allowedFunctionNames`, "is only allowed with mode ANY");

@@ -35,10 +35,10 @@ function textBlock(text: string, cache?: CacheHint): TextBlock {
   return cache ? { type: "text", text, cache } : { type: "text", text };
 }
 
-function imageBlock(part: Record<string, unknown>, where: string): ImageBlock {
+function imageBlock(part: Record<string, unknown>, where: string, dropped: string[]): ImageBlock {
   const img = part.image_url;
   if (!isObject(img) || typeof img.url !== "string") throw invalid(`${where}.image_url.url must be a string.`);
-  onlyKnown(img, imageUrlKeys, `${where}.image_url`);
+  onlyKnown(img, imageUrlKeys, `${where}.image_url`, dropped);
   const cache = cacheOf(part, where);
   const m = dataUrl.exec(img.url);
   const source = m
@@ -49,7 +49,7 @@ function imageBlock(part: Record<string, unknown>, where: string): ImageBlock {
 }
 
 /** Content as parts; `allowed` lists the part types this role may carry. */
-function contentParts(content: unknown, where: string, allowed: ReadonlySet<string>): (TextBlock | ImageBlock)[] {
+function contentParts(content: unknown, where: string, allowed: ReadonlySet<string>, dropped: string[]): (TextBlock | ImageBlock)[] {
   if (content === undefined || content === null) return [];
   if (typeof content === "string") return content === "" ? [] : [textBlock(content)];
   if (!Array.isArray(content)) throw invalid(`${where}.content must be a string or an array of content parts.`);
@@ -59,12 +59,12 @@ function contentParts(content: unknown, where: string, allowed: ReadonlySet<stri
     if (!isObject(part) || typeof part.type !== "string") throw invalid(`${at} must be a content part with a type.`);
     if (!allowed.has(part.type)) throw invalid(`${at}.type "${part.type}" cannot be converted to the channel's protocol.`);
     if (part.type === "image_url") {
-      onlyKnown(part, new Set(["type", "image_url", "prompt_cache_breakpoint"]), at);
-      out.push(imageBlock(part, at));
+      onlyKnown(part, new Set(["type", "image_url", "prompt_cache_breakpoint"]), at, dropped);
+      out.push(imageBlock(part, at, dropped));
       return;
     }
     const field = part.type === "refusal" ? "refusal" : "text";
-    onlyKnown(part, new Set(["type", field, "prompt_cache_breakpoint"]), at);
+    onlyKnown(part, new Set(["type", field, "prompt_cache_breakpoint"]), at, dropped);
     if (typeof part[field] !== "string") throw invalid(`${at}.${field} must be a string.`);
     if (part[field] !== "") out.push(textBlock(part[field] as string, cacheOf(part, at)));
   });
@@ -75,7 +75,7 @@ const textOnly = new Set(["text"]);
 const userParts = new Set(["text", "image_url"]);
 const assistantParts = new Set(["text", "refusal"]);
 
-function assistantBlocks(m: Record<string, unknown>, where: string, names: Map<string, string>): Block[] {
+function assistantBlocks(m: Record<string, unknown>, where: string, names: Map<string, string>, dropped: string[]): Block[] {
   if (m.audio !== undefined && m.audio !== null) throw invalid(`${where}.audio cannot be converted to the channel's protocol.`);
   if (m.function_call !== undefined && m.function_call !== null) {
     throw invalid(`${where}.function_call (legacy functions) is not supported when converting protocols; use tool_calls.`);
@@ -85,32 +85,32 @@ function assistantBlocks(m: Record<string, unknown>, where: string, names: Map<s
     if (typeof m.reasoning_content !== "string") throw invalid(`${where}.reasoning_content must be a string.`);
     if (m.reasoning_content !== "") blocks.push({ type: "thinking", text: m.reasoning_content });
   }
-  blocks.push(...contentParts(m.content, where, assistantParts));
+  blocks.push(...contentParts(m.content, where, assistantParts, dropped));
   if (typeof m.refusal === "string" && m.refusal !== "") blocks.push(textBlock(m.refusal));
   else if (m.refusal !== undefined && m.refusal !== null && typeof m.refusal !== "string") throw invalid(`${where}.refusal must be a string.`);
   if (m.tool_calls === undefined || m.tool_calls === null) return blocks;
   if (!Array.isArray(m.tool_calls)) throw invalid(`${where}.tool_calls must be an array.`);
-  m.tool_calls.forEach((tc: unknown, j) => blocks.push(toolUse(tc, `${where}.tool_calls[${j}]`, names)));
+  m.tool_calls.forEach((tc: unknown, j) => blocks.push(toolUse(tc, `${where}.tool_calls[${j}]`, names, dropped)));
   return blocks;
 }
 
-function toolUse(tc: unknown, at: string, names: Map<string, string>): ToolUseBlock {
+function toolUse(tc: unknown, at: string, names: Map<string, string>, dropped: string[]): ToolUseBlock {
   if (!isObject(tc)) throw invalid(`${at} must be an object.`);
   if (tc.type !== "function") throw invalid(`${at}.type must be "function"; other tool call types cannot be converted.`);
-  onlyKnown(tc, new Set(["id", "type", "function"]), at);
+  onlyKnown(tc, new Set(["id", "type", "function"]), at, dropped);
   const fn = tc.function;
   if (typeof tc.id !== "string" || tc.id === "") throw invalid(`${at}.id must be a non-empty string.`);
   if (!isObject(fn) || typeof fn.name !== "string") throw invalid(`${at}.function.name must be a string.`);
-  onlyKnown(fn, new Set(["name", "arguments"]), `${at}.function`);
+  onlyKnown(fn, new Set(["name", "arguments"]), `${at}.function`, dropped);
   const input = parseArguments(typeof fn.arguments === "string" ? fn.arguments : "");
   if (!input) throw invalid(`${at}.function.arguments must be a JSON object.`);
   names.set(tc.id, fn.name);
   return { type: "tool_use", id: tc.id, name: fn.name, input };
 }
 
-function toolResult(m: Record<string, unknown>, where: string, names: Map<string, string>): ToolResultBlock {
+function toolResult(m: Record<string, unknown>, where: string, names: Map<string, string>, dropped: string[]): ToolResultBlock {
   if (typeof m.tool_call_id !== "string" || m.tool_call_id === "") throw invalid(`${where}.tool_call_id must be a non-empty string.`);
-  const content = contentParts(m.content, where, textOnly);
+  const content = contentParts(m.content, where, textOnly, dropped);
   const name = names.get(m.tool_call_id);
   return name === undefined
     ? { type: "tool_result", toolUseId: m.tool_call_id, content }
@@ -135,24 +135,24 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [])
     switch (m.role) {
       case "system":
       case "developer": {
-        onlyKnown(m, systemKeys, where);
-        const text = contentParts(m.content, where, textOnly) as TextBlock[];
+        onlyKnown(m, systemKeys, where, dropped);
+        const text = contentParts(m.content, where, textOnly, dropped) as TextBlock[];
         if (messages.length === 0) system.push(...text);
         else push("system", text);
         return;
       }
       case "user":
-        onlyKnown(m, userKeys, where);
-        return push("user", contentParts(m.content, where, userParts));
+        onlyKnown(m, userKeys, where, dropped);
+        return push("user", contentParts(m.content, where, userParts, dropped));
       case "assistant":
-        onlyKnown(m, assistantKeys, where);
+        onlyKnown(m, assistantKeys, where, dropped);
         // Images an answer carried (message.images), sent back with the history: no other
         // protocol takes images in the model's own turns.
         if (Array.isArray(m.images) && m.images.length > 0) noteDropped(dropped, "messages[].images");
-        return push("assistant", assistantBlocks(m, where, names));
+        return push("assistant", assistantBlocks(m, where, names, dropped));
       case "tool":
-        onlyKnown(m, toolKeys, where);
-        return push("user", [toolResult(m, where, names)]);
+        onlyKnown(m, toolKeys, where, dropped);
+        return push("user", [toolResult(m, where, names, dropped)]);
       case "function":
         throw invalid(`${where}.role "function" (legacy functions) is not supported when converting protocols; use tool messages.`);
       default:

@@ -12,17 +12,17 @@ import { decodeMessages } from "./chat-decode-messages.js";
 const WIRE = "chat-completions";
 const functionKeys = new Set(["name", "description", "parameters", "strict"]);
 
-function decodeTools(v: unknown): Tool[] | undefined {
+function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid("tools must be an array.");
   return v.map((t: unknown, i): Tool => {
     const at = `tools[${i}]`;
     if (!isObject(t) || t.type !== "function") throw invalid(`${at}.type must be "function"; other tool types cannot be converted.`);
-    onlyKnown(t, new Set(["type", "function"]), at);
+    onlyKnown(t, new Set(["type", "function"]), at, dropped);
     const fn = t.function;
     if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") throw invalid(`${at}.function.name must be a non-empty string.`);
     // `strict` asks for exact schema adherence; channels that enforce schemas do so anyway.
-    onlyKnown(fn, functionKeys, `${at}.function`);
+    onlyKnown(fn, functionKeys, `${at}.function`, dropped);
     const description = optString(fn, "description", `${at}.function.`);
     if (fn.parameters !== undefined && !isObject(fn.parameters)) throw invalid(`${at}.function.parameters must be a JSON Schema object.`);
     const parameters = (fn.parameters as Record<string, unknown> | undefined) ?? { type: "object", properties: {} };
@@ -47,7 +47,7 @@ function decodeReasoning(v: unknown): Reasoning | undefined {
   throw invalid("reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
 }
 
-function decodeResponseFormat(v: unknown): CanonicalRequest["responseFormat"] {
+function decodeResponseFormat(v: unknown, dropped: string[]): CanonicalRequest["responseFormat"] {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw invalid("response_format must be an object.");
   if (v.type === "text") return undefined;
@@ -57,7 +57,7 @@ function decodeResponseFormat(v: unknown): CanonicalRequest["responseFormat"] {
     throw invalid('response_format must be {"type":"text"}, {"type":"json_object"} or {"type":"json_schema","json_schema":{name,schema}}.');
   }
   // description and strict are hints to the model/decoder; the schema itself is carried.
-  onlyKnown(js, new Set(["name", "schema", "description", "strict"]), "response_format.json_schema");
+  onlyKnown(js, new Set(["name", "schema", "description", "strict"]), "response_format.json_schema", dropped);
   if (js.schema !== undefined && !isObject(js.schema)) throw invalid("response_format.json_schema.schema must be an object.");
   return js.schema === undefined ? { name: js.name } : { schema: js.schema as Record<string, unknown>, name: js.name };
 }
@@ -99,7 +99,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     frequencyPenalty: optNumber(json, "frequency_penalty", ""),
     presencePenalty: optNumber(json, "presence_penalty", ""),
     seed: optNumber(json, "seed", ""),
-    tools: decodeTools(json.tools),
+    tools: decodeTools(json.tools, dropped),
     toolChoice: decodeToolChoice(json.tool_choice),
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
     reasoning: decodeReasoning(json.reasoning_effort),
@@ -107,7 +107,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     streamUsage: stream && isObject(opts) && opts.include_usage === true ? true : undefined,
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
-    responseFormat: decodeResponseFormat(json.response_format),
+    responseFormat: decodeResponseFormat(json.response_format, dropped),
     dropped: dropped.length > 0 ? dropped : undefined,
   };
   for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];
