@@ -5,8 +5,8 @@
 // through with its safetySettings untouched; a converted one is answered under the target's
 // own safety behaviour, and a block by the target still comes back as finishReason SAFETY.
 
-import type { Block, CanonicalRequest, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
-import { dropUnknownKeys, noteDropped, screenKeys, TOP } from "../field-policy.js";
+import type { Block, CanonicalRequest, HostedTool, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
+import { dropUnknownKeys, noteDropped, noteUnknown, screenKeys, TOP } from "../field-policy.js";
 import { decodeGenerationConfig, type Draft } from "./config-decode.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { decodeParts } from "./parts-decode.js";
@@ -32,7 +32,7 @@ export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel
     // Gemini streams always end with usageMetadata, so the client expects usage.
     ...(stream && { streamUsage: true }),
   };
-  if (json.tools != null) draft.tools = decodeTools(json.tools, dropped);
+  if (json.tools != null) Object.assign(draft, decodeTools(json.tools, dropped));
   if (json.toolConfig != null) Object.assign(draft, decodeToolConfig(json.toolConfig, dropped));
   if (json.generationConfig != null) Object.assign(draft, decodeGenerationConfig(object(json.generationConfig, "generationConfig"), dropped));
   if (dropped.length > 0) draft.dropped = dropped;
@@ -71,21 +71,27 @@ function decodeContents(v: unknown, dropped: string[]): Message[] {
   return messages;
 }
 
-/** `tools`: function declarations only; Gemini's server-side tools have no counterpart. */
-function decodeTools(v: unknown, dropped: string[]): Tool[] {
+/** Google Search, in both its forms: the target's own web search serves it. */
+const WEB_SEARCH_KEYS = new Set(["googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval"]);
+
+/** `tools`: function declarations; Google Search as a hosted tool the target maps to its own;
+ * Gemini's other server-side tools (codeExecution, urlContext…) dropped and named: they can
+ * only be offered (toolConfig forces functions alone). */
+function decodeTools(v: unknown, dropped: string[]): { tools: Tool[]; hostedTools?: HostedTool[] } {
   const tools: Tool[] = [];
+  let hostedTools: HostedTool[] | undefined;
   array(v, "tools").forEach((t, i) => {
     const tool = object(t, `tools[${i}]`);
     for (const key of setKeys(tool)) {
-      if (key !== "functionDeclarations") {
-        throw invalid(`tools[${i}].${key}`, `the server-side tool ${key} exists only on Gemini and cannot be converted`);
-      }
+      if (key === "functionDeclarations") continue;
+      if (WEB_SEARCH_KEYS.has(key)) hostedTools = [{ kind: "web_search" }];
+      else noteUnknown(dropped, "tools[]", key);
     }
     array(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).forEach((d, j) => {
       tools.push(decodeDeclaration(object(d, `tools[${i}].functionDeclarations[${j}]`), `tools[${i}].functionDeclarations[${j}]`, dropped));
     });
   });
-  return tools;
+  return hostedTools ? { tools, hostedTools } : { tools };
 }
 
 /**

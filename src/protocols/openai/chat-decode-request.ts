@@ -108,6 +108,8 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
     responseFormat: decodeResponseFormat(json.response_format, dropped),
+    // web_search_options asks a search model to search: the target's own web search (field-policy.ts).
+    hostedTools: isObject(json.web_search_options) ? [{ kind: "web_search" }] : undefined,
     dropped: dropped.length > 0 ? dropped : undefined,
   };
   for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];

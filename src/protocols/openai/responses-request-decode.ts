@@ -3,15 +3,17 @@
 // field is carried, dropped as a provider-side hint (named in `dropped`), or refused with a
 // 400 naming it (field-policy.ts's table, plus the checks below). The gateway keeps no
 // conversations: the whole conversation is in `input`. Tools: function tools, a namespace's
-// function tools (offered flat, by their own names), and the hosted web_search the table
-// drops; other tools OpenAI runs itself are refused.
+// function tools (offered flat, by their own names), and hosted tools by the table's one
+// rule (web search mapped to the target's own, others dropped and named, forcing one refused).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type {
-  Block, CanonicalRequest, ImageBlock, Message, Reasoning, TextBlock, Tool, ToolChoice, ToolResultBlock,
+  Block, CanonicalRequest, HostedTool, ImageBlock, Message, Reasoning, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from "../canonical.js";
-import { clientRule, dropUnknownKeys as onlyKnown, noteDropped, noteUnknown, screenKeys, TOP } from "../field-policy.js";
+import {
+  clientRule, dropUnknownKeys as onlyKnown, forcedHostedRefusal, hostedToolName, noteDropped, noteUnknown, screenKeys, TOP,
+} from "../field-policy.js";
 import { invalid, isObject, optInt, optNumber, optString, parseArguments } from "./chat-common.js";
 import { reasoningBlockOf } from "./responses-common.js";
 
@@ -24,7 +26,11 @@ const READ_HERE = new Set([
 /** include values the gateway honours: encrypted_content is always given on converted routes. */
 const honouredIncludes = new Set(["reasoning.encrypted_content"]);
 
-/** Built-in tools run by OpenAI itself: no other channel can run them. */
+/** OpenAI's web search, in each of its names: the target's own web search serves it. */
+const WEB_SEARCH_TOOLS = new Set(["web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11"]);
+
+/** Built-in tools run by OpenAI itself: offered, they are mapped (web search) or dropped;
+ * forced by tool_choice, refused. */
 const BUILT_IN_TOOLS = new Set([
   "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11", "file_search",
   "code_interpreter", "computer", "computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell",
@@ -250,11 +256,13 @@ function functionTool(t: Record<string, unknown>, at: string, dropped: string[],
   return tool;
 }
 
-/** The tools a client offers, flat: a namespace's function tools by their own names. */
-function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
-  if (v === undefined || v === null) return undefined;
+/** The tools a client offers, flat: a namespace's function tools by their own names; and
+ * the hosted tools the target can have (web search). */
+function decodeTools(v: unknown, dropped: string[]): { tools?: Tool[]; hostedTools?: HostedTool[] } {
+  if (v === undefined || v === null) return {};
   if (!Array.isArray(v)) throw invalid("tools must be an array.");
   const tools: Tool[] = [];
+  let webSearch = false as boolean;
   v.forEach((t: unknown, i) => {
     const at = `tools[${i}]`;
     if (!isObject(t) || typeof t.type !== "string") throw invalid(`${at}.type is required.`);
@@ -273,19 +281,16 @@ function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
       });
       return;
     }
-    // An offered tool OpenAI would run (Codex always offers web search): the channel's
-    // model answers without it, as the table says; any other would change what comes back.
-    const rule = clientRule("responses", `tools[] (type ${t.type})`);
-    if (rule?.fate === "drop") {
-      noteDropped(dropped, rule.field);
-      return;
-    }
-    if (BUILT_IN_TOOLS.has(t.type)) {
-      throw invalid(`${at}.type "${t.type}" is a tool OpenAI runs itself; it cannot run on this model's channel. Use function tools.`);
-    }
-    throw invalid(`${at}.type "${t.type}" cannot be converted to this model's channel; use function tools.`);
+    // A hosted tool merely offered (Codex offers web search and image generation on every
+    // turn): web search becomes the target's own (field-policy.ts), any other tool type is
+    // dropped and named; the model answers without it.
+    if (WEB_SEARCH_TOOLS.has(t.type)) webSearch = true;
+    else noteDropped(dropped, hostedToolName("tools[]", t.type));
   });
-  return tools.length === 0 ? undefined : tools;
+  return {
+    ...(tools.length > 0 && { tools }),
+    ...(webSearch ? { hostedTools: [{ kind: "web_search" as const }] } : {}),
+  };
 }
 
 function decodeToolChoice(v: unknown): ToolChoice | undefined {
@@ -293,8 +298,8 @@ function decodeToolChoice(v: unknown): ToolChoice | undefined {
   if (v === "auto" || v === "none") return { type: v };
   if (v === "required") return { type: "any" };
   if (isObject(v) && v.type === "function" && typeof v.name === "string" && v.name !== "") return { type: "tool", name: v.name };
-  if (isObject(v) && typeof v.type === "string" && BUILT_IN_TOOLS.has(v.type)) {
-    throw invalid(`tool_choice {"type":"${v.type}"} names a tool OpenAI runs itself; it cannot run on this model's channel.`);
+  if (isObject(v) && typeof v.type === "string" && (BUILT_IN_TOOLS.has(v.type) || WEB_SEARCH_TOOLS.has(v.type))) {
+    throw forcedHostedRefusal("tool_choice", v.type);
   }
   throw invalid('tool_choice must be "auto", "none", "required" or {"type":"function","name":…}.');
 }
@@ -350,7 +355,7 @@ export function decodeResponsesRequest(json: Record<string, unknown>): Canonical
     maxTokens: optInt(json, "max_output_tokens", ""),
     temperature: optNumber(json, "temperature", ""),
     topP: optNumber(json, "top_p", ""),
-    tools: decodeTools(json.tools, dropped),
+    ...decodeTools(json.tools, dropped),
     toolChoice: decodeToolChoice(json.tool_choice),
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
     reasoning: decodeReasoning(json.reasoning, dropped),
