@@ -241,7 +241,7 @@ const MESSAGES: readonly ClientRule[] = [
   rule("tools[].strict", "drop", "Anthropic's schema guarantee for calls"),
   rule("tools[].eager_input_streaming", "drop", "how finely Anthropic streams call input"),
   rule("tools[].allowed_callers", "drop", "Anthropic's code-execution callers"),
-  rule("tools[] (type web_search_…)", "webSearch"),
+  rule("tools[] (type web_search_*)", "webSearch"),
   rule("tools[] (other server tools: web_fetch_…, code_execution_…, tool_search_…)", "drop", "tools Anthropic runs itself, which the target has not"),
   rule("tools[] (type bash_…, text_editor_…, computer_…, memory_…)", "drop", "Anthropic-defined client tools: only Claude knows their schema"),
   rule("tool_choice (naming a server or Anthropic-defined tool)", "refuse", "a forced tool that cannot run changes the answer"),
@@ -380,8 +380,9 @@ export const MAX_DROPPED_NAMES = 32;
 /** The last name when more were dropped than are reported. */
 export const MORE_DROPPED = "(more)";
 
-/** Adds a dropped field's name once. */
-export function noteDropped(dropped: string[], field: string): void {
+/** Adds a dropped field's name once (printable ASCII only: it goes into a header). */
+export function noteDropped(dropped: string[], name: string): void {
+  const field = /^[\x20-\x7e]*$/.test(name) ? name : name.replace(/[^\x20-\x7e]/g, "?");
   if (dropped.includes(field)) return;
   if (dropped.length < MAX_DROPPED_NAMES) dropped.push(field);
   else if (dropped[MAX_DROPPED_NAMES - 1] !== MORE_DROPPED) dropped[MAX_DROPPED_NAMES - 1] = MORE_DROPPED;

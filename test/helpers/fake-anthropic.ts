@@ -192,6 +192,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
     return anthropicError(res, seq, 400, "invalid_request_error",
       `${sampling}: This parameter is not supported in API version ${API_VERSION_2026}.`);
   }
+  const badTool = toolTypeRefusal(r.body.tools);
+  if (badTool !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", badTool);
   const thinkingConflict = opts.thinkingSamplingRules ? samplingWhileThinking(r.body) : undefined;
   if (thinkingConflict !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", thinkingConflict);
   const refused = r.betas.find((b) => opts.refuseBetas?.includes(b));
@@ -217,6 +219,26 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
       if (count) return sendJson(res, 200, { input_tokens: ANTHROPIC_FAKE_COUNT }, headersFor(seq, "application/json"));
       return r.body.stream === true ? streamAnswer(r, res, script, opts, seq) : jsonAnswer(r, res, script, opts, seq);
   }
+}
+
+/** Tool types the real API knows: custom tools (no type, or "custom") and its versioned
+ * server and Anthropic-defined tools. */
+const ANTHROPIC_TOOL_TYPE = /^(custom|(web_search|web_fetch|code_execution|bash|text_editor|computer|memory|tool_search_tool_(regex|bm25))_\d{8})$/;
+
+/** The API's 400 for a tool whose `type` it does not know (an OpenAI or Gemini tool sent as
+ * is), or a custom tool without input_schema; undefined when the tools are valid. */
+function toolTypeRefusal(tools: unknown): string | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  for (const [i, t] of tools.entries()) {
+    const type = (t as { type?: unknown })?.type;
+    if (type !== undefined && (typeof type !== "string" || !ANTHROPIC_TOOL_TYPE.test(type))) {
+      return `tools.${i}: Input tag '${String(type)}' found using 'type' does not match any of the expected tags`;
+    }
+    if ((type === undefined || type === "custom") && typeof (t as { input_schema?: unknown })?.input_schema !== "object") {
+      return `tools.${i}.custom.input_schema: Field required`;
+    }
+  }
+  return undefined;
 }
 
 /** Why the API refuses `body`'s sampling parameters alongside thinking; undefined when it does not. */
