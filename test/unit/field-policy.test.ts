@@ -88,8 +88,9 @@ describe("field policy: client decoders follow the table", () => {
     ] });
     assert.deepEqual(decoded.dropped, ["messages[].images"]);
     assert.deepEqual(decoded.messages[1], { role: "assistant", content: [{ type: "text", text: "Here." }] });
-    assert.throws(() => decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }),
-      (e: unknown) => e instanceof GatewayError && e.message.includes("images"));
+    // On a user message `images` is a key the table does not know: dropped and named all the
+    // same (issue 19: unknown fields are dropped, not refused).
+    assert.deepEqual(decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }).dropped, ["messages[].images"]);
   });
 
   for (const wire of WIRES) {
@@ -124,8 +125,10 @@ describe("field policy: client decoders follow the table", () => {
         assert.equal(decoded.dropped, undefined, r.field);
       }
     });
-    test(`${wire}: a field the table does not know is a 400, not a silent drop`, () => {
-      assert.throws(() => decode(wire, { ...base, somethingNew: 1 }), (e: unknown) => e instanceof GatewayError && e.message.includes("`somethingNew`"));
+    // Issue 19 changed this deliberately: a field the table does not know was a 400; it is now
+    // dropped and named (never silently), and conversion: strict refuses it (strictRefusal).
+    test(`${wire}: a field the table does not know is dropped and named, not refused and not silent`, () => {
+      assert.deepEqual(decode(wire, { ...base, somethingNew: 1 }).dropped, ["somethingNew"]);
     });
   }
 });
@@ -150,6 +153,15 @@ const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<
   cache: {
     request: { ...plain, messages: [{ role: "user", content: [{ type: "text", text: "hi", cache: { type: "ephemeral" } }] }] },
     shows: { "chat-completions": (b) => /cache/.test(JSON.stringify(b)), messages: (b) => JSON.stringify(b).includes("cache_control"), "generate-content": (b) => /cache/i.test(JSON.stringify(b)), responses: (b) => /cache/.test(JSON.stringify(b)) },
+  },
+  webSearch: {
+    request: { ...plain, hostedTools: [{ kind: "web_search" }] },
+    shows: {
+      "chat-completions": (b) => JSON.stringify(b).includes("web_search"),
+      messages: (b) => JSON.stringify(b.tools) === '[{"type":"web_search_20250305","name":"web_search"}]',
+      "generate-content": (b) => JSON.stringify(b.tools) === '[{"googleSearch":{}}]',
+      responses: (b) => JSON.stringify(b.tools) === '[{"type":"web_search"}]',
+    },
   },
   midSystem: {
     request: { ...plain, messages: [...plain.messages, { role: "assistant", content: [{ type: "text", text: "yes" }] }, { role: "system", content: [{ type: "text", text: "MIDSYS" }] }, { role: "user", content: [{ type: "text", text: "go" }] }] },
