@@ -312,6 +312,8 @@ const RESPONSES: readonly ClientRule[] = [
   rule("tools[] (other hosted types: file_search, image_generation, code_interpreter, computer_use_preview, mcp, local_shell…)", "drop",
     "tools OpenAI runs itself, which the target has not (Codex offers them beside its function tools)"),
   rule("tool_choice (a hosted tool)", "refuse", "a forced tool that cannot run changes the answer"),
+  rule("input[] (hosted tool calls: web_search_call, file_search_call, image_generation_call…)", "drop",
+    "OpenAI ran them in an earlier answer; what they found is in its text"),
   rule("previous_response_id", "refuse", "the gateway keeps no conversations (send the whole input)"),
   rule("conversation", "refuse", "the gateway keeps no conversations"),
   rule("background", "refuse", "background responses are stored at OpenAI", isTrue, "true"),

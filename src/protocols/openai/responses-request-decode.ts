@@ -37,6 +37,9 @@ const BUILT_IN_TOOLS = new Set([
   "shell", "apply_patch", "tool_search", "programmatic_tool_calling",
 ]);
 
+/** Input items of hosted tool calls OpenAI ran in an earlier answer. */
+const HOSTED_CALL_ITEMS = new Set(["web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools"]);
+
 // `strict` asks for exact schema adherence; channels that enforce schemas do so anyway.
 // Other keys (defer_loading, allowed_callers, …) are screened by field-policy.ts's table.
 const functionToolKeys = new Set(["type", "name", "description", "parameters", "strict"]);
@@ -230,6 +233,9 @@ function decodeInput(input: unknown, conv: Conversation): void {
       case "item_reference":
         throw invalid(`${at}.type "item_reference" cannot be used with this model: the gateway keeps no conversations; send the item itself.`);
       default:
+        // A hosted tool's call from an earlier answer (OpenAI ran it; what it found is in the
+        // answer's text): dropped and named, as the hosted tool itself is.
+        if (typeof type === "string" && HOSTED_CALL_ITEMS.has(type)) return noteDropped(conv.dropped, hostedToolName("input[]", type));
         throw invalid(`${at}.type "${String(type)}" cannot be converted to this model's channel.`);
     }
   });
