@@ -245,6 +245,8 @@ const MESSAGES: readonly ClientRule[] = [
   rule("tools[] (other server tools: web_fetch_…, code_execution_…, tool_search_…)", "drop", "tools Anthropic runs itself, which the target has not"),
   rule("tools[] (type bash_…, text_editor_…, computer_…, memory_…)", "drop", "Anthropic-defined client tools: only Claude knows their schema"),
   rule("tool_choice (naming a server or Anthropic-defined tool)", "refuse", "a forced tool that cannot run changes the answer"),
+  rule("messages[].content[] (server tool blocks: server_tool_use, web_search_tool_result…)", "drop",
+    "Anthropic ran them in an earlier answer; what they found is in its text"),
   rule("container", "refuse", "code-execution containers run only at Anthropic"),
   rule("mcp_servers", "refuse", "remote MCP servers are called only by Anthropic"),
 ];

@@ -216,6 +216,26 @@ describe("converted requests: unknown fields dropped and named, hosted tools by 
       assert.deepEqual(w.sent("openai").tools.map((t: { function: { name: string } }) => t.function.name), ["Bash"]);
     });
 
+    test("a Claude history with an earlier search's server-tool blocks → chat-completions channel: the blocks dropped and named, the text kept", async () => {
+      const res = await send(w, "messages", LENIENT.openai, {
+        model: LENIENT.openai, max_tokens: 64, tools: claudeTools, messages: [
+          { role: "user", content: "news?" },
+          { role: "assistant", content: [
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "news" } },
+            { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "Example", encrypted_content: "EqgfCioI" }] },
+            { type: "text", text: "Here is the news." },
+          ] },
+          { role: "user", content: "more" },
+        ],
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(droppedHeader(res).sort(), [
+        "messages[].content[] (type server_tool_use)", "messages[].content[] (type web_search_tool_result)",
+        "tools[] (type web_fetch_20250910)", "tools[] (type web_search_*)",
+      ]);
+      assert.deepEqual(w.sent("openai").messages[1], { role: "assistant", content: "Here is the news." });
+    });
+
     test("messages client's web_search server tool → responses channel: OpenAI's own web_search", async () => {
       const res = await send(w, "messages", RESPONSES_MODEL, {
         model: RESPONSES_MODEL, max_tokens: 64, messages: [{ role: "user", content: "news?" }], tools: claudeTools,

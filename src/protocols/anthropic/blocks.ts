@@ -2,6 +2,7 @@
 // share these shapes, so the request decoder, request encoder and response code all use them.
 
 import type { Block, CacheHint, ImageBlock, ImageSource, TextBlock } from "../canonical.js";
+import { hostedToolName, noteDropped } from "../field-policy.js";
 import { array, invalid, object, onlyKeys, optBool, readCache, string, writeCache, type Json } from "./fields.js";
 
 const keys = (...k: string[]): ReadonlySet<string> => new Set(["type", "cache_control", ...k]);
@@ -11,6 +12,8 @@ const TOOL_USE = keys("id", "name", "input", "caller", "toolset_name");
 const TOOL_RESULT = keys("tool_use_id", "content", "is_error");
 const THINKING = new Set(["type", "thinking", "signature"]);
 const REDACTED = new Set(["type", "data"]);
+/** Blocks of server tools Anthropic ran: server_tool_use, web_search_tool_result, … */
+const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|mcp_tool_result|[a-z_]+_tool_result)$/;
 
 /** Reads a text block; citations are only accepted empty (they point into documents, which
  * the hub cannot carry). */
@@ -64,7 +67,7 @@ function resultContent(v: unknown, field: string, dropped: string[]): (TextBlock
  * Reads one request content block. `names` maps tool_use ids seen so far to tool names, so
  * tool results get their tool's name (Gemini needs it).
  */
-export function decodeBlock(v: unknown, field: string, names: Map<string, string>, dropped: string[]): Block {
+export function decodeBlock(v: unknown, field: string, names: Map<string, string>, dropped: string[]): Block | undefined {
   const o = object(v, field);
   switch (o.type) {
     case "text":
@@ -102,6 +105,12 @@ export function decodeBlock(v: unknown, field: string, names: Map<string, string
       onlyKeys(o, REDACTED, field, dropped);
       return { type: "redacted_thinking", data: string(o.data, `${field}.data`) };
     default:
+      // A server tool's call or result from an earlier answer (Anthropic ran it; what it
+      // found is in the answer's text): dropped and named, as the server tool itself is.
+      if (typeof o.type === "string" && SERVER_TOOL_BLOCK.test(o.type)) {
+        noteDropped(dropped, hostedToolName("messages[].content[]", o.type));
+        return undefined;
+      }
       return invalid(`${field}.type`, `content block type ${JSON.stringify(o.type)} is not supported for conversion`);
   }
 }
@@ -109,7 +118,7 @@ export function decodeBlock(v: unknown, field: string, names: Map<string, string
 /** Reads a message's `content`: a string or an array of blocks. */
 export function decodeContent(v: unknown, field: string, names: Map<string, string>, dropped: string[]): Block[] {
   if (typeof v === "string") return [{ type: "text", text: v }];
-  return array(v, field).map((b, i) => decodeBlock(b, `${field}[${i}]`, names, dropped));
+  return array(v, field).flatMap((b, i) => decodeBlock(b, `${field}[${i}]`, names, dropped) ?? []);
 }
 
 function source(s: ImageSource): Json {
