@@ -86,6 +86,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     if (!isObject(opts)) throw invalid("stream_options must be an object.");
     screenKeys(WIRE, opts, { path: "stream_options", where: "stream_options" }, dropped);
   }
+  if (json.web_search_options != null && !isObject(json.web_search_options)) throw invalid("web_search_options must be an object.");
   optInt(json, "n", ""); // n above 1 is refused by the screen; 1 is the only answer anyway
   const { system, messages } = decodeMessages(json.messages, dropped);
   const req: Record<string, unknown> = {
