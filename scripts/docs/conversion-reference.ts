@@ -40,8 +40,26 @@ A system (or developer) message partway through the conversation stays in place 
 chat-completions and responses channels; toward messages and generate-content channels,
 which have no such role, it becomes a user-turn text \`<system>…</system>\` in place rather
 than joining the system prompt, so the conversation keeps its order and the prompt's cached
-prefix stays the same turn after turn. Fields not in the table are refused as unknown, so
-a client release that adds one fails a test rather than a user. The table is
+prefix stays the same turn after turn.
+
+A field the table does not know, at the top level or inside a message, content part or
+tool (a client release adds one before anyone can record it), is **dropped and named** the
+same way, by its path with array positions left out (\`messages[].content[].x_hint\`), as
+LiteLLM's \`drop_params\` and OpenRouter would; \`conversion: strict\` refuses it instead. At
+most 32 names are reported (the last then reads \`(more)\`).
+
+Hosted tools (a tool the client's provider runs itself) follow one rule on every pair. Web
+search exists at every provider and becomes the target's own: Anthropic's
+\`web_search_20250305\`, Gemini's \`googleSearch\` (with server-side tool invocations turned
+on beside function declarations), the responses API's \`web_search\`; toward a
+chat-completions channel it is dropped, since only OpenAI's search models take
+\`web_search_options\` and they take no tools. A search run by the target is billed from its
+own report at the price list's \`tool_calls\`. Any other hosted tool (file search, image
+generation, code interpreter or execution, computer use, MCP, URL context, web fetch…), and
+Anthropic's client tools whose schema only Claude knows (\`bash_…\`, \`text_editor_…\`), is
+dropped and named when merely offered; a \`tool_choice\` that forces one is a \`400\` naming it.
+
+The table is
 \`src/protocols/field-policy.ts\`; this page is generated from it (\`npm run docs\`) and a
 test keeps the two equal. "—" is the same protocol: passed through untouched.
 

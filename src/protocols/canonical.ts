@@ -60,6 +60,12 @@ export interface Tool {
   readonly namespace?: string;
 }
 
+/** A tool the provider runs itself (a hosted or server tool), offered by the client. Only
+ * web search exists at every provider; the decoders drop (and name) the others. */
+export interface HostedTool {
+  readonly kind: "web_search";
+}
+
 export type ToolChoice =
   | { readonly type: "auto" }
   | { readonly type: "none" }
@@ -92,6 +98,8 @@ export interface CanonicalRequest {
   readonly candidates?: number;
   readonly tools?: readonly Tool[];
   readonly toolChoice?: ToolChoice;
+  /** Hosted tools offered beside `tools` (field-policy.ts maps or drops them per target). */
+  readonly hostedTools?: readonly HostedTool[];
   readonly parallelToolCalls?: boolean;
   /** The chat-completions client declared legacy `functions`: its answer carries the call as
    * `function_call` (one call: the legacy shape has room for no more). */

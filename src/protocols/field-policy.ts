@@ -19,7 +19,7 @@ export type Treatment = "map" | "drop" | "refuse";
 /** Canonical request features whose fate depends on the target protocol. */
 export type TargetField =
   | "reasoning" | "temperature" | "topP" | "topK" | "frequencyPenalty" | "presencePenalty" | "seed" | "stop" | "user"
-  | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem" | "modelImages";
+  | "parallelToolCalls" | "jsonMode" | "cache" | "midSystem" | "modelImages" | "webSearch";
 
 interface TargetRule {
   /** Whether the request uses the feature (at a value that matters). */
@@ -145,7 +145,38 @@ export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
     present: (r) => r.messages.some((m) => m.role === "system"), when: "", to: everywhere,
     why: "kept in place (a user-turn note where the target has no system turns)",
   },
+  // Hosted tools: one rule for every pair. Web search exists at every provider and becomes
+  // the target's own; any other hosted tool is dropped by the decoder when merely offered,
+  // and a tool_choice forcing one is refused there.
+  webSearch: {
+    present: offersWebSearch, when: "", to: only({ "chat-completions": "drop" }),
+    at: { messages: [{ present: (r) => offersWebSearch(r) && (r.tools?.some((t) => t.name === "web_search") ?? false),
+      when: "a function tool is named web_search", treatment: "drop" }] },
+    why: "each provider's own web search (Anthropic web_search_20250305, Gemini googleSearch, responses web_search); "
+      + "chat-completions has it only on search models, which take no tools, so it is dropped there",
+  },
 };
+
+function offersWebSearch(r: CanonicalRequest): boolean {
+  return r.hostedTools?.some((t) => t.kind === "web_search") ?? false;
+}
+
+/** Whether the request's web search goes to a target of protocol `to` as its own tool. */
+export function mapsWebSearch(to: Wire, r: CanonicalRequest): boolean {
+  return offersWebSearch(r) && treatmentFor(TARGET_FIELDS.webSearch, to, r) === "map";
+}
+
+/** The name a dropped hosted tool is reported by: `prefix` and the client's type, made safe. */
+export function hostedToolName(prefix: string, type: string): string {
+  return `${prefix} (type ${safeKey(type)})`;
+}
+
+/** The 400 for a tool_choice that forces a hosted tool: no other provider would run it, and
+ * an answer without the forced call is not the answer asked for. */
+export function forcedHostedRefusal(field: string, type: string): GatewayError {
+  return refusal(`${field}`, `it forces ${safeKey(type)}, a tool the client's provider runs itself; `
+    + "hosted tools are converted only when offered (web search is mapped, others dropped), never when forced");
+}
 
 function hasCacheHint(r: CanonicalRequest): boolean {
   return cacheBreakpoints(r) > 0;
@@ -208,7 +239,7 @@ const CHAT: readonly ClientRule[] = [
   rule("logit_bias", "refuse", "token biases exist only at OpenAI", (v) => typeof v === "object" && v !== null && Object.keys(v).length > 0, "not empty"),
   rule("modalities", "refuse", "only text output can be converted", (v) => !Array.isArray(v) || v.some((m) => m !== "text"), "with audio"),
   rule("audio", "refuse", "audio output cannot be converted"),
-  rule("web_search_options", "refuse", "OpenAI's web search runs only there"),
+  rule("web_search_options", "webSearch"),
   rule("moderation", "refuse", "moderation results come back only from OpenAI"),
   rule("functions", "map", "legacy tools: the answer comes back as function_call"), rule("function_call", "map", "legacy tool_choice"),
 ];
@@ -236,6 +267,12 @@ const MESSAGES: readonly ClientRule[] = [
   rule("tools[].strict", "drop", "Anthropic's schema guarantee for calls"),
   rule("tools[].eager_input_streaming", "drop", "how finely Anthropic streams call input"),
   rule("tools[].allowed_callers", "drop", "Anthropic's code-execution callers"),
+  rule("tools[] (type web_search_*)", "webSearch"),
+  rule("tools[] (other server tools: web_fetch_…, code_execution_…, tool_search_…)", "drop", "tools Anthropic runs itself, which the target has not"),
+  rule("tools[] (type bash_…, text_editor_…, computer_…, memory_…)", "drop", "Anthropic-defined client tools: only Claude knows their schema"),
+  rule("tool_choice (naming a server or Anthropic-defined tool)", "refuse", "a forced tool that cannot run changes the answer"),
+  rule("messages[].content[] (server tool blocks: server_tool_use, web_search_tool_result…)", "drop",
+    "Anthropic ran them in an earlier answer; what they found is in its text"),
   rule("container", "refuse", "code-execution containers run only at Anthropic"),
   rule("mcp_servers", "refuse", "remote MCP servers are called only by Anthropic"),
 ];
@@ -261,6 +298,9 @@ const GENERATE: readonly ClientRule[] = [
   rule("generationConfig.enableEnhancedCivicAnswers", "drop", "a Gemini answer style"),
   rule("generationConfig.audioTimestamp", "drop", "for audio input, which is refused"),
   rule("generationConfig.enableAffectiveDialog", "drop", "a Live API audio style"),
+  rule("tools[].googleSearch", "webSearch"), rule("tools[].googleSearchRetrieval", "webSearch"),
+  rule("tools[] (codeExecution, urlContext, googleMaps, fileSearch, computerUse, enterpriseWebSearch…)", "drop",
+    "tools Gemini runs itself, which the target has not"),
   rule("cachedContent", "refuse", "an explicit context cache is part of the prompt and exists only at Gemini"),
   rule("generationConfig.candidateCount", "refuse", "a converted answer carries one candidate", above(1), "above 1"),
   rule("generationConfig.responseLogprobs", "refuse", "log probabilities come back only from Gemini", isTrue, "true"),
@@ -297,7 +337,12 @@ const RESPONSES: readonly ClientRule[] = [
   rule("tools[].allowed_callers", "drop", "OpenAI's programmatic callers"), rule("tools[].output_schema", "drop", "describes what the tool returns"),
   rule("tools[].strict", "map", "targets that enforce schemas do so anyway"),
   rule("client_metadata", "drop", "the client's own bookkeeping (Codex sends it on every turn)"),
-  rule("tools[] (type web_search)", "drop", "OpenAI runs it; another channel's model answers without it (Codex always offers it)"),
+  rule("tools[] (type web_search)", "webSearch"),
+  rule("tools[] (other hosted types: file_search, image_generation, code_interpreter, computer_use_preview, mcp, local_shell…)", "drop",
+    "tools OpenAI runs itself, which the target has not (Codex offers them beside its function tools)"),
+  rule("tool_choice (a hosted tool)", "refuse", "a forced tool that cannot run changes the answer"),
+  rule("input[] (hosted tool calls: web_search_call, file_search_call, image_generation_call…)", "drop",
+    "OpenAI ran them in an earlier answer; what they found is in its text"),
   rule("previous_response_id", "refuse", "the gateway keeps no conversations (send the whole input)"),
   rule("conversation", "refuse", "the gateway keeps no conversations"),
   rule("background", "refuse", "background responses are stored at OpenAI", isTrue, "true"),
@@ -337,8 +382,10 @@ export const TOP: At = { path: "", where: "" };
 
 /**
  * Screens one object of a client request: a dropped key is added to `dropped` (once, by its
- * rule name), a refused value is a 400 naming the key, an unknown key a 400. Keys the decoder
- * carries pass; null counts as absent.
+ * rule name), a refused value is a 400 naming the key, and a key the table does not know is
+ * dropped and named too (a client release that adds a harmless field must not break every
+ * converted model; `conversion: strict` refuses it). Keys the decoder carries pass; null
+ * counts as absent.
  */
 export function screenKeys(
   wire: Wire, obj: Readonly<Record<string, unknown>>, at: At, dropped: string[], readHere?: ReadonlySet<string>,
@@ -348,16 +395,53 @@ export function screenKeys(
     if (value === null || value === undefined || readHere?.has(key)) continue;
     const name = at.where ? `${at.where}.${key}` : key;
     const r = clientRule(wire, at.path ? `${at.path}.${key}` : key);
-    if (!r) throw new GatewayError(errors.invalidParameter, `\`${name}\` is not supported by this gateway when converting protocols.`);
+    if (!r) {
+      noteUnknown(dropped, at.where, key);
+      continue;
+    }
     if (r.applies && !r.applies(value)) continue;
     if (r.fate === "drop") noteDropped(dropped, r.field);
     else if (r.fate === "refuse") throw refusal(name, r.why, r.when);
   }
 }
 
-/** Adds a dropped field's name once. */
-export function noteDropped(dropped: string[], field: string): void {
-  if (!dropped.includes(field)) dropped.push(field);
+/** At most this many names are reported: the client chooses unknown keys, and the names go
+ * into a response header and the usage log. */
+export const MAX_DROPPED_NAMES = 32;
+/** The last name when more were dropped than are reported. */
+export const MORE_DROPPED = "(more)";
+
+/** Adds a dropped field's name once (printable ASCII only: it goes into a header). */
+export function noteDropped(dropped: string[], name: string): void {
+  const field = /^[\x20-\x7e]*$/.test(name) ? name : name.replace(/[^\x20-\x7e]/g, "?");
+  if (dropped.includes(field)) return;
+  if (dropped.length < MAX_DROPPED_NAMES) dropped.push(field);
+  else if (dropped[MAX_DROPPED_NAMES - 1] !== MORE_DROPPED) dropped[MAX_DROPPED_NAMES - 1] = MORE_DROPPED;
+}
+
+/** A key as it may appear in a header and a comma-joined log column: plain keys as they are,
+ * anything else percent-encoded (no commas, spaces or control characters), and bounded. */
+export function safeKey(key: string): string {
+  const plain = /^[A-Za-z0-9_$@:-]{1,64}$/.test(key) ? key : encodeURIComponent(key).slice(0, 64);
+  return plain === "" ? "%22%22" : plain;
+}
+
+/**
+ * Notes a key the conversion table does not know, found in the object at `where` (the field
+ * as sent, "messages[2].content[0]"): named by its path with array positions left out
+ * ("messages[].content[].foo"), so one unknown key sent on every message is named once.
+ */
+export function noteUnknown(dropped: string[], where: string, key: string): void {
+  const path = where.replace(/\[\d+\]/g, "[]");
+  noteDropped(dropped, path ? `${path}.${safeKey(key)}` : safeKey(key));
+}
+
+/** Notes every key of `obj` outside `known` as an unknown field (see noteUnknown); null
+ * counts as absent. */
+export function dropUnknownKeys(obj: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, where: string, dropped: string[]): void {
+  for (const key of Object.keys(obj)) {
+    if (!known.has(key) && obj[key] !== null && obj[key] !== undefined) noteUnknown(dropped, where, key);
+  }
 }
 
 /** The client's name for a target feature (its first rule), or the canonical name. */

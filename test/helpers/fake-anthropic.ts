@@ -192,6 +192,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
     return anthropicError(res, seq, 400, "invalid_request_error",
       `${sampling}: This parameter is not supported in API version ${API_VERSION_2026}.`);
   }
+  const badTool = toolTypeRefusal(r.body.tools);
+  if (badTool !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", badTool);
   const thinkingConflict = opts.thinkingSamplingRules ? samplingWhileThinking(r.body) : undefined;
   if (thinkingConflict !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", thinkingConflict);
   const unpaired = unpairedToolResult(r.body);
@@ -236,6 +238,26 @@ function unpairedToolResult(body: Record<string, unknown>): string | undefined {
     for (const [j, b] of blocksOf(m).entries()) {
       if (b?.type !== "tool_result" || ids.has(b.tool_use_id)) continue;
       return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(b.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  return undefined;
+}
+
+/** Tool types the real API knows: custom tools (no type, or "custom") and its versioned
+ * server and Anthropic-defined tools. */
+const ANTHROPIC_TOOL_TYPE = /^(custom|(web_search|web_fetch|code_execution|bash|text_editor|computer|memory|tool_search_tool_(regex|bm25))_\d{8})$/;
+
+/** The API's 400 for a tool whose `type` it does not know (an OpenAI or Gemini tool sent as
+ * is), or a custom tool without input_schema; undefined when the tools are valid. */
+function toolTypeRefusal(tools: unknown): string | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  for (const [i, t] of tools.entries()) {
+    const type = (t as { type?: unknown })?.type;
+    if (type !== undefined && (typeof type !== "string" || !ANTHROPIC_TOOL_TYPE.test(type))) {
+      return `tools.${i}: Input tag '${String(type)}' found using 'type' does not match any of the expected tags`;
+    }
+    if ((type === undefined || type === "custom") && typeof (t as { input_schema?: unknown })?.input_schema !== "object") {
+      return `tools.${i}.custom.input_schema: Field required`;
     }
   }
   return undefined;

@@ -69,6 +69,34 @@ export interface FakeGeminiOptions {
 
 export type FakeGemini = FakeServer<Received>;
 
+/** The keys a Tool may have. */
+const TOOL_KEYS = new Set([
+  "functionDeclarations", "function_declarations", "googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval",
+  "codeExecution", "code_execution", "urlContext", "url_context", "computerUse", "fileSearch", "googleMaps", "enterpriseWebSearch", "retrieval",
+]);
+
+/** The API's 400 for tools it refuses: an unknown Tool key (another protocol's tool sent as
+ * is), or a built-in tool beside function declarations without server-side tool
+ * invocations turned on; undefined when the tools are valid. */
+function toolsRefusal(body: Record<string, unknown>): string | undefined {
+  const tools = body.tools;
+  if (!Array.isArray(tools)) return undefined;
+  let functions = false;
+  let builtIn = false;
+  for (const t of tools) {
+    for (const key of Object.keys((t ?? {}) as object)) {
+      if (!TOOL_KEYS.has(key)) return `Invalid JSON payload received. Unknown name ${JSON.stringify(key)} at 'tools[0]': Cannot find field.`;
+      if (key === "functionDeclarations" || key === "function_declarations") functions = true;
+      else builtIn = true;
+    }
+  }
+  const config = (body.toolConfig ?? body.tool_config) as Record<string, unknown> | undefined;
+  if (functions && builtIn && config?.includeServerSideToolInvocations !== true) {
+    return "Please enable tool_config.include_server_side_tool_invocations to use Built-in tools with Function calling.";
+  }
+  return undefined;
+}
+
 /** What the fake's `:countTokens` answers (`totalTokens`), whatever it is sent. */
 export const GEMINI_FAKE_COUNT = 3141;
 
@@ -236,6 +264,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, 
   }
   const contentFault = r.action === "countTokens" ? undefined : contentsFault(r.body.contents);
   if (contentFault !== undefined) return googleError(res, 400, contentFault, "INVALID_ARGUMENT");
+  const badTools = r.action === "countTokens" ? undefined : toolsRefusal(r.body);
+  if (badTools !== undefined) return googleError(res, 400, badTools, "INVALID_ARGUMENT");
   const script = opts.script?.(r) ?? { kind: "ok" };
   const stream = r.action === "streamGenerateContent";
   switch (script.kind) {

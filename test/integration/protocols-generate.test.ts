@@ -290,14 +290,16 @@ describe("generate-content in, every channel protocol", () => {
       assert.equal(w.anthropic.received.length, before);
     });
 
-    test("an unknown field → 400 naming it", async () => {
+    // Issue 19 changed this deliberately: an unknown field was a 400; it is dropped and named
+    // now (conversion-lenient.test.ts). A field whose loss would change the answer still is.
+    test("a field whose loss would change the answer → 400 naming it", async () => {
       const res = await rawRequest(`${w.gw.url}/v1beta/models/${M.openai}:generateContent`, {
         method: "POST", headers: { "content-type": "application/json", "x-goog-api-key": TOKEN },
-        body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }], frobnicateLevel: 3 }),
+        body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }], generationConfig: { candidateCount: 2 } }),
       });
       assert.equal(res.status, 400);
       assert.equal(res.json?.error?.status, "INVALID_ARGUMENT");
-      assert.match(res.json?.error?.message, /frobnicateLevel/);
+      assert.match(res.json?.error?.message, /generationConfig\.candidateCount/);
     });
   });
 });

@@ -370,15 +370,18 @@ describe("responses in, converted to every channel protocol", () => {
       }
     });
 
-    test("a built-in tool → 400 naming its type", async () => {
+    // Issue 19 changed this deliberately (it was a 400): an offered built-in tool is dropped and
+    // named; only forcing one is refused (conversion-lenient.test.ts).
+    test("an offered built-in tool is dropped and named; forcing one → 400 naming it", async () => {
+      w.scriptText("anthropic", "ok");
+      const { response } = await client.responses.create({
+        model: RC.anthropic, input: "x", tools: [weatherTool, { type: "file_search", vector_store_ids: ["vs_1"] }],
+      }).withResponse();
+      assert.equal(response.headers.get("x-gateway-dropped-fields"), "tools[] (type file_search)");
       const before = upstreamCount();
-      await assert.rejects(client.responses.create({ model: RC.anthropic, input: "x", tools: [weatherTool, { type: "file_search", vector_store_ids: ["vs_1"] }] }), (e: unknown) => {
-        assert.ok(e instanceof OpenAI.BadRequestError, String(e));
-        assert.match(e.message, /tools\[1\]\.type "file_search"/);
-        return true;
-      });
-      await assert.rejects(client.responses.create({ model: RC.gemini, input: "x", tools: [{ type: "code_interpreter", container: { type: "auto" } }] }),
-        (e: unknown) => e instanceof OpenAI.BadRequestError && /tools\[0\]\.type "code_interpreter"/.test(e.message));
+      await assert.rejects(client.responses.create({
+        model: RC.gemini, input: "x", tools: [{ type: "code_interpreter", container: { type: "auto" } }], tool_choice: { type: "code_interpreter" },
+      }), (e: unknown) => e instanceof OpenAI.BadRequestError && /`tool_choice`.*code_interpreter/.test(e.message));
       assert.equal(upstreamCount(), before, "nothing reached an upstream");
     });
 
@@ -390,13 +393,15 @@ describe("responses in, converted to every channel protocol", () => {
       assert.equal(w.sent("anthropic").metadata, undefined);
     });
 
-    test("the hosted web_search tool Codex always offers is dropped (named); the function tools reach the channel", async () => {
+    // Issue 19 changed this deliberately (web search was dropped): it is Gemini's googleSearch now.
+    test("the hosted web_search tool Codex always offers becomes googleSearch; the function tools reach the channel", async () => {
       w.scriptText("gemini", "ok");
       const { response } = await client.responses.create({
         model: RC.gemini, input: "x", tools: [weatherTool, { type: "web_search" }],
       }).withResponse();
-      assert.match(response.headers.get("x-gateway-dropped-fields") ?? "", /web_search/);
+      assert.equal(response.headers.get("x-gateway-dropped-fields"), null);
       assert.deepEqual(w.sent("gemini").tools[0].functionDeclarations.map((d: { name: string }) => d.name), ["get_weather"]);
+      assert.deepEqual(w.sent("gemini").tools[1], { googleSearch: {} });
     });
   });
 });

@@ -211,4 +211,16 @@ describe("hosted tool fees are billed per call from the provider's report", () =
     for await (const _ of responses.data) { /* drain */ }
     assert.equal(await costOf(responses.response.headers.get("x-gateway-request-id")!), COST.anthropic);
   });
+
+  test("a responses client's offered web_search runs as the Anthropic channel's own, and its searches are billed (issue 19)", async () => {
+    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const { data, response } = await client.responses.create({
+      model: "claude-search", input: "search", tools: [{ type: "web_search" }, { type: "image_generation" }],
+    }).withResponse();
+    assert.equal(data.output_text, "Found it.");
+    const sent = upstream.received.at(-1)!.body as { tools?: Obj[] };
+    assert.deepEqual(sent.tools, [{ type: "web_search_20250305", name: "web_search" }]);
+    assert.equal(response.headers.get("x-gateway-dropped-fields"), "tools[] (type image_generation)");
+    assert.equal(await costOf(response.headers.get("x-gateway-request-id")!), COST.anthropic);
+  });
 });

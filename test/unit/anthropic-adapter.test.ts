@@ -85,14 +85,24 @@ test("anthropic request: string shorthands, system messages, top-level cache_con
 test("anthropic request: what the hub cannot carry is a 400 naming the field", () => {
   rejects400(() => decode({ model: "m", messages: [] }), "max_tokens", "missing_required_parameter");
   rejects400(() => decode({ max_tokens: 1, messages: [] }), "model", "missing_required_parameter");
-  rejects400(() => decode({ ...base, tools: [{ type: "web_search_20250305", name: "web_search" }] }), "tools[0].type");
-  rejects400(() => decode({ ...base, tools: [{ type: "bash_20250124", name: "bash" }] }), "tools[0].type");
+  // Issue 19: typed tools are no longer refused when offered (web search is mapped, the others
+  // dropped and named: see below); forcing one is.
+  rejects400(() => decode({ ...base, tools: [{ type: "bash_20250124", name: "bash" }], tool_choice: { type: "tool", name: "bash" } }), "tool_choice.name");
   rejects400(() => decode({ ...base, messages: [{ role: "user", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }] }] }), "messages[0].content[0].type");
   rejects400(() => decode({ ...base, messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }] }), "messages[0].content[0].source.type");
   rejects400(() => decode({ ...base, container: "cntr_1" }), "container");
   rejects400(() => decode({ ...base, mcp_servers: [{ type: "url", url: "https://x", name: "x" }] }), "mcp_servers");
-  rejects400(() => decode({ ...base, frequency_penalty: 1 }), "frequency_penalty");
+  // Issue 19: a field the table does not know (frequency_penalty is not a messages field) is
+  // dropped and named now, not refused.
+  assert.deepEqual(decode({ ...base, frequency_penalty: 1 }).dropped, ["frequency_penalty"]);
   rejects400(() => decode({ ...base, thinking: { type: "enabled" } }), "thinking.budget_tokens", "missing_required_parameter");
+});
+
+test("anthropic request: web search is a hosted tool; other server tools and Anthropic-defined tools are dropped and named", () => {
+  const r = decode({ ...base, tools: [{ type: "web_search_20250305", name: "web_search" }, { type: "bash_20250124", name: "bash" }] });
+  assert.deepEqual(r.hostedTools, [{ kind: "web_search" }]);
+  assert.deepEqual(r.dropped, ["tools[] (type bash_20250124)"]);
+  assert.equal(r.tools, undefined);
 });
 
 test("anthropic request: a system message after the first turn stays in place; the encoder makes it a user-turn note", () => {

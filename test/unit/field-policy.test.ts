@@ -92,8 +92,9 @@ describe("field policy: client decoders follow the table", () => {
     ] });
     assert.deepEqual(targetDrops("chat-completions", "messages", decoded), ["messages[].images"]);
     assert.deepEqual(targetDrops("chat-completions", "generate-content", decoded), []);
-    assert.throws(() => decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }),
-      (e: unknown) => e instanceof GatewayError && e.message.includes("images"));
+    // On a user message `images` is a key the table does not know: dropped and named all the
+    // same (issue 19: unknown fields are dropped, not refused).
+    assert.deepEqual(decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }).dropped, ["messages[].images"]);
   });
 
   for (const wire of WIRES) {
@@ -128,8 +129,10 @@ describe("field policy: client decoders follow the table", () => {
         assert.equal(decoded.dropped, undefined, r.field);
       }
     });
-    test(`${wire}: a field the table does not know is a 400, not a silent drop`, () => {
-      assert.throws(() => decode(wire, { ...base, somethingNew: 1 }), (e: unknown) => e instanceof GatewayError && e.message.includes("`somethingNew`"));
+    // Issue 19 changed this deliberately: a field the table does not know was a 400; it is now
+    // dropped and named (never silently), and conversion: strict refuses it (strictRefusal).
+    test(`${wire}: a field the table does not know is dropped and named, not refused and not silent`, () => {
+      assert.deepEqual(decode(wire, { ...base, somethingNew: 1 }).dropped, ["somethingNew"]);
     });
   }
 });
@@ -161,6 +164,15 @@ const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<
       "chat-completions": (b) => JSON.stringify(b).includes("TU9ERUxJTUc="), messages: (b) => JSON.stringify(b).includes("TU9ERUxJTUc="),
       "generate-content": (b) => JSON.stringify((b.contents as Json[]).find((c) => c.role === "model")).includes('"inlineData":{"mimeType":"image/png","data":"TU9ERUxJTUc="}'),
       responses: (b) => JSON.stringify(b).includes("TU9ERUxJTUc="),
+      },
+    },
+  webSearch: {
+    request: { ...plain, hostedTools: [{ kind: "web_search" }] },
+    shows: {
+      "chat-completions": (b) => JSON.stringify(b).includes("web_search"),
+      messages: (b) => JSON.stringify(b.tools) === '[{"type":"web_search_20250305","name":"web_search"}]',
+      "generate-content": (b) => JSON.stringify(b.tools) === '[{"googleSearch":{}}]',
+      responses: (b) => JSON.stringify(b.tools) === '[{"type":"web_search"}]',
     },
   },
   midSystem: {

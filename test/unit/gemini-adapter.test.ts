@@ -201,12 +201,7 @@ test("request: safetySettings are dropped and named for conversion (the same-pro
 
 test("request: what the hub cannot carry is a 400 naming the field", () => {
   const c = [userText("x")];
-  assertRejects(() => decode({ contents: c, tools: [{ googleSearch: {} }] }), "tools[0].googleSearch");
-  assertRejects(() => decode({ contents: c, tools: [{ codeExecution: {} }] }), "tools[0].codeExecution");
-  assertRejects(() => decode({ contents: c, tools: [{ urlContext: {} }] }), "tools[0].urlContext");
   assertRejects(() => decode({ contents: c, cachedContent: "cachedContents/abc" }), "cachedContent");
-  assertRejects(() => decode({ contents: [{ role: "model", parts: [{ executableCode: { language: "PYTHON", code: "1" } }] }] }), "contents[0].parts[0].executableCode");
-  assertRejects(() => decode({ contents: [{ role: "user", parts: [{ codeExecutionResult: { outcome: "OUTCOME_OK" } }] }] }), "contents[0].parts[0].codeExecutionResult");
   assertRejects(() => decode({ contents: [{ role: "user", parts: [{ inlineData: { mimeType: "application/pdf", data: "JVBER" } }] }] }), "contents[0].parts[0].inlineData.mimeType");
   assertRejects(() => decode({ contents: [{ role: "system", parts: [{ text: "x" }] }] }), "contents[0].role");
   assertRejects(() => decode({ contents: c, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "b"] } } }), "toolConfig.functionCallingConfig.allowedFunctionNames");
@@ -215,9 +210,22 @@ test("request: what the hub cannot carry is a 400 naming the field", () => {
   assertRejects(() => decode({ contents: c, generationConfig: { candidateCount: 2 } }), "generationConfig.candidateCount");
   assertRejects(() => decode({ contents: c, generationConfig: { speechConfig: {} } }), "generationConfig.speechConfig");
   assertRejects(() => decode({ contents: c, generationConfig: { temperature: "hot" } }), "generationConfig.temperature");
-  assertRejects(() => decode({ contents: c, somethingNew: 1 }), "somethingNew");
   assertRejects(() => decode({}), "contents");
   assertRejects(() => generateInbound.decodeRequest({ contents: c }, {}), "model");
+});
+
+// Issue 19 changed these deliberately (they were 400s): Google Search is the hosted web search
+// the target maps to its own; other server-side tools, parts the hub cannot carry and unknown
+// fields are dropped and named (conversion: strict refuses them).
+test("request: server-side tools, unknown parts and fields are dropped and named; Google Search is web search", () => {
+  const c = [userText("x")];
+  const r = decode({ contents: c, somethingNew: 1, tools: [{ googleSearch: {} }, { codeExecution: {} }, { urlContext: {} }] });
+  assert.deepEqual(r.hostedTools, [{ kind: "web_search" }]);
+  assert.deepEqual(r.dropped, ["somethingNew", "tools[].codeExecution", "tools[].urlContext"]);
+  const parts = decode({ contents: [userText("x"), { role: "model", parts: [{ executableCode: { language: "PYTHON", code: "1" } }, { text: "done" }] },
+    { role: "user", parts: [{ codeExecutionResult: { outcome: "OUTCOME_OK" } }, { text: "ok" }] }] });
+  assert.deepEqual(parts.dropped, ["contents[].parts[].executableCode", "contents[].parts[].codeExecutionResult"]);
+  assert.deepEqual(parts.messages.map((m) => m.content), [[{ type: "text", text: "x" }], [{ type: "text", text: "done" }], [{ type: "text", text: "ok" }]]);
 });
 
 test("request encode: what generate-content cannot express is a 400 naming the field", () => {

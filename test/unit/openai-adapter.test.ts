@@ -103,7 +103,6 @@ describe("chat-completions inbound request", () => {
   });
 
   const cases: [string, object, string | RegExp][] = [
-    ["an unknown field", { foo: 1 }, "foo"],
     ["a legacy function without a name", { functions: [{ description: "f" }] }, "functions[0].name"],
     ["a bad legacy function_call", { function_call: "required" }, "function_call"],
     ["n > 1", { n: 2 }, /`n` \(above 1\)/],
@@ -111,12 +110,10 @@ describe("chat-completions inbound request", () => {
     ["top_logprobs", { top_logprobs: 2 }, "top_logprobs"],
     ["audio output", { modalities: ["text", "audio"] }, "modalities"],
     ["logit_bias", { logit_bias: { "50256": -100 } }, "logit_bias"],
-    ["web search", { web_search_options: {} }, "web_search_options"],
     ["a custom tool", { tools: [{ type: "custom", custom: { name: "x" } }] }, "tools[0].type"],
     ["allowed_tools tool_choice", { tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [] } } }, "tool_choice"],
     ["a bad reasoning_effort", { reasoning_effort: "extreme" }, "reasoning_effort"],
     ["a non-number temperature", { temperature: "hot" }, "temperature"],
-    ["an unknown stream option", { stream_options: { foo: true } }, "stream_options.foo"],
     ["input audio", { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AA==", format: "wav" } }] }] }, "messages[0].content[0].type"],
     ["a file part", { messages: [{ role: "user", content: [{ type: "file", file: { file_id: "f" } }] }] }, "messages[0].content[0].type"],
     ["an ftp image", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://x/y.png" } }] }] }, "messages[0].content[0].image_url.url"],
@@ -124,12 +121,23 @@ describe("chat-completions inbound request", () => {
     ["legacy call arguments that are not JSON", { messages: [{ role: "assistant", function_call: { name: "f", arguments: "{oops" } }] }, "messages[0].function_call.arguments"],
     ["arguments that are not JSON", { messages: [{ role: "assistant", tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{oops" } }] }] }, "messages[0].tool_calls[0].function.arguments"],
     ["a tool message without id", { messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
-    ["an unknown message field", { messages: [{ role: "user", content: "x", audio: {} }] }, "messages[0].audio"],
     ["an image in a system message", { messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] }, "messages[0].content[0].type"],
   ];
   for (const [name, extra, field] of cases) {
     test(`400 for ${name}`, () => rejects400(() => chatInbound.decodeRequest({ ...base, ...extra }, {}), field));
   }
+
+  // Issue 19 changed these deliberately: unknown fields (top level or nested) were a 400; they
+  // are now dropped and named (conversion: strict refuses them), and web_search_options is the
+  // hosted web search the target maps to its own.
+  test("unknown fields, top level and nested, are dropped and named by their path", () => {
+    const r = chatInbound.decodeRequest({ ...base, foo: 1, stream_options: { foo: true },
+      messages: [{ role: "user", content: "x", audio: {} }] }, {});
+    assert.deepEqual(r.dropped, ["foo", "stream_options.foo", "messages[].audio"]);
+  });
+  test("web_search_options is offered web search", () => {
+    assert.deepEqual(chatInbound.decodeRequest({ ...base, web_search_options: {} }, {}).hostedTools, [{ kind: "web_search" }]);
+  });
 
   test("missing model or messages is missing_required_parameter", () => {
     for (const body of [{ messages: base.messages }, { model: "m" }, { model: "m", messages: [] }]) {

@@ -181,7 +181,7 @@ describe("responses request → canonical", () => {
     assert.deepEqual(decode({ input: "x", reasoning: { effort: "xhigh" } }).reasoning, { effort: "high" });
   });
 
-  test("namespace tools are offered flat by their own names; their calls get the namespace back; web_search is dropped", () => {
+  test("namespace tools are offered flat by their own names; their calls get the namespace back; web_search is hosted web search", () => {
     const req = decode({
       input: [{ role: "user", content: "q" }, { type: "function_call", call_id: "c0", name: "spawn_agent", namespace: "multi_agent_v1", arguments: "{}" }],
       tools: [
@@ -198,7 +198,9 @@ describe("responses request → canonical", () => {
       { name: "spawn_agent", description: "Spawn", parameters: { type: "object" }, namespace: "multi_agent_v1" },
       { name: "wait_agent", parameters: { type: "object" }, namespace: "multi_agent_v1" },
     ]);
-    assert.deepEqual(req.dropped, ["tools[] (type web_search)"]);
+    // Issue 19: web search is no longer dropped: it is the hosted web search targets map.
+    assert.deepEqual(req.hostedTools, [{ kind: "web_search" }]);
+    assert.equal(req.dropped, undefined);
     assert.deepEqual(req.messages[1].content, [{ type: "tool_use", id: "c0", name: "spawn_agent", input: {} }]);
     const calls: Block[] = [
       { type: "tool_use", id: "c1", name: "spawn_agent", input: { task: "x" } },
@@ -248,6 +250,16 @@ describe("responses request → canonical", () => {
     assert.ok(checked >= 15, `only ${checked} rules checked`);
   });
 
+  test("unknown fields and offered hosted tools other than web search are dropped and named", () => {
+    const types = ["file_search", "code_interpreter", "computer_use_preview", "mcp", "image_generation", "local_shell", "custom"];
+    const req = decode({ input: "x", frobnicate: 1, tools: [{ type: "function", name: "f", parameters: {} }, ...types.map((type) => ({ type }))] });
+    assert.deepEqual(req.dropped, ["frobnicate", ...types.map((t) => `tools[] (type ${t})`)]);
+    assert.deepEqual(req.tools?.map((t) => t.name), ["f"]);
+    // A hosted tool's call from an earlier answer (a session that switched models) likewise.
+    const history = decode({ input: [{ role: "user", content: "q" }, { type: "web_search_call", id: "ws_1", status: "completed" }] });
+    assert.deepEqual(history.dropped, ["input[] (type web_search_call)"]);
+  });
+
   test("what cannot be carried is refused with a 400 naming it", () => {
     refuses(() => decode({ input: "x", previous_response_id: "resp_1" }), /previous_response_id.*keeps no conversations/);
     refuses(() => decode({ input: "x", conversation: "conv_1" }), /^conversation.*keeps no conversations/);
@@ -255,16 +267,13 @@ describe("responses request → canonical", () => {
     refuses(() => decode({ input: "x", background: true }), /^background/);
     refuses(() => decode({ input: "x", top_logprobs: 5 }), /^top_logprobs/);
     refuses(() => decode({ input: "x", include: ["message.output_text.logprobs"] }), /include "message\.output_text\.logprobs"/);
-    refuses(() => decode({ input: "x", frobnicate: 1 }), /`frobnicate` is not supported/);
-    for (const type of ["file_search", "code_interpreter", "computer_use_preview", "mcp", "image_generation", "local_shell"]) {
-      refuses(() => decode({ input: "x", tools: [{ type: "function", name: "f", parameters: {} }, { type }] }), new RegExp(`tools\\[1\\]\\.type "${type}"`));
-    }
-    refuses(() => decode({ input: "x", tools: [{ type: "custom", name: "apply_patch" }] }), /tools\[0\]\.type "custom"/);
+    // Issue 19: unknown fields and offered hosted tools are dropped and named (test below);
+    // forcing a hosted tool is still refused.
     refuses(() => decode({ input: "x", tool_choice: { type: "web_search" } }), /tool_choice/);
+    refuses(() => decode({ input: "x", tools: [{ type: "image_generation" }], tool_choice: { type: "image_generation" } }), /^`tool_choice`.*image_generation/);
     refuses(() => decode({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1" }] }] }), /input\[0\]\.content\[0\]\.file_id/);
     refuses(() => decode({ input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }), /input\[0\]\.content\[0\]\.type "input_file"/);
     refuses(() => decode({ input: [{ type: "item_reference", id: "msg_1" }] }), /input\[0\]\.type "item_reference"/);
-    refuses(() => decode({ input: [{ type: "web_search_call", id: "ws_1" }] }), /input\[0\]\.type "web_search_call"/);
     refuses(() => decode({ input: [{ type: "function_call", call_id: "c", name: "f", arguments: "[1]" }] }), /input\[0\]\.arguments must be a JSON object/);
     refuses(() => decode({ input: [{ role: "tool", content: "x" }] }), /input\[0\]\.role/);
     refuses(() => decode({ input: "x", text: { format: { type: "json_schema", name: "n" } } }), /text\.format\.schema/);

@@ -1,6 +1,7 @@
 // Strict readers for messages-protocol JSON: every malformed or unknown field becomes a 400
 // that names the field by its path, so the decoders never drop anything silently.
 
+import { dropUnknownKeys } from "../field-policy.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { CacheHint } from "../canonical.js";
@@ -57,18 +58,17 @@ export function optBool(v: unknown, field: string): boolean | undefined {
   return v;
 }
 
-/** Rejects any key of `o` that is not in `known`, naming it as `<field>.<key>`. */
-export function onlyKeys(o: Json, known: ReadonlySet<string>, field: string): void {
-  for (const key of Object.keys(o)) {
-    if (!known.has(key)) invalid(field ? `${field}.${key}` : key, "is not supported by this gateway for conversion");
-  }
+/** Drops and names in `dropped` any key of `o` that is not in `known`, as `<field>.<key>`
+ * (field-policy.ts: unknown fields are dropped, and refused under conversion: strict). */
+export function onlyKeys(o: Json, known: ReadonlySet<string>, field: string, dropped: string[]): void {
+  dropUnknownKeys(o, known, field, dropped);
 }
 
 /** Reads a `cache_control` value into a CacheHint (null/absent → undefined). */
-export function readCache(v: unknown, field: string): CacheHint | undefined {
+export function readCache(v: unknown, field: string, dropped: string[]): CacheHint | undefined {
   if (v === undefined || v === null) return undefined;
   const o = object(v, field);
-  onlyKeys(o, new Set(["type", "ttl"]), field);
+  onlyKeys(o, new Set(["type", "ttl"]), field, dropped);
   if (o.type !== "ephemeral") invalid(`${field}.type`, 'must be "ephemeral"');
   if (o.ttl === undefined || o.ttl === null) return { type: "ephemeral" };
   return { type: "ephemeral", ttl: string(o.ttl, `${field}.ttl`) };

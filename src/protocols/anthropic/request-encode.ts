@@ -3,7 +3,7 @@
 // temperature above 1, JSON without a schema) are settled by the hub before encoding; the
 // dropped ones are simply not written here.
 
-import { refusedBesideThinking } from "../field-policy.js";
+import { mapsWebSearch, refusedBesideThinking } from "../field-policy.js";
 import type { CanonicalRequest, Message, Reasoning, Tool, ToolChoice } from "../canonical.js";
 import { budgetOf } from "../reasoning.js";
 import { withSystemAsUser } from "../system-note.js";
@@ -14,6 +14,8 @@ import { writeCache, type Json } from "./fields.js";
 /** max_tokens when the client set none: the messages API requires it, and 4096 is within
  * every current model's output limit. */
 export const DEFAULT_MAX_TOKENS = 4096;
+/** Anthropic's web search server tool (billed per search from usage.server_tool_use). */
+const WEB_SEARCH_TOOL = "web_search_20250305";
 /** The smallest thinking budget the messages API accepts. */
 const MIN_BUDGET = 1024;
 
@@ -91,7 +93,10 @@ export function encodeMessagesRequest(request: CanonicalRequest, upstreamModel: 
   if (r.topP !== undefined && !refusedBesideThinking.topP(r)) body.top_p = r.topP;
   if (r.topK !== undefined && !refusedBesideThinking.topK(r)) body.top_k = r.topK;
   if (r.stop && r.stop.length > 0) body.stop_sequences = [...r.stop];
-  if (r.tools && r.tools.length > 0) body.tools = r.tools.map(tool);
+  const tools = (r.tools ?? []).map(tool);
+  // The client's hosted web search, as Anthropic's own server tool (field-policy.ts).
+  if (mapsWebSearch("messages", r)) tools.push({ type: WEB_SEARCH_TOOL, name: "web_search" });
+  if (tools.length > 0) body.tools = tools;
   const choice = toolChoice(r.toolChoice, r.parallelToolCalls);
   if (choice) body.tool_choice = choice;
   if (r.user !== undefined) body.metadata = { user_id: r.user };

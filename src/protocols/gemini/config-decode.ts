@@ -4,7 +4,7 @@
 // counterpart elsewhere (logprobs, audio/image output, speech…) is a 400 naming the field.
 
 import type { CanonicalRequest, Reasoning, ReasoningEffort } from "../canonical.js";
-import { screenKeys } from "../field-policy.js";
+import { dropUnknownKeys, screenKeys } from "../field-policy.js";
 import { effortOf } from "../reasoning.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { array, integer, invalid, number, object, setKeys, string, type JsonObject } from "./wire.js";
@@ -13,6 +13,7 @@ import { array, integer, invalid, number, object, setKeys, string, type JsonObje
 export type Draft = { -readonly [K in keyof CanonicalRequest]?: CanonicalRequest[K] };
 
 const FIELD = "generationConfig";
+const THINKING_KEYS = new Set(["thinkingBudget", "thinkingLevel", "includeThoughts"]);
 const LEVELS: Record<string, ReasoningEffort> = { MINIMAL: "minimal", LOW: "low", MEDIUM: "medium", HIGH: "high" };
 
 /** Decodes `generationConfig` into canonical fields. */
@@ -38,7 +39,7 @@ export function decodeGenerationConfig(gc: JsonObject, dropped: string[] = []): 
       case "responseSchema": schema = jsonSchemaOf(object(v, field)); break;
       case "responseJsonSchema": schema = object(v, field); break;
       case "thinkingConfig": {
-        const reasoning = decodeThinking(object(v, field));
+        const reasoning = decodeThinking(object(v, field), dropped);
         if (reasoning) out.reasoning = reasoning;
         break;
       }
@@ -68,10 +69,9 @@ export function decodeGenerationConfig(gc: JsonObject, dropped: string[] = []): 
  * includeThoughts itself is not carried: whether thoughts come back is up to the target
  * (a Gemini client's SDK leaves thought parts out of `response.text` either way).
  */
-function decodeThinking(t: JsonObject): Reasoning | undefined {
+function decodeThinking(t: JsonObject, dropped: string[]): Reasoning | undefined {
   const field = `${FIELD}.thinkingConfig`;
-  const extra = setKeys(t).find((k) => k !== "thinkingBudget" && k !== "thinkingLevel" && k !== "includeThoughts");
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  dropUnknownKeys(t, THINKING_KEYS, field, dropped);
   if (t.thinkingLevel != null) {
     const level = LEVELS[string(t.thinkingLevel, `${field}.thinkingLevel`).toUpperCase()];
     if (level === undefined) throw invalid(`${field}.thinkingLevel`, "must be MINIMAL, LOW, MEDIUM or HIGH");

@@ -4,6 +4,7 @@
 // on any other part becomes an empty, signed thinking block just before that part's block,
 // so the encoder can put it back on the same part.
 
+import { dropUnknownKeys } from "../field-policy.js";
 import type { Block, ImageBlock, TextBlock, ToolResultBlock } from "../canonical.js";
 import { array, CallIds, invalid, isObject, object, setKeys, SKIP_SIGNATURE, string, type JsonObject } from "./wire.js";
 
@@ -19,6 +20,8 @@ export interface PartsContext {
   /** Field path of the parts array's owner, for error messages, e.g. "contents[2]". */
   readonly field: string;
   readonly ids: CallIds;
+  /** Client request: where keys the hub does not know are dropped and named. */
+  readonly dropped?: string[];
 }
 
 /**
@@ -34,9 +37,11 @@ export function decodeParts(parts: unknown, ctx: PartsContext, blocks: Block[] =
       if (ctx.strict) throw invalid(field, "must be an object");
       return;
     }
-    if (ctx.strict) {
-      const extra = setKeys(raw).find((k) => !PART_KEYS.has(k));
-      if (extra !== undefined) throw invalid(`${field}.${extra}`, "this part kind cannot be converted to the target protocol");
+    // A key the hub does not know (a part kind or a field added later) is dropped and named;
+    // a part made only of such keys is left out whole.
+    if (ctx.strict && setKeys(raw).some((k) => !PART_KEYS.has(k))) {
+      onlyKeys(raw, PART_KEYS, field, ctx);
+      if (setKeys(raw).every((k) => !PART_KEYS.has(k))) return;
     }
     decodePart(raw, field, ctx, blocks);
   });
@@ -66,7 +71,7 @@ function decodePart(p: JsonObject, field: string, ctx: PartsContext, blocks: Blo
   } else if (p.functionCall != null) {
     if (ctx.strict && ctx.role === "user") throw invalid(`${field}.functionCall`, "only model turns carry function calls");
     const call = object(p.functionCall, `${field}.functionCall`);
-    if (ctx.strict) onlyKeys(call, CALL_KEYS, `${field}.functionCall`);
+    if (ctx.strict) onlyKeys(call, CALL_KEYS, `${field}.functionCall`, ctx);
     const name = string(call.name, `${field}.functionCall.name`);
     const id = call.id == null ? undefined : string(call.id, `${field}.functionCall.id`);
     const input = call.args == null ? {} : object(call.args, `${field}.functionCall.args`);
@@ -104,7 +109,7 @@ function decodeMedia(p: JsonObject, field: string, strict: boolean): ImageBlock 
  * `{error}` a failure; a string there is the text, anything else is the JSON of `response`.
  */
 function decodeFunctionResponse(r: JsonObject, field: string, ctx: PartsContext): ToolResultBlock {
-  if (ctx.strict) onlyKeys(r, RESPONSE_KEYS, field);
+  if (ctx.strict) onlyKeys(r, RESPONSE_KEYS, field, ctx);
   const name = string(r.name, `${field}.name`);
   const id = r.id == null ? undefined : string(r.id, `${field}.id`);
   const response = r.response == null ? {} : object(r.response, `${field}.response`);
@@ -120,7 +125,7 @@ function decodeFunctionResponse(r: JsonObject, field: string, ctx: PartsContext)
   return { type: "tool_result", toolUseId: ctx.ids.result(id, name), name, content, ...(isError && { isError: true }) };
 }
 
-function onlyKeys(o: JsonObject, allowed: ReadonlySet<string>, field: string): void {
-  const extra = setKeys(o).find((k) => !allowed.has(k));
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+/** Drops and names the keys of a client's `o` outside `allowed` (field-policy.ts). */
+function onlyKeys(o: JsonObject, allowed: ReadonlySet<string>, field: string, ctx: PartsContext): void {
+  if (ctx.dropped) dropUnknownKeys(o, allowed, field, ctx.dropped);
 }

@@ -5,8 +5,8 @@
 // through with its safetySettings untouched; a converted one is answered under the target's
 // own safety behaviour, and a block by the target still comes back as finishReason SAFETY.
 
-import type { Block, CanonicalRequest, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
-import { noteDropped, screenKeys, TOP } from "../field-policy.js";
+import type { Block, CanonicalRequest, HostedTool, Message, TextBlock, Tool, ToolChoice } from "../canonical.js";
+import { dropUnknownKeys, noteDropped, noteUnknown, screenKeys, TOP } from "../field-policy.js";
 import { decodeGenerationConfig, type Draft } from "./config-decode.js";
 import { jsonSchemaOf } from "./mapping.js";
 import { decodeParts } from "./parts-decode.js";
@@ -14,6 +14,8 @@ import { array, CallIds, invalid, missing, object, setKeys, string, type JsonObj
 
 const WIRE = "generate-content";
 const DECLARATION_KEYS = new Set(["name", "description", "parameters", "parametersJsonSchema", "response", "responseJsonSchema"]);
+const CONTENT_KEYS = new Set(["role", "parts"]);
+const CALLING_KEYS = new Set(["mode", "allowedFunctionNames"]);
 
 /** Decodes a generate-content body; the model and stream flag come from the URL. */
 export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel?: string; readonly pathStream?: boolean }): CanonicalRequest {
@@ -25,12 +27,12 @@ export function decodeGeminiRequest(json: JsonObject, from: { readonly pathModel
   const draft: Draft = {
     model: from.pathModel,
     system: json.systemInstruction == null ? [] : decodeSystem(json.systemInstruction),
-    messages: decodeContents(json.contents),
+    messages: decodeContents(json.contents, dropped),
     stream,
     // Gemini streams always end with usageMetadata, so the client expects usage.
     ...(stream && { streamUsage: true }),
   };
-  if (json.tools != null) draft.tools = decodeTools(json.tools, dropped);
+  if (json.tools != null) Object.assign(draft, decodeTools(json.tools, dropped));
   if (json.toolConfig != null) Object.assign(draft, decodeToolConfig(json.toolConfig, dropped));
   if (json.generationConfig != null) Object.assign(draft, decodeGenerationConfig(object(json.generationConfig, "generationConfig"), dropped));
   if (dropped.length > 0) draft.dropped = dropped;
@@ -53,38 +55,43 @@ function decodeSystem(v: unknown): TextBlock[] {
  * history stores a streamed answer as one Content per chunk; other protocols want turns
  * to alternate), so they merge into one message.
  */
-function decodeContents(v: unknown): Message[] {
+function decodeContents(v: unknown, dropped: string[]): Message[] {
   const ids = new CallIds();
   const messages: { role: Message["role"]; content: Block[] }[] = [];
   array(v, "contents").forEach((c, i) => {
     const field = `contents[${i}]`;
     const content = object(c, field);
-    const extra = setKeys(content).find((k) => k !== "role" && k !== "parts");
-    if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not a Content field");
+    dropUnknownKeys(content, CONTENT_KEYS, field, dropped);
     const role = content.role == null || content.role === "user" ? "user" : content.role === "model" ? "assistant" : undefined;
     if (role === undefined) throw invalid(`${field}.role`, 'must be "user" or "model"');
     const last = messages.at(-1);
-    if (last?.role === role) decodeParts(content.parts, { strict: true, role, field, ids }, last.content);
-    else messages.push({ role, content: decodeParts(content.parts, { strict: true, role, field, ids }) });
+    if (last?.role === role) decodeParts(content.parts, { strict: true, role, field, ids, dropped }, last.content);
+    else messages.push({ role, content: decodeParts(content.parts, { strict: true, role, field, ids, dropped }) });
   });
   return messages;
 }
 
-/** `tools`: function declarations only; Gemini's server-side tools have no counterpart. */
-function decodeTools(v: unknown, dropped: string[]): Tool[] {
+/** Google Search, in both its forms: the target's own web search serves it. */
+const WEB_SEARCH_KEYS = new Set(["googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval"]);
+
+/** `tools`: function declarations; Google Search as a hosted tool the target maps to its own;
+ * Gemini's other server-side tools (codeExecution, urlContext…) dropped and named: they can
+ * only be offered (toolConfig forces functions alone). */
+function decodeTools(v: unknown, dropped: string[]): { tools: Tool[]; hostedTools?: HostedTool[] } {
   const tools: Tool[] = [];
+  let hostedTools: HostedTool[] | undefined;
   array(v, "tools").forEach((t, i) => {
     const tool = object(t, `tools[${i}]`);
     for (const key of setKeys(tool)) {
-      if (key !== "functionDeclarations") {
-        throw invalid(`tools[${i}].${key}`, `the server-side tool ${key} exists only on Gemini and cannot be converted`);
-      }
+      if (key === "functionDeclarations") continue;
+      if (WEB_SEARCH_KEYS.has(key)) hostedTools = [{ kind: "web_search" }];
+      else noteUnknown(dropped, "tools[]", key);
     }
     array(tool.functionDeclarations ?? [], `tools[${i}].functionDeclarations`).forEach((d, j) => {
       tools.push(decodeDeclaration(object(d, `tools[${i}].functionDeclarations[${j}]`), `tools[${i}].functionDeclarations[${j}]`, dropped));
     });
   });
-  return tools;
+  return hostedTools ? { tools, hostedTools } : { tools };
 }
 
 /**
@@ -93,8 +100,7 @@ function decodeTools(v: unknown, dropped: string[]): Tool[] {
  * dropped. OpenAPI-style `parameters` become JSON Schema.
  */
 function decodeDeclaration(d: JsonObject, field: string, dropped: string[]): Tool {
-  const extra = setKeys(d).find((k) => !DECLARATION_KEYS.has(k));
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  dropUnknownKeys(d, DECLARATION_KEYS, field, dropped);
   for (const key of ["response", "responseJsonSchema"]) if (d[key] != null) noteDropped(dropped, `tools[].functionDeclarations[].${key}`);
   if (d.parameters != null && d.parametersJsonSchema != null) {
     throw invalid(`${field}.parametersJsonSchema`, "cannot be combined with parameters");
@@ -112,8 +118,7 @@ function decodeToolConfig(v: unknown, dropped: string[]): Draft {
   if (config.functionCallingConfig == null) return {};
   const fc = object(config.functionCallingConfig, "toolConfig.functionCallingConfig");
   const field = "toolConfig.functionCallingConfig";
-  const extra = setKeys(fc).find((k) => k !== "mode" && k !== "allowedFunctionNames");
-  if (extra !== undefined) throw invalid(`${field}.${extra}`, "is not supported for conversion to the target protocol");
+  dropUnknownKeys(fc, CALLING_KEYS, field, dropped);
   const mode = fc.mode == null ? "AUTO" : string(fc.mode, `${field}.mode`);
   const names = fc.allowedFunctionNames == null ? [] : array(fc.allowedFunctionNames, `${field}.allowedFunctionNames`);
   if (names.length > 0 && mode !== "ANY") throw invalid(`${field}.allowedFunctionNames`, "is only allowed with mode ANY");

@@ -3,6 +3,7 @@
 // hints) is settled by the hub before encoding and simply not written here.
 
 import type { CanonicalRequest, Message } from "../canonical.js";
+import { mapsWebSearch } from "../field-policy.js";
 import { budgetOf } from "../reasoning.js";
 import { withSystemAsUser } from "../system-note.js";
 import { encodeParts } from "./parts-encode.js";
@@ -22,16 +23,26 @@ export function geminiPath(request: CanonicalRequest, upstreamModel: string): st
 export function encodeGeminiRequest(request: CanonicalRequest, upstreamModel: string): JsonObject {
   const body: JsonObject = { contents: encodeContents(request.messages, upstreamModel.startsWith("gemini-3")) };
   if (request.system.length > 0) body.systemInstruction = { parts: request.system.map((b) => ({ text: b.text })) };
+  const tools: JsonObject[] = [];
   if (request.tools && request.tools.length > 0) {
-    body.tools = [{
+    tools.push({
       functionDeclarations: request.tools.map((t) => ({
         name: t.name,
         ...(t.description !== undefined && { description: t.description }),
         parametersJsonSchema: t.parameters,
       })),
-    }];
+    });
   }
-  if (request.toolChoice) body.toolConfig = { functionCallingConfig: toolChoice(request.toolChoice) };
+  const toolConfig: JsonObject = {};
+  if (request.toolChoice) toolConfig.functionCallingConfig = toolChoice(request.toolChoice);
+  // The client's hosted web search, as Google Search. Beside function declarations Gemini
+  // wants server-side tool invocations turned on; their parts come back and are skipped.
+  if (mapsWebSearch("generate-content", request)) {
+    if (tools.length > 0) toolConfig.includeServerSideToolInvocations = true;
+    tools.push({ googleSearch: {} });
+  }
+  if (tools.length > 0) body.tools = tools;
+  if (Object.keys(toolConfig).length > 0) body.toolConfig = toolConfig;
   const config = generationConfig(request);
   if (Object.keys(config).length > 0) body.generationConfig = config;
   return body;

@@ -1,6 +1,7 @@
 // Mappings the chat-completions request, response and stream converters share: finish
 // reasons, usage in wire shape, reasoning effort ↔ budget, and small field readers.
 
+import { dropUnknownKeys } from "../field-policy.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { StopReason } from "../canonical.js";
@@ -64,11 +65,10 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Throws a 400 for every key of `obj` outside `known`, naming `where.key`. */
-export function onlyKnown(obj: Record<string, unknown>, known: ReadonlySet<string>, where: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!known.has(key)) throw invalid(`${where}.${key} is not supported by this gateway when converting protocols.`);
-  }
+/** Every key of `obj` outside `known` is dropped and named in `dropped` as `where.key`
+ * (field-policy.ts: unknown fields are dropped, and refused under conversion: strict). */
+export function onlyKnown(obj: Record<string, unknown>, known: ReadonlySet<string>, where: string, dropped: string[]): void {
+  dropUnknownKeys(obj, known, where, dropped);
 }
 
 /** A finite number field, or undefined when absent/null; 400 when another type. */

@@ -40,17 +40,17 @@ function noteName(names: CacheNames, name: string): void {
 }
 
 /** An Anthropic-style `cache_control` ({type: "ephemeral", ttl?: "5m" | "1h"}). */
-function cacheControl(v: unknown, where: string): CacheHint | undefined {
+function cacheControl(v: unknown, where: string, dropped: string[]): CacheHint | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v) || v.type !== "ephemeral") throw invalid(`${where}.cache_control must be {"type":"ephemeral"}.`);
-  onlyKnown(v, new Set(["type", "ttl"]), `${where}.cache_control`);
+  onlyKnown(v, new Set(["type", "ttl"]), `${where}.cache_control`, dropped);
   if (v.ttl === undefined || v.ttl === null) return { type: "ephemeral" };
   if (typeof v.ttl !== "string" || !ttls.has(v.ttl)) throw invalid(`${where}.cache_control.ttl must be "5m" or "1h".`);
   return { type: "ephemeral", ttl: v.ttl };
 }
 
-function cacheOf(part: Record<string, unknown>, where: string, names: CacheNames): CacheHint | undefined {
-  const control = cacheControl(part.cache_control, where);
+function cacheOf(part: Record<string, unknown>, where: string, names: CacheNames, dropped: string[]): CacheHint | undefined {
+  const control = cacheControl(part.cache_control, where, dropped);
   if (control) noteName(names, "messages[].content[].cache_control");
   const bp = part.prompt_cache_breakpoint;
   if (bp === undefined || bp === null) return control;
@@ -60,8 +60,8 @@ function cacheOf(part: Record<string, unknown>, where: string, names: CacheNames
 }
 
 /** A message-level cache_control on the message's last block that can carry one. */
-function withMessageCache(blocks: Block[], m: Record<string, unknown>, where: string, names: CacheNames): Block[] {
-  const hint = cacheControl(m.cache_control, where);
+function withMessageCache(blocks: Block[], m: Record<string, unknown>, where: string, names: CacheNames, dropped: string[]): Block[] {
+  const hint = cacheControl(m.cache_control, where, dropped);
   if (!hint) return blocks;
   noteName(names, "messages[].cache_control");
   for (let i = blocks.length - 1; i >= 0; i--) {
@@ -78,11 +78,11 @@ function textBlock(text: string, cache?: CacheHint): TextBlock {
   return cache ? { type: "text", text, cache } : { type: "text", text };
 }
 
-function imageBlock(part: Record<string, unknown>, where: string, names: CacheNames): ImageBlock {
+function imageBlock(part: Record<string, unknown>, where: string, names: CacheNames, dropped: string[]): ImageBlock {
   const img = part.image_url;
   if (!isObject(img) || typeof img.url !== "string") throw invalid(`${where}.image_url.url must be a string.`);
-  onlyKnown(img, imageUrlKeys, `${where}.image_url`);
-  const cache = cacheOf(part, where, names);
+  onlyKnown(img, imageUrlKeys, `${where}.image_url`, dropped);
+  const cache = cacheOf(part, where, names, dropped);
   const m = dataUrl.exec(img.url);
   const source = m
     ? { kind: "base64" as const, mediaType: m[1], data: m[2] }
@@ -92,7 +92,7 @@ function imageBlock(part: Record<string, unknown>, where: string, names: CacheNa
 }
 
 /** Content as parts; `allowed` lists the part types this role may carry. */
-function contentParts(content: unknown, where: string, allowed: ReadonlySet<string>, names: CacheNames): (TextBlock | ImageBlock)[] {
+function contentParts(content: unknown, where: string, allowed: ReadonlySet<string>, names: CacheNames, dropped: string[]): (TextBlock | ImageBlock)[] {
   if (content === undefined || content === null) return [];
   if (typeof content === "string") return content === "" ? [] : [textBlock(content)];
   if (!Array.isArray(content)) throw invalid(`${where}.content must be a string or an array of content parts.`);
@@ -102,14 +102,14 @@ function contentParts(content: unknown, where: string, allowed: ReadonlySet<stri
     if (!isObject(part) || typeof part.type !== "string") throw invalid(`${at} must be a content part with a type.`);
     if (!allowed.has(part.type)) throw invalid(`${at}.type "${part.type}" cannot be converted to the channel's protocol.`);
     if (part.type === "image_url") {
-      onlyKnown(part, new Set(["type", "image_url", ...partCacheKeys]), at);
-      out.push(imageBlock(part, at, names));
+      onlyKnown(part, new Set(["type", "image_url", ...partCacheKeys]), at, dropped);
+      out.push(imageBlock(part, at, names, dropped));
       return;
     }
     const field = part.type === "refusal" ? "refusal" : "text";
-    onlyKnown(part, new Set(["type", field, ...partCacheKeys]), at);
+    onlyKnown(part, new Set(["type", field, ...partCacheKeys]), at, dropped);
     if (typeof part[field] !== "string") throw invalid(`${at}.${field} must be a string.`);
-    if (part[field] !== "") out.push(textBlock(part[field] as string, cacheOf(part, at, names)));
+    if (part[field] !== "") out.push(textBlock(part[field] as string, cacheOf(part, at, names, dropped)));
   });
   return out;
 }
@@ -118,7 +118,7 @@ const textOnly = new Set(["text"]);
 const userParts = new Set(["text", "image_url"]);
 const assistantParts = new Set(["text", "refusal"]);
 
-function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<string, string>, legacy: LegacyCalls, cacheNames: CacheNames): Block[] {
+function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<string, string>, legacy: LegacyCalls, cacheNames: CacheNames, dropped: string[]): Block[] {
   const where = `messages[${i}]`;
   if (m.audio !== undefined && m.audio !== null) throw invalid(`${where}.audio cannot be converted to the channel's protocol.`);
   const blocks: Block[] = [];
@@ -126,7 +126,7 @@ function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<strin
     if (typeof m.reasoning_content !== "string") throw invalid(`${where}.reasoning_content must be a string.`);
     if (m.reasoning_content !== "") blocks.push({ type: "thinking", text: m.reasoning_content });
   }
-  blocks.push(...contentParts(m.content, where, assistantParts, cacheNames));
+  blocks.push(...contentParts(m.content, where, assistantParts, cacheNames, dropped));
   if (typeof m.refusal === "string" && m.refusal !== "") blocks.push(textBlock(m.refusal));
   else if (m.refusal !== undefined && m.refusal !== null && typeof m.refusal !== "string") throw invalid(`${where}.refusal must be a string.`);
   // Images an earlier answer carried (message.images, chat-images.ts), sent back with the
@@ -138,27 +138,27 @@ function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<strin
   if (m.function_call !== undefined && m.function_call !== null) blocks.push(legacy.call(m.function_call, i));
   if (m.tool_calls === undefined || m.tool_calls === null) return blocks;
   if (!Array.isArray(m.tool_calls)) throw invalid(`${where}.tool_calls must be an array.`);
-  m.tool_calls.forEach((tc: unknown, j) => blocks.push(toolUse(tc, `${where}.tool_calls[${j}]`, names)));
+  m.tool_calls.forEach((tc: unknown, j) => blocks.push(toolUse(tc, `${where}.tool_calls[${j}]`, names, dropped)));
   return blocks;
 }
 
-function toolUse(tc: unknown, at: string, names: Map<string, string>): ToolUseBlock {
+function toolUse(tc: unknown, at: string, names: Map<string, string>, dropped: string[]): ToolUseBlock {
   if (!isObject(tc)) throw invalid(`${at} must be an object.`);
   if (tc.type !== "function") throw invalid(`${at}.type must be "function"; other tool call types cannot be converted.`);
-  onlyKnown(tc, new Set(["id", "type", "function"]), at);
+  onlyKnown(tc, new Set(["id", "type", "function"]), at, dropped);
   const fn = tc.function;
   if (typeof tc.id !== "string" || tc.id === "") throw invalid(`${at}.id must be a non-empty string.`);
   if (!isObject(fn) || typeof fn.name !== "string") throw invalid(`${at}.function.name must be a string.`);
-  onlyKnown(fn, new Set(["name", "arguments"]), `${at}.function`);
+  onlyKnown(fn, new Set(["name", "arguments"]), `${at}.function`, dropped);
   const input = parseArguments(typeof fn.arguments === "string" ? fn.arguments : "");
   if (!input) throw invalid(`${at}.function.arguments must be a JSON object.`);
   names.set(tc.id, fn.name);
   return { type: "tool_use", id: tc.id, name: fn.name, input };
 }
 
-function toolResult(m: Record<string, unknown>, where: string, names: Map<string, string>, cacheNames: CacheNames): ToolResultBlock {
+function toolResult(m: Record<string, unknown>, where: string, names: Map<string, string>, cacheNames: CacheNames, dropped: string[]): ToolResultBlock {
   if (typeof m.tool_call_id !== "string" || m.tool_call_id === "") throw invalid(`${where}.tool_call_id must be a non-empty string.`);
-  const content = contentParts(m.content, where, textOnly, cacheNames);
+  const content = contentParts(m.content, where, textOnly, cacheNames, dropped);
   const name = names.get(m.tool_call_id);
   return name === undefined
     ? { type: "tool_result", toolUseId: m.tool_call_id, content }
@@ -171,7 +171,7 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [],
   const system: TextBlock[] = [];
   const messages: Message[] = [];
   const names = new Map<string, string>();
-  const legacy = new LegacyCalls();
+  const legacy = new LegacyCalls(dropped);
   const push = (role: Message["role"], content: Block[]): void => {
     if (content.length === 0) return;
     const last = messages.at(-1);
@@ -182,28 +182,28 @@ export function decodeMessages(list: readonly unknown[], dropped: string[] = [],
     const where = `messages[${i}]`;
     if (!isObject(m)) throw invalid(`${where} must be an object.`);
     if (m.name !== undefined && m.name !== null && m.role !== "function") noteDropped(dropped, "messages[].name");
-    const cached = (blocks: Block[]): Block[] => withMessageCache(blocks, m, where, cacheNames);
+    const cached = (blocks: Block[]): Block[] => withMessageCache(blocks, m, where, cacheNames, dropped);
     switch (m.role) {
       case "system":
       case "developer": {
-        onlyKnown(m, systemKeys, where);
-        const text = cached(contentParts(m.content, where, textOnly, cacheNames)) as TextBlock[];
+        onlyKnown(m, systemKeys, where, dropped);
+        const text = cached(contentParts(m.content, where, textOnly, cacheNames, dropped)) as TextBlock[];
         if (messages.length === 0) system.push(...text);
         else push("system", text);
         return;
       }
       case "user":
-        onlyKnown(m, userKeys, where);
-        return push("user", cached(contentParts(m.content, where, userParts, cacheNames)));
+        onlyKnown(m, userKeys, where, dropped);
+        return push("user", cached(contentParts(m.content, where, userParts, cacheNames, dropped)));
       case "assistant":
-        onlyKnown(m, assistantKeys, where);
-        return push("assistant", cached(assistantBlocks(m, i, names, legacy, cacheNames)));
+        onlyKnown(m, assistantKeys, where, dropped);
+        return push("assistant", cached(assistantBlocks(m, i, names, legacy, cacheNames, dropped)));
       case "tool":
-        onlyKnown(m, toolKeys, where);
-        return push("user", cached([toolResult(m, where, names, cacheNames)]));
+        onlyKnown(m, toolKeys, where, dropped);
+        return push("user", cached([toolResult(m, where, names, cacheNames, dropped)]));
       case "function":
-        onlyKnown(m, functionKeys, where);
-        return push("user", [legacy.result(m, i, contentParts(m.content, where, textOnly, cacheNames))]);
+        onlyKnown(m, functionKeys, where, dropped);
+        return push("user", [legacy.result(m, i, contentParts(m.content, where, textOnly, cacheNames, dropped))]);
       default:
         throw invalid(`${where}.role must be one of system, developer, user, assistant, tool, function.`);
     }

@@ -13,17 +13,17 @@ import { decodeFunctionCall, decodeFunctions } from "./chat-legacy-functions.js"
 const WIRE = "chat-completions";
 const functionKeys = new Set(["name", "description", "parameters", "strict"]);
 
-function decodeTools(v: unknown): Tool[] | undefined {
+function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid("tools must be an array.");
   return v.map((t: unknown, i): Tool => {
     const at = `tools[${i}]`;
     if (!isObject(t) || t.type !== "function") throw invalid(`${at}.type must be "function"; other tool types cannot be converted.`);
-    onlyKnown(t, new Set(["type", "function"]), at);
+    onlyKnown(t, new Set(["type", "function"]), at, dropped);
     const fn = t.function;
     if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") throw invalid(`${at}.function.name must be a non-empty string.`);
     // `strict` asks for exact schema adherence; channels that enforce schemas do so anyway.
-    onlyKnown(fn, functionKeys, `${at}.function`);
+    onlyKnown(fn, functionKeys, `${at}.function`, dropped);
     const description = optString(fn, "description", `${at}.function.`);
     if (fn.parameters !== undefined && !isObject(fn.parameters)) throw invalid(`${at}.function.parameters must be a JSON Schema object.`);
     const parameters = (fn.parameters as Record<string, unknown> | undefined) ?? { type: "object", properties: {} };
@@ -48,7 +48,7 @@ function decodeReasoning(v: unknown): Reasoning | undefined {
   throw invalid("reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
 }
 
-function decodeResponseFormat(v: unknown): CanonicalRequest["responseFormat"] {
+function decodeResponseFormat(v: unknown, dropped: string[]): CanonicalRequest["responseFormat"] {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw invalid("response_format must be an object.");
   if (v.type === "text") return undefined;
@@ -58,7 +58,7 @@ function decodeResponseFormat(v: unknown): CanonicalRequest["responseFormat"] {
     throw invalid('response_format must be {"type":"text"}, {"type":"json_object"} or {"type":"json_schema","json_schema":{name,schema}}.');
   }
   // description and strict are hints to the model/decoder; the schema itself is carried.
-  onlyKnown(js, new Set(["name", "schema", "description", "strict"]), "response_format.json_schema");
+  onlyKnown(js, new Set(["name", "schema", "description", "strict"]), "response_format.json_schema", dropped);
   if (js.schema !== undefined && !isObject(js.schema)) throw invalid("response_format.json_schema.schema must be an object.");
   return js.schema === undefined ? { name: js.name } : { schema: js.schema as Record<string, unknown>, name: js.name };
 }
@@ -87,12 +87,13 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     if (!isObject(opts)) throw invalid("stream_options must be an object.");
     screenKeys(WIRE, opts, { path: "stream_options", where: "stream_options" }, dropped);
   }
+  if (json.web_search_options != null && !isObject(json.web_search_options)) throw invalid("web_search_options must be an object.");
   optInt(json, "n", ""); // n above 1 is refused by the screen; 1 is the only answer anyway
   const cacheNames: string[] = [];
   const { system, messages } = decodeMessages(json.messages, dropped, cacheNames);
   // Legacy functions are tools by another name; a request may use one form or the other.
-  const functions = decodeFunctions(json.functions);
-  const functionChoice = decodeFunctionCall(json.function_call);
+  const functions = decodeFunctions(json.functions, dropped);
+  const functionChoice = decodeFunctionCall(json.function_call, dropped);
   if (functions && json.tools !== undefined && json.tools !== null) throw invalid("functions and tools cannot both be set; use tools.");
   if (functionChoice && json.tool_choice !== undefined && json.tool_choice !== null) {
     throw invalid("function_call and tool_choice cannot both be set; use tool_choice.");
@@ -108,7 +109,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     frequencyPenalty: optNumber(json, "frequency_penalty", ""),
     presencePenalty: optNumber(json, "presence_penalty", ""),
     seed: optNumber(json, "seed", ""),
-    tools: functions ?? decodeTools(json.tools),
+    tools: functions ?? decodeTools(json.tools, dropped),
     toolChoice: functionChoice ?? decodeToolChoice(json.tool_choice),
     legacyFunctions: functions ? true : undefined,
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
@@ -117,7 +118,9 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     streamUsage: stream && isObject(opts) && opts.include_usage === true ? true : undefined,
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),
-    responseFormat: decodeResponseFormat(json.response_format),
+    responseFormat: decodeResponseFormat(json.response_format, dropped),
+    // web_search_options asks a search model to search: the target's own web search (field-policy.ts).
+    hostedTools: isObject(json.web_search_options) ? [{ kind: "web_search" }] : undefined,
     dropped: dropped.length > 0 ? dropped : undefined,
     spelledAs: cacheNames.length > 0 ? { cache: cacheNames } : undefined,
   };

@@ -13,13 +13,13 @@ const callKeys = new Set(["name", "arguments"]);
 const choiceKeys = new Set(["name"]);
 
 /** `functions` → function tools (undefined when absent). */
-export function decodeFunctions(v: unknown): Tool[] | undefined {
+export function decodeFunctions(v: unknown, dropped: string[]): Tool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid("functions must be an array.");
   return v.map((fn: unknown, i): Tool => {
     const at = `functions[${i}]`;
     if (!isObject(fn) || typeof fn.name !== "string" || fn.name === "") throw invalid(`${at}.name must be a non-empty string.`);
-    onlyKnown(fn, functionKeys, at);
+    onlyKnown(fn, functionKeys, at, dropped);
     if (fn.description !== undefined && fn.description !== null && typeof fn.description !== "string") {
       throw invalid(`${at}.description must be a string.`);
     }
@@ -32,11 +32,11 @@ export function decodeFunctions(v: unknown): Tool[] | undefined {
 }
 
 /** `function_call` → tool choice (undefined when absent). */
-export function decodeFunctionCall(v: unknown): ToolChoice | undefined {
+export function decodeFunctionCall(v: unknown, dropped: string[]): ToolChoice | undefined {
   if (v === undefined || v === null) return undefined;
   if (v === "auto" || v === "none") return { type: v };
   if (isObject(v) && typeof v.name === "string" && v.name !== "") {
-    onlyKnown(v, choiceKeys, "function_call");
+    onlyKnown(v, choiceKeys, "function_call", dropped);
     return { type: "tool", name: v.name };
   }
   throw invalid('function_call must be "auto", "none" or {"name":…}.');
@@ -46,12 +46,18 @@ export function decodeFunctionCall(v: unknown): ToolChoice | undefined {
 export class LegacyCalls {
   /** Function name → ids of its calls not answered yet, oldest first. */
   readonly #open = new Map<string, string[]>();
+  /** Where the unknown keys of a legacy call are named (dropped, as everywhere). */
+  readonly #dropped: string[];
+
+  constructor(dropped: string[]) {
+    this.#dropped = dropped;
+  }
 
   /** An assistant message's `function_call` (message `index` of the client's list). */
   call(fc: unknown, index: number): ToolUseBlock {
     const at = `messages[${index}].function_call`;
     if (!isObject(fc) || typeof fc.name !== "string" || fc.name === "") throw invalid(`${at}.name must be a non-empty string.`);
-    onlyKnown(fc, callKeys, at);
+    onlyKnown(fc, callKeys, at, this.#dropped);
     const input = parseArguments(typeof fc.arguments === "string" ? fc.arguments : "");
     if (!input) throw invalid(`${at}.arguments must be a JSON object.`);
     const id = `call_fn${index}`;

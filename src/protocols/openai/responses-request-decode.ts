@@ -3,15 +3,17 @@
 // field is carried, dropped as a provider-side hint (named in `dropped`), or refused with a
 // 400 naming it (field-policy.ts's table, plus the checks below). The gateway keeps no
 // conversations: the whole conversation is in `input`. Tools: function tools, a namespace's
-// function tools (offered flat, by their own names), and the hosted web_search the table
-// drops; other tools OpenAI runs itself are refused.
+// function tools (offered flat, by their own names), and hosted tools by the table's one
+// rule (web search mapped to the target's own, others dropped and named, forcing one refused).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type {
-  Block, CanonicalRequest, ImageBlock, Message, Reasoning, TextBlock, Tool, ToolChoice, ToolResultBlock,
+  Block, CanonicalRequest, HostedTool, ImageBlock, Message, Reasoning, TextBlock, Tool, ToolChoice, ToolResultBlock,
 } from "../canonical.js";
-import { clientRule, noteDropped, screenKeys, TOP } from "../field-policy.js";
+import {
+  clientRule, dropUnknownKeys as onlyKnown, forcedHostedRefusal, hostedToolName, noteDropped, noteUnknown, screenKeys, TOP,
+} from "../field-policy.js";
 import { invalid, isObject, optInt, optNumber, optString, parseArguments } from "./chat-common.js";
 import { reasoningBlockOf } from "./responses-common.js";
 
@@ -24,12 +26,19 @@ const READ_HERE = new Set([
 /** include values the gateway honours: encrypted_content is always given on converted routes. */
 const honouredIncludes = new Set(["reasoning.encrypted_content"]);
 
-/** Built-in tools run by OpenAI itself: no other channel can run them. */
+/** OpenAI's web search, in each of its names: the target's own web search serves it. */
+const WEB_SEARCH_TOOLS = new Set(["web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11"]);
+
+/** Built-in tools run by OpenAI itself: offered, they are mapped (web search) or dropped;
+ * forced by tool_choice, refused. */
 const BUILT_IN_TOOLS = new Set([
   "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11", "file_search",
   "code_interpreter", "computer", "computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell",
   "shell", "apply_patch", "tool_search", "programmatic_tool_calling",
 ]);
+
+/** Input items of hosted tool calls OpenAI ran in an earlier answer. */
+const HOSTED_CALL_ITEMS = new Set(["web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call", "mcp_call", "mcp_list_tools"]);
 
 // `strict` asks for exact schema adherence; channels that enforce schemas do so anyway.
 // Other keys (defer_loading, allowed_callers, …) are screened by field-policy.ts's table.
@@ -37,12 +46,6 @@ const functionToolKeys = new Set(["type", "name", "description", "parameters", "
 
 const dataUrl = /^data:([^;,]+);base64,(.*)$/s;
 
-/** Throws a 400 for every key of `obj` outside `known`, naming `where.key`. */
-function onlyKnown(obj: Record<string, unknown>, known: ReadonlySet<string>, where: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!known.has(key)) throw invalid(`${where}.${key} is not supported when the model is served through another protocol.`);
-  }
-}
 
 /** What the top-level fields ask for beyond what is carried: dropped hints, or a 400. */
 function checkFields(json: Record<string, unknown>, dropped: string[]): void {
@@ -79,6 +82,9 @@ class Conversation {
   readonly messages: Message[] = [];
   readonly #names = new Map<string, string>();
 
+  /** `dropped`: where unknown keys of the items are named. */
+  constructor(readonly dropped: string[]) {}
+
   push(role: Message["role"], content: readonly Block[]): void {
     if (content.length === 0) return;
     const last = this.messages.at(-1);
@@ -95,9 +101,9 @@ class Conversation {
   }
 }
 
-function imageBlock(part: Record<string, unknown>, at: string): ImageBlock {
+function imageBlock(part: Record<string, unknown>, at: string, dropped: string[]): ImageBlock {
   // detail is a resolution hint the other protocols choose for themselves.
-  onlyKnown(part, new Set(["type", "image_url", "file_id", "detail"]), at);
+  onlyKnown(part, new Set(["type", "image_url", "file_id", "detail"]), at, dropped);
   if (part.file_id != null) {
     throw invalid(`${at}.file_id cannot be used with this model: OpenAI file ids cannot be read by its channel; send image_url (a data: or http(s) URL).`);
   }
@@ -110,28 +116,28 @@ function imageBlock(part: Record<string, unknown>, at: string): ImageBlock {
 }
 
 /** One content part; `allowed` lists the part types the role may carry. */
-function contentPart(part: unknown, at: string, allowed: ReadonlySet<string>): TextBlock | ImageBlock | undefined {
+function contentPart(part: unknown, at: string, allowed: ReadonlySet<string>, dropped: string[]): TextBlock | ImageBlock | undefined {
   if (!isObject(part) || typeof part.type !== "string") throw invalid(`${at} must be a content part with a type.`);
   if (!allowed.has(part.type)) {
     const file = part.type === "input_file" ? " (files cannot be read by this model's channel)" : "";
     throw invalid(`${at}.type "${part.type}" cannot be converted to this model's channel${file}.`);
   }
-  if (part.type === "input_image") return imageBlock(part, at);
+  if (part.type === "input_image") return imageBlock(part, at, dropped);
   const field = part.type === "refusal" ? "refusal" : "text";
   // annotations and logprobs of an earlier answer are the client's copy, `parsed` the openai
   // SDK's parse of the text; the text is what counts.
-  onlyKnown(part, new Set(["type", field, "annotations", "logprobs", "parsed"]), at);
+  onlyKnown(part, new Set(["type", field, "annotations", "logprobs", "parsed"]), at, dropped);
   if (typeof part[field] !== "string") throw invalid(`${at}.${field} must be a string.`);
   return part[field] === "" ? undefined : { type: "text", text: part[field] as string };
 }
 
 /** A message's `content` (or a call output's `output`): a string or content parts. */
-function contentBlocks(content: unknown, at: string, allowed: ReadonlySet<string>, field = "content"): (TextBlock | ImageBlock)[] {
+function contentBlocks(content: unknown, at: string, allowed: ReadonlySet<string>, dropped: string[], field = "content"): (TextBlock | ImageBlock)[] {
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   if (!Array.isArray(content)) throw invalid(`${at}.${field} must be a string or an array of content parts.`);
   const out: (TextBlock | ImageBlock)[] = [];
   content.forEach((p: unknown, i) => {
-    const block = contentPart(p, `${at}.${field}[${i}]`, allowed);
+    const block = contentPart(p, `${at}.${field}[${i}]`, allowed, dropped);
     if (block) out.push(block);
   });
   return out;
@@ -144,17 +150,17 @@ const assistantParts = new Set(["output_text", "refusal", "input_text"]);
 const messageKeys = new Set(["type", "role", "content", "id", "status", "phase"]);
 
 function messageItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, messageKeys, at);
+  onlyKnown(item, messageKeys, at, conv.dropped);
   if (item.content === undefined || item.content === null) throw invalid(`${at}.content is required.`);
   switch (item.role) {
     case "user":
-      return conv.push("user", contentBlocks(item.content, at, userParts));
+      return conv.push("user", contentBlocks(item.content, at, userParts, conv.dropped));
     case "assistant":
-      return conv.push("assistant", contentBlocks(item.content, at, assistantParts));
+      return conv.push("assistant", contentBlocks(item.content, at, assistantParts, conv.dropped));
     case "system":
     case "developer": {
       // Before the first turn: the system prompt (after instructions); later: in place.
-      const text = contentBlocks(item.content, at, systemParts) as TextBlock[];
+      const text = contentBlocks(item.content, at, systemParts, conv.dropped) as TextBlock[];
       if (conv.messages.length === 0) conv.system.push(...text);
       else conv.push("system", text);
       return;
@@ -167,7 +173,7 @@ function messageItem(item: Record<string, unknown>, at: string, conv: Conversati
 function functionCallItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
   // namespace groups tools OpenAI-side; caller says who made the call; neither changes it.
   // parsed_arguments is the openai SDK's parse of `arguments` (finalResponse()), sent back as is.
-  onlyKnown(item, new Set(["type", "call_id", "name", "arguments", "id", "status", "namespace", "caller", "parsed_arguments"]), at);
+  onlyKnown(item, new Set(["type", "call_id", "name", "arguments", "id", "status", "namespace", "caller", "parsed_arguments"]), at, conv.dropped);
   if (typeof item.call_id !== "string" || item.call_id === "") throw invalid(`${at}.call_id must be a non-empty string.`);
   if (typeof item.name !== "string" || item.name === "") throw invalid(`${at}.name must be a non-empty string.`);
   if (typeof item.arguments !== "string") throw invalid(`${at}.arguments must be a string (JSON text).`);
@@ -180,10 +186,10 @@ function functionCallItem(item: Record<string, unknown>, at: string, conv: Conve
 const outputParts = new Set(["input_text", "input_image"]);
 
 function functionCallOutputItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "call_id", "output", "id", "status", "caller"]), at);
+  onlyKnown(item, new Set(["type", "call_id", "output", "id", "status", "caller"]), at, conv.dropped);
   if (typeof item.call_id !== "string" || item.call_id === "") throw invalid(`${at}.call_id must be a non-empty string.`);
   if (item.output === undefined || item.output === null) throw invalid(`${at}.output is required.`);
-  const content = contentBlocks(item.output, at, outputParts, "output");
+  const content = contentBlocks(item.output, at, outputParts, conv.dropped, "output");
   const name = conv.nameOf(item.call_id);
   const block: ToolResultBlock = name === undefined
     ? { type: "tool_result", toolUseId: item.call_id, content }
@@ -195,7 +201,7 @@ function functionCallOutputItem(item: Record<string, unknown>, at: string, conv:
  * encrypted_content (or redacted data). Reasoning text (`content`) is OpenAI's own and
  * never leaves it; items from OpenAI carry ciphertext no other channel can read. */
 function reasoningItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "id", "summary", "content", "encrypted_content", "status"]), at);
+  onlyKnown(item, new Set(["type", "id", "summary", "content", "encrypted_content", "status"]), at, conv.dropped);
   if (!Array.isArray(item.summary)) throw invalid(`${at}.summary must be an array.`);
   let text = "";
   item.summary.forEach((s: unknown, i) => {
@@ -216,7 +222,7 @@ const base64Formats: readonly [string, string][] = [["iVBOR", "image/png"], ["/9
  * sent back with the history: an image in the model's turn, which the target keeps or drops
  * (field-policy.ts). Without a result (an in-progress call) there is nothing to keep. */
 function imageGenerationItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "id", "status", "result", "output_format", "revised_prompt", "background", "quality", "size"]), at);
+  onlyKnown(item, new Set(["type", "id", "status", "result", "output_format", "revised_prompt", "background", "quality", "size"]), at, conv.dropped);
   const data = optString(item, "result", `${at}.`);
   if (data === undefined || data === "") return;
   const format = typeof item.output_format === "string" ? `image/${item.output_format === "jpg" ? "jpeg" : item.output_format}` : undefined;
@@ -243,6 +249,9 @@ function decodeInput(input: unknown, conv: Conversation): void {
       case "item_reference":
         throw invalid(`${at}.type "item_reference" cannot be used with this model: the gateway keeps no conversations; send the item itself.`);
       default:
+        // A hosted tool's call from an earlier answer (OpenAI ran it; what it found is in the
+        // answer's text): dropped and named, as the hosted tool itself is.
+        if (typeof type === "string" && HOSTED_CALL_ITEMS.has(type)) return noteDropped(conv.dropped, hostedToolName("input[]", type));
         throw invalid(`${at}.type "${String(type)}" cannot be converted to this model's channel.`);
     }
   });
@@ -254,9 +263,10 @@ function decodeInput(input: unknown, conv: Conversation): void {
 function functionTool(t: Record<string, unknown>, at: string, dropped: string[], ns?: string): Tool {
   for (const key of Object.keys(t)) {
     if (functionToolKeys.has(key)) continue;
+    if (t[key] === null || t[key] === undefined || t[key] === false) continue;
     const rule = clientRule("responses", `tools[].${key}`);
-    if (rule?.fate !== "drop") throw invalid(`${at}.${key} is not supported when the model is served through another protocol.`);
-    if (t[key] !== null && t[key] !== undefined && t[key] !== false) noteDropped(dropped, rule.field);
+    if (rule?.fate === "drop") noteDropped(dropped, rule.field);
+    else noteUnknown(dropped, at, key);
   }
   if (typeof t.name !== "string" || t.name === "") throw invalid(`${at}.name must be a non-empty string.`);
   const description = optString(t, "description", `${at}.`);
@@ -268,11 +278,13 @@ function functionTool(t: Record<string, unknown>, at: string, dropped: string[],
   return tool;
 }
 
-/** The tools a client offers, flat: a namespace's function tools by their own names. */
-function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
-  if (v === undefined || v === null) return undefined;
+/** The tools a client offers, flat: a namespace's function tools by their own names; and
+ * the hosted tools the target can have (web search). */
+function decodeTools(v: unknown, dropped: string[]): { tools?: Tool[]; hostedTools?: HostedTool[] } {
+  if (v === undefined || v === null) return {};
   if (!Array.isArray(v)) throw invalid("tools must be an array.");
   const tools: Tool[] = [];
+  let webSearch = false as boolean;
   v.forEach((t: unknown, i) => {
     const at = `tools[${i}]`;
     if (!isObject(t) || typeof t.type !== "string") throw invalid(`${at}.type is required.`);
@@ -283,7 +295,7 @@ function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
     if (t.type === "namespace") {
       if (typeof t.name !== "string" || t.name === "") throw invalid(`${at}.name must be a non-empty string.`);
       if (!Array.isArray(t.tools)) throw invalid(`${at}.tools must be an array.`);
-      onlyKnown(t, new Set(["type", "name", "description", "tools"]), at);
+      onlyKnown(t, new Set(["type", "name", "description", "tools"]), at, dropped);
       t.tools.forEach((inner: unknown, j) => {
         const where = `${at}.tools[${j}]`;
         if (!isObject(inner) || inner.type !== "function") throw invalid(`${where}.type must be "function"; other tool types cannot be converted.`);
@@ -291,19 +303,16 @@ function decodeTools(v: unknown, dropped: string[]): Tool[] | undefined {
       });
       return;
     }
-    // An offered tool OpenAI would run (Codex always offers web search): the channel's
-    // model answers without it, as the table says; any other would change what comes back.
-    const rule = clientRule("responses", `tools[] (type ${t.type})`);
-    if (rule?.fate === "drop") {
-      noteDropped(dropped, rule.field);
-      return;
-    }
-    if (BUILT_IN_TOOLS.has(t.type)) {
-      throw invalid(`${at}.type "${t.type}" is a tool OpenAI runs itself; it cannot run on this model's channel. Use function tools.`);
-    }
-    throw invalid(`${at}.type "${t.type}" cannot be converted to this model's channel; use function tools.`);
+    // A hosted tool merely offered (Codex offers web search and image generation on every
+    // turn): web search becomes the target's own (field-policy.ts), any other tool type is
+    // dropped and named; the model answers without it.
+    if (WEB_SEARCH_TOOLS.has(t.type)) webSearch = true;
+    else noteDropped(dropped, hostedToolName("tools[]", t.type));
   });
-  return tools.length === 0 ? undefined : tools;
+  return {
+    ...(tools.length > 0 && { tools }),
+    ...(webSearch ? { hostedTools: [{ kind: "web_search" as const }] } : {}),
+  };
 }
 
 function decodeToolChoice(v: unknown): ToolChoice | undefined {
@@ -311,17 +320,17 @@ function decodeToolChoice(v: unknown): ToolChoice | undefined {
   if (v === "auto" || v === "none") return { type: v };
   if (v === "required") return { type: "any" };
   if (isObject(v) && v.type === "function" && typeof v.name === "string" && v.name !== "") return { type: "tool", name: v.name };
-  if (isObject(v) && typeof v.type === "string" && BUILT_IN_TOOLS.has(v.type)) {
-    throw invalid(`tool_choice {"type":"${v.type}"} names a tool OpenAI runs itself; it cannot run on this model's channel.`);
+  if (isObject(v) && typeof v.type === "string" && (BUILT_IN_TOOLS.has(v.type) || WEB_SEARCH_TOOLS.has(v.type))) {
+    throw forcedHostedRefusal("tool_choice", v.type);
   }
   throw invalid('tool_choice must be "auto", "none", "required" or {"type":"function","name":…}.');
 }
 
-function decodeReasoning(v: unknown): Reasoning | undefined {
+function decodeReasoning(v: unknown, dropped: string[]): Reasoning | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw invalid("reasoning must be an object.");
   // summary / generate_summary: thinking the channel returns is given as the summary either way.
-  onlyKnown(v, new Set(["effort", "summary", "generate_summary"]), "reasoning");
+  onlyKnown(v, new Set(["effort", "summary", "generate_summary"]), "reasoning", dropped);
   const e = v.effort;
   if (e === undefined || e === null || e === "none") return undefined; // none: no reasoning asked for
   if (e === "minimal" || e === "low" || e === "medium" || e === "high") return { effort: e };
@@ -332,7 +341,7 @@ function decodeReasoning(v: unknown): Reasoning | undefined {
 function decodeText(v: unknown, dropped: string[]): CanonicalRequest["responseFormat"] {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw invalid("text must be an object.");
-  onlyKnown(v, new Set(["format", "verbosity"]), "text");
+  onlyKnown(v, new Set(["format", "verbosity"]), "text", dropped);
   // verbosity steers OpenAI models' answer length; other channels have no such control.
   if (v.verbosity !== undefined && v.verbosity !== null) noteDropped(dropped, "text.verbosity");
   const f = v.format;
@@ -342,7 +351,7 @@ function decodeText(v: unknown, dropped: string[]): CanonicalRequest["responseFo
   if (f.type === "json_object") return {};
   if (f.type !== "json_schema") throw invalid('text.format.type must be "text", "json_object" or "json_schema".');
   // description and strict are hints to the model/decoder; the schema itself is carried.
-  onlyKnown(f, new Set(["type", "name", "schema", "description", "strict"]), "text.format");
+  onlyKnown(f, new Set(["type", "name", "schema", "description", "strict"]), "text.format", dropped);
   if (typeof f.name !== "string" || f.name === "") throw invalid("text.format.name must be a non-empty string.");
   if (!isObject(f.schema)) throw invalid("text.format.schema must be a JSON Schema object.");
   return { schema: f.schema, name: f.name };
@@ -356,7 +365,7 @@ export function decodeResponsesRequest(json: Record<string, unknown>): Canonical
   }
   const dropped: string[] = [];
   checkFields(json, dropped);
-  const conv = new Conversation();
+  const conv = new Conversation(dropped);
   const instructions = optString(json, "instructions", "");
   if (instructions) conv.system.push({ type: "text", text: instructions });
   decodeInput(json.input, conv);
@@ -368,10 +377,10 @@ export function decodeResponsesRequest(json: Record<string, unknown>): Canonical
     maxTokens: optInt(json, "max_output_tokens", ""),
     temperature: optNumber(json, "temperature", ""),
     topP: optNumber(json, "top_p", ""),
-    tools: decodeTools(json.tools, dropped),
+    ...decodeTools(json.tools, dropped),
     toolChoice: decodeToolChoice(json.tool_choice),
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
-    reasoning: decodeReasoning(json.reasoning),
+    reasoning: decodeReasoning(json.reasoning, dropped),
     stream: json.stream === true,
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.
     user: optString(json, "user", "") ?? optString(json, "safety_identifier", ""),

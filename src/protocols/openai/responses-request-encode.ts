@@ -5,6 +5,7 @@
 
 import type { Block, CanonicalRequest, ImageSource, Message, ThinkingBlock, ToolChoice, ToolResultBlock } from "../canonical.js";
 import { UnsupportedField } from "../adapter.js";
+import { mapsWebSearch } from "../field-policy.js";
 import { effortOf } from "../reasoning.js";
 import { invalid } from "./chat-common.js";
 
@@ -161,6 +162,8 @@ export function encodeResponsesRequest(req: CanonicalRequest, upstreamModel: str
       ? { type: "function", name: t.name, parameters: t.parameters, strict: false }
       : { type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false }));
   }
+  // The client's hosted web search, as OpenAI's own (field-policy.ts).
+  if (mapsWebSearch("responses", req)) body.tools = [...((body.tools as unknown[] | undefined) ?? []), { type: "web_search" }];
   if (req.toolChoice) body.tool_choice = toolChoice(req.toolChoice);
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
   const r = req.reasoning;
