@@ -73,8 +73,6 @@ describe("legacy functions → canonical tools", () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ functions: { name: "w" } }, /functions must be an array/],
       [{ functions: [{ name: "w", parameters: "x" }] }, /functions\[0\]\.parameters/],
-      [{ functions: [{ name: "w", strict: true }] }, /functions\[0\]\.strict/],
-      [{ function_call: { name: "w", extra: 1 } }, /function_call\.extra/],
       [{ function_call: "auto", tool_choice: "auto" }, /function_call and tool_choice/],
       [{ messages: [{ role: "function", content: "x" }] }, /messages\[0\]\.name/],
       [{ messages: [{ role: "assistant", function_call: { arguments: "{}" } }] }, /messages\[0\]\.function_call\.name/],
@@ -82,6 +80,9 @@ describe("legacy functions → canonical tools", () => {
     for (const [body, message] of cases) {
       assert.throws(() => decode(body), (e: unknown) => e instanceof GatewayError && e.status === 400 && message.test(e.message), String(message));
     }
+    // A key the table does not know is dropped and named, as everywhere on a converting route.
+    assert.deepEqual(decode({ functions: [{ name: "w", strict: true }] }).dropped, ["functions[].strict"]);
+    assert.deepEqual(decode({ functions: [{ name: "w" }], function_call: { name: "w", extra: 1 } }).dropped, ["function_call.extra"]);
   });
 });
 
