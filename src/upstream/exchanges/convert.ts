@@ -29,8 +29,9 @@ import { readWhole } from "./whole.js";
 export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
   const canonical = input.canonical
     ?? inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
-  const decoderDrops = canonical.dropped ?? [];
-  if (input.conversion === "strict" && decoderDrops.length > 0) throw strictRefusal(decoderDrops);
+  if (input.conversion === "strict" && (canonical.dropped?.length ?? 0) > 0) throw strictRefusal(canonical.dropped!);
+  // The capability fit's changes are the model's, not the conversion's: named, never refused.
+  const decoderDrops = input.fitted ? [...input.fitted, ...(canonical.dropped ?? [])] : canonical.dropped ?? [];
   const dropsByTarget = new Map<Wire, readonly string[]>();
   /** Every field the target's request leaves out (the decoder's and the target's), checked
    * once per target protocol: a refusal (or, under conversion: strict, any drop) is a 400. */
