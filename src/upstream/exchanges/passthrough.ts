@@ -28,8 +28,10 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   // Another tenant's object (or the operator's) is as unknown as one that never was.
   const stored = spec.storedReference?.(input.json);
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
+  // Signed reasoning only its issuer may see (reasoning.ts): the one edit made for it.
+  const portable = spec.portable?.(input.body, input.json);
   const req: PassRequest = {
-    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
+    raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
     tokenPriced: input.tokenPriced,
   };
@@ -38,7 +40,8 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   const accept = stream ? "text/event-stream" : spec.answersJson?.(req) ?? true ? "application/json" : "*/*";
   let stripUsage = false;
   /** Client fields the body sent upstream leaves out or changes. */
-  const dropped: readonly string[] = input.fitted ?? [];
+  const dropped: readonly string[] = portable && portable.dropped.length > 0
+    ? [...(input.fitted ?? []), ...portable.dropped] : input.fitted ?? [];
   return {
     request(channel, upstreamModel, key) {
       const prepared = spec.body(req, upstreamModel);

@@ -1,0 +1,114 @@
+// Signed reasoning across a change of provider: each provider's signatures reach only that
+// provider, on every route. A converted answer's signatures are sealed with their issuer
+// ("gw:<issuer>:…", src/protocols/reasoning.ts), so a later request can be fitted to the
+// channel it goes to: another provider's are left out and named, the channel's own go
+// unsealed. The fake Anthropic refuses a signature it did not issue, as Anthropic does.
+
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { M, startWorld, type World } from "../helpers/protocol-world.js";
+import { rawRequest, TOKEN, type RawResponse } from "./support.js";
+
+/** Gemini's thought signature in the fake's answer (protobuf in base64, as Gemini's). */
+const GEMINI_SIG = "CiQBjz1rX0GeminiThoughtSig0001==";
+/** Anthropic's thinking signature in the fake's answer. */
+const ANTHROPIC_SIG = "EqQBCkYIBRgCKkDfakeSignature==";
+
+type Obj = Record<string, any>;
+
+const post = (w: World, path: string, body: unknown, headers: Record<string, string>): Promise<RawResponse> =>
+  rawRequest(`${w.gw.url}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+const messages = (w: World, body: unknown) => post(w, "/v1/messages", body, { "x-api-key": TOKEN, "anthropic-version": "2023-06-01" });
+const generate = (w: World, model: string, body: unknown) =>
+  post(w, `/v1beta/models/${model}:generateContent`, body, { "x-goog-api-key": TOKEN });
+
+
+function dropped(res: RawResponse): string[] {
+  const v = res.headers["x-gateway-dropped-fields"];
+  return typeof v === "string" ? v.split(/,\s*/) : [];
+}
+
+const thinking = { type: "enabled", budget_tokens: 2048 };
+const user = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
+
+describe("reasoning that survives a change of provider", () => {
+  let w: World;
+
+  before(async () => {
+    w = await startWorld({ verifySignatures: true });
+  });
+  after(async () => { await w?.close(); });
+  beforeEach(() => w.reset());
+
+  test("/v1/messages: Gemini model → Claude model → Gemini model, each provider given only its own signatures", async () => {
+    // 1. A Gemini model answers a messages client: its thought signature comes back sealed.
+    w.scripts.gemini = () => ({ kind: "thinking", thought: "Gemini thinks.", text: "Gemini answers.", signature: GEMINI_SIG });
+    const first = await messages(w, { model: M.gemini, max_tokens: 4000, thinking, messages: [user("one")] });
+    assert.equal(first.status, 200, first.text);
+    const geminiTurn = JSON.parse(first.text) as Obj;
+    const geminiThinking = geminiTurn.content.find((b: Obj) => b.type === "thinking");
+    assert.equal(geminiThinking.signature, `gw:gemini:${GEMINI_SIG}`, "sealed with its issuer");
+
+    // 2. The session moves to a Claude model (pass-through): Anthropic never sees Gemini's signature.
+    w.scripts.anthropic = () => ({ kind: "thinking", thinking: "Claude thinks.", text: "Claude answers.", signature: ANTHROPIC_SIG });
+    const history = [user("one"), { role: "assistant", content: geminiTurn.content }, user("two")];
+    const second = await messages(w, { model: M.anthropic, max_tokens: 4000, thinking, messages: history });
+    assert.equal(second.status, 200, second.text);
+    assert.deepEqual(dropped(second), ["thinking.signature (from gemini)"]);
+    const toAnthropic = JSON.stringify(w.sent("anthropic"));
+    assert.ok(!toAnthropic.includes(GEMINI_SIG), "Gemini's signature reached Anthropic");
+    assert.deepEqual(w.sent("anthropic").messages[1].content, [{ type: "text", text: "Gemini answers." }]);
+    const claudeTurn = JSON.parse(second.text) as Obj;
+    assert.equal(claudeTurn.content[0].signature, ANTHROPIC_SIG, "a pass-through answer is the provider's own");
+
+    // 3. Back to the Gemini model: Gemini gets its own signature unsealed, never Anthropic's.
+    w.scripts.gemini = () => ({ kind: "ok", text: "Gemini again." });
+    const third = await messages(w, {
+      model: M.gemini, max_tokens: 4000, thinking,
+      messages: [...history, { role: "assistant", content: claudeTurn.content }, user("three")],
+    });
+    assert.equal(third.status, 200, third.text);
+    assert.deepEqual(dropped(third), ["thinking.signature (from anthropic)"]);
+    const toGemini = w.sent("gemini");
+    assert.ok(!JSON.stringify(toGemini).includes(ANTHROPIC_SIG), "Anthropic's signature reached Gemini");
+    const signed = toGemini.contents[1].parts.find((p: Obj) => p.thought === true);
+    assert.equal(signed.thoughtSignature, GEMINI_SIG);
+  });
+
+  test("streamed: the converted stream's signature is sealed too", async () => {
+    w.scripts.gemini = () => ({ kind: "thinking", thought: "Gemini thinks.", text: "Gemini answers.", signature: GEMINI_SIG });
+    const res = await messages(w, { model: M.gemini, max_tokens: 4000, thinking, stream: true, messages: [user("one")] });
+    assert.equal(res.status, 200, res.text);
+    const signatures = res.text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as Obj)
+      .filter((e) => e.delta?.type === "signature_delta").map((e) => e.delta.signature);
+    assert.deepEqual(signatures, [`gw:gemini:${GEMINI_SIG}`]);
+  });
+
+  test("generate-content pass-through: a sealed Anthropic signature is left out, Gemini's own unsealed", async () => {
+    const res = await generate(w, M.gemini, {
+      contents: [
+        { role: "user", parts: [{ text: "one" }] },
+        { role: "model", parts: [{ text: "a", thought: true, thoughtSignature: `gw:anthropic:${ANTHROPIC_SIG}` }, { text: "b" }] },
+        { role: "user", parts: [{ text: "two" }] },
+        { role: "model", parts: [{ functionCall: { name: "f", args: {} }, thoughtSignature: `gw:gemini:${GEMINI_SIG}` }] },
+        { role: "user", parts: [{ functionResponse: { name: "f", response: { ok: true } } }] },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(dropped(res), ["thoughtSignature (from anthropic)"]);
+    const sent = w.sent("gemini").contents;
+    assert.deepEqual(sent[1].parts, [{ text: "a", thought: true }, { text: "b" }]);
+    assert.deepEqual(sent[3].parts, [{ functionCall: { name: "f", args: {} }, thoughtSignature: GEMINI_SIG }]);
+  });
+
+  test("a request with only Anthropic's own signatures goes to Anthropic as it was sent (but for model_map)", async () => {
+    const body = `{"model":"${M.anthropic}", "max_tokens": 100, "thinking": {"type":"enabled","budget_tokens":1024},`
+      + `"messages":[{"role":"user","content":"one"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"${ANTHROPIC_SIG}"},{"type":"text","text":"x"}]},{"role":"user","content":"two"}]}`;
+    const res = await rawRequest(`${w.gw.url}/v1/messages`, {
+      method: "POST", body, headers: { "x-api-key": TOKEN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers["x-gateway-dropped-fields"], undefined);
+    assert.deepEqual(w.sent("anthropic"), { ...JSON.parse(body), model: "claude-sonnet-4-6-20260217" });
+  });
+});
