@@ -98,6 +98,8 @@ export interface WorldOptions {
   readonly allowSamplingParams?: boolean;
   /** The anthropic fake refuses thinking signatures it did not issue. */
   readonly verifySignatures?: boolean;
+  /** The anthropic fake refuses what Anthropic refuses while thinking is on. */
+  readonly thinkingSamplingRules?: boolean;
   /** Extra access tokens (the default token TOKEN is always there). */
   readonly tokens?: readonly Obj[];
   /** Extra priced models (e.g. for the extra channels). */
@@ -112,7 +114,7 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
   const openai = await startFakeOpenAI({ name: "oa", keys: [CHANNEL_KEY], script: (r) => state.scripts.openai?.(r) ?? { kind: "ok" } });
   const anthropic = await startFakeAnthropic({
     name: "an", keys: [CHANNEL_KEY], refuseBetas: opts.refuseBetas, allowSamplingParams: opts.allowSamplingParams,
-    verifySignatures: opts.verifySignatures,
+    verifySignatures: opts.verifySignatures, thinkingSamplingRules: opts.thinkingSamplingRules,
     script: (r) => state.scripts.anthropic?.(r) ?? { kind: "ok" },
   });
   const gemini = await startFakeGemini({ name: "gm", keys: [CHANNEL_KEY], script: (r) => state.scripts.gemini?.(r) ?? { kind: "ok" } });

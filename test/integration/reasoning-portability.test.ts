@@ -6,11 +6,16 @@
 
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { startFakeResponses, type FakeResponses } from "../helpers/fake-responses.js";
 import { M, startWorld, type World } from "../helpers/protocol-world.js";
-import { rawRequest, TOKEN, type RawResponse } from "./support.js";
+import { CHANNEL_KEY, channel, rawRequest, TOKEN, type RawResponse } from "./support.js";
 
 /** Gemini's thought signature in the fake's answer (protobuf in base64, as Gemini's). */
 const GEMINI_SIG = "CiQBjz1rX0GeminiThoughtSig0001==";
+/** A Claude model responses clients reach (converted). */
+const CLAUDE_RESPONSES = "claude-opus-4-5";
+/** OpenAI's encrypted reasoning (a Fernet token, as OpenAI's). */
+const OPENAI_BLOB = "gAAAAABpZmFrZS1wb3J0YWJsZS1yZWFzb25pbmc=";
 /** Anthropic's thinking signature in the fake's answer. */
 const ANTHROPIC_SIG = "EqQBCkYIBRgCKkDfakeSignature==";
 
@@ -18,6 +23,7 @@ type Obj = Record<string, any>;
 
 const post = (w: World, path: string, body: unknown, headers: Record<string, string>): Promise<RawResponse> =>
   rawRequest(`${w.gw.url}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+const responses = (w: World, body: unknown) => post(w, "/v1/responses", body, { authorization: `Bearer ${TOKEN}` });
 const messages = (w: World, body: unknown) => post(w, "/v1/messages", body, { "x-api-key": TOKEN, "anthropic-version": "2023-06-01" });
 const generate = (w: World, model: string, body: unknown) =>
   post(w, `/v1beta/models/${model}:generateContent`, body, { "x-goog-api-key": TOKEN });
@@ -33,11 +39,23 @@ const user = (text: string) => ({ role: "user", content: [{ type: "text", text }
 
 describe("reasoning that survives a change of provider", () => {
   let w: World;
+  let resp: FakeResponses;
 
   before(async () => {
-    w = await startWorld({ verifySignatures: true });
+    resp = await startFakeResponses({ keys: [CHANNEL_KEY], verifyEncryptedContent: true });
+    w = await startWorld({
+      verifySignatures: true, thinkingSamplingRules: true,
+      extraChannels: (urls) => [
+        channel("resp", resp.url, { protocol: "openai", models: [M.responses] }),
+        channel("an-resp", urls.anthropic, { protocol: "anthropic", models: [CLAUDE_RESPONSES] }),
+      ],
+      extraModels: { [CLAUDE_RESPONSES]: { endpoint: ["chat", "responses"], price: { input: 3, output: 15 } } },
+    });
   });
-  after(async () => { await w?.close(); });
+  after(async () => {
+    await w?.close();
+    await resp?.close();
+  });
   beforeEach(() => w.reset());
 
   test("/v1/messages: Gemini model → Claude model → Gemini model, each provider given only its own signatures", async () => {
@@ -55,6 +73,7 @@ describe("reasoning that survives a change of provider", () => {
     const second = await messages(w, { model: M.anthropic, max_tokens: 4000, thinking, messages: history });
     assert.equal(second.status, 200, second.text);
     assert.deepEqual(dropped(second), ["thinking.signature (from gemini)"]);
+    assert.deepEqual((await w.entry(String(second.headers["x-gateway-request-id"]))).droppedFields, ["thinking.signature (from gemini)"]);
     const toAnthropic = JSON.stringify(w.sent("anthropic"));
     assert.ok(!toAnthropic.includes(GEMINI_SIG), "Gemini's signature reached Anthropic");
     assert.deepEqual(w.sent("anthropic").messages[1].content, [{ type: "text", text: "Gemini answers." }]);
@@ -110,5 +129,60 @@ describe("reasoning that survives a change of provider", () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.headers["x-gateway-dropped-fields"], undefined);
     assert.deepEqual(w.sent("anthropic"), { ...JSON.parse(body), model: "claude-sonnet-4-6-20260217" });
+  });
+
+  test("/v1/messages tool loop moved from a Gemini model to a Claude model: the turn lost its thinking, so thinking goes off", async () => {
+    const res = await messages(w, {
+      model: M.anthropic, max_tokens: 4000, thinking,
+      tools: [{ name: "ls", input_schema: { type: "object" } }],
+      messages: [
+        user("list"),
+        { role: "assistant", content: [
+          { type: "thinking", thinking: "Call ls.", signature: `gw:gemini:${GEMINI_SIG}` },
+          { type: "tool_use", id: "toolu_1", name: "ls", input: {} },
+        ] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "a b" }] },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(dropped(res), ["thinking.signature (from gemini)", "thinking"]);
+    assert.equal(w.sent("anthropic").thinking, undefined);
+  });
+
+  test("/v1/messages: reasoning another vendor gave unsigned (\"\") is left out toward Anthropic", async () => {
+    w.scripts.openai = () => ({ kind: "reasoning", reasoning: "DeepSeek-style thoughts.", text: "Plain answer." });
+    const first = await messages(w, { model: M.openai, max_tokens: 1000, messages: [user("one")] });
+    assert.equal(first.status, 200, first.text);
+    const turn = JSON.parse(first.text) as Obj;
+    assert.equal(turn.content[0].signature, "");
+    const res = await messages(w, { model: M.anthropic, max_tokens: 1000, messages: [user("one"), { role: "assistant", content: turn.content }, user("two")] });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(dropped(res), ["thinking (unsigned)"]);
+    assert.deepEqual(w.sent("anthropic").messages[1].content, [{ type: "text", text: "Plain answer." }]);
+  });
+
+  test("/v1/responses: a Claude model's reasoning item is left out toward OpenAI, OpenAI's own goes unsealed", async () => {
+    w.scripts.anthropic = () => ({ kind: "thinking", thinking: "Claude thinks.", text: "Claude answers.", signature: ANTHROPIC_SIG });
+    const first = await responses(w, { model: CLAUDE_RESPONSES, reasoning: { effort: "low" }, input: "one" });
+    assert.equal(first.status, 200, first.text);
+    const claudeItems = (JSON.parse(first.text) as Obj).output as Obj[];
+    const claudeReasoning = claudeItems.find((i) => i.type === "reasoning")!;
+    assert.equal(claudeReasoning.encrypted_content, `gw:anthropic:${ANTHROPIC_SIG}`);
+
+    const res = await responses(w, {
+      model: M.responses, input: [
+        { role: "user", content: "one" },
+        claudeReasoning,
+        { role: "assistant", content: "Claude answers." },
+        { type: "reasoning", summary: [], encrypted_content: `gw:openai:${OPENAI_BLOB}` },
+        { role: "assistant", content: "OpenAI answers." },
+        { role: "user", content: "two" },
+      ],
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(dropped(res), ["reasoning.encrypted_content (from anthropic)"]);
+    const input = resp.received.at(-1)!.body.input as Obj[];
+    assert.deepEqual(input.filter((i) => i.type === "reasoning"), [{ type: "reasoning", summary: [], encrypted_content: OPENAI_BLOB }]);
+    assert.ok(!JSON.stringify(input).includes(ANTHROPIC_SIG));
   });
 });

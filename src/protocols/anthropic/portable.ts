@@ -34,5 +34,25 @@ export function portableMessages(raw: Buffer, json: Json): PortableBody | undefi
     const content = editedItems(m.content, block);
     return content === undefined ? m : { ...m, content };
   });
-  return messages === undefined ? undefined : { json: { ...json, messages }, dropped };
+  if (messages === undefined) return undefined;
+  // With thinking on, Anthropic wants the assistant turn whose tool calls the last user turn
+  // answers to start with its own thinking: one that lost another provider's can only go on
+  // without thinking (as a converted request does: field-policy.ts toolTurnLacksThinking).
+  if (json.thinking !== undefined && toolTurnLacksThinking(messages)) {
+    const { thinking: _, ...rest } = json;
+    return { json: { ...rest, messages }, dropped: [...dropped, "thinking"] };
+  }
+  return { json: { ...json, messages }, dropped };
+}
+
+/** Whether the last user turn answers tool calls of an assistant turn that does not start
+ * with thinking. */
+function toolTurnLacksThinking(messages: readonly unknown[]): boolean {
+  const last = messages.at(-1);
+  const answersTools = isObject(last) && last.role === "user" && Array.isArray(last.content)
+    && last.content.some((b) => isObject(b) && b.type === "tool_result");
+  const turn = messages.at(-2);
+  if (!answersTools || !isObject(turn) || turn.role !== "assistant" || !Array.isArray(turn.content)) return false;
+  const first = turn.content[0];
+  return !(isObject(first) && (first.type === "thinking" || first.type === "redacted_thinking"));
 }
