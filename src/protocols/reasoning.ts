@@ -2,7 +2,7 @@
 // converts "high" to the same budget and back.
 
 import type { ChannelProtocol } from "../runtime/types.js";
-import type { Block, CanonicalEvent, CanonicalRequest, ReasoningEffort } from "./canonical.js";
+import type { Block, CanonicalEvent, CanonicalRequest, Message, ReasoningEffort } from "./canonical.js";
 import type { Wire } from "./field-policy.js";
 
 const budgets: Readonly<Record<ReasoningEffort, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
@@ -73,9 +73,12 @@ export function portableReasoning(req: CanonicalRequest, from: Wire, target: Iss
     const n = `${signatureField[from]} (from ${issuer})`;
     if (!dropped.includes(n)) dropped.push(n);
   };
-  let changed = false;
+  const signed = (m: Message) => m.role === "assistant" && m.content.some(
+    (b) => b.type === "thinking" ? b.signature !== undefined : b.type === "redacted_thinking");
+  // Most requests carry no signed reasoning: they go as they are, nothing copied.
+  if (!req.messages.some(signed)) return { request: req, dropped };
   const messages = req.messages.map((m) => {
-    if (m.role !== "assistant" || !m.content.some((b) => b.type === "thinking" ? b.signature !== undefined : b.type === "redacted_thinking")) return m;
+    if (!signed(m)) return m;
     const content: Block[] = [];
     for (const b of m.content) {
       if (b.type === "thinking" && b.signature !== undefined) {
@@ -91,10 +94,9 @@ export function portableReasoning(req: CanonicalRequest, from: Wire, target: Iss
         else name(issuer);
       } else content.push(b);
     }
-    changed = true;
     return { ...m, content };
   });
-  return changed ? { request: { ...req, messages }, dropped } : { request: req, dropped };
+  return { request: { ...req, messages }, dropped };
 }
 
 /** An answer's blocks with their signatures sealed by `issuer` (converted answers). */

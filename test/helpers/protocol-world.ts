@@ -96,7 +96,7 @@ export interface WorldOptions {
   /** Options of the anthropic fake. */
   readonly refuseBetas?: readonly string[];
   readonly allowSamplingParams?: boolean;
-  /** The anthropic fake refuses thinking signatures it did not issue. */
+  /** The anthropic and gemini fakes refuse signatures they did not issue. */
   readonly verifySignatures?: boolean;
   /** The anthropic fake refuses what Anthropic refuses while thinking is on. */
   readonly thinkingSamplingRules?: boolean;
