@@ -185,4 +185,15 @@ describe("reasoning that survives a change of provider", () => {
     assert.deepEqual(input.filter((i) => i.type === "reasoning"), [{ type: "reasoning", summary: [], encrypted_content: OPENAI_BLOB }]);
     assert.ok(!JSON.stringify(input).includes(ANTHROPIC_SIG));
   });
+
+  test("/v1/messages/count_tokens toward Anthropic counts the request without Gemini's signature", async () => {
+    const res = await post(w, "/v1/messages/count_tokens", {
+      model: M.anthropic, thinking,
+      messages: [user("one"), { role: "assistant", content: [
+        { type: "thinking", thinking: "Gemini thinks.", signature: `gw:gemini:${GEMINI_SIG}` }, { type: "text", text: "a" },
+      ] }, user("two")],
+    }, { "x-api-key": TOKEN, "anthropic-version": "2023-06-01" });
+    assert.equal(res.status, 200, res.text);
+    assert.ok(!JSON.stringify(w.sent("anthropic")).includes(GEMINI_SIG));
+  });
 });
