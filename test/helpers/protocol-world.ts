@@ -117,7 +117,10 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
     verifySignatures: opts.verifySignatures, thinkingSamplingRules: opts.thinkingSamplingRules,
     script: (r) => state.scripts.anthropic?.(r) ?? { kind: "ok" },
   });
-  const gemini = await startFakeGemini({ name: "gm", keys: [CHANNEL_KEY], script: (r) => state.scripts.gemini?.(r) ?? { kind: "ok" } });
+  const gemini = await startFakeGemini({
+    name: "gm", keys: [CHANNEL_KEY], verifySignatures: opts.verifySignatures,
+    script: (r) => state.scripts.gemini?.(r) ?? { kind: "ok" },
+  });
   const sink = capturingSink();
   const urls = { openai: openai.url, anthropic: anthropic.url, gemini: gemini.url };
   const gw = await startTestGateway(config({

@@ -14,6 +14,8 @@ import { CHANNEL_KEY, channel, rawRequest, TOKEN, type RawResponse } from "./sup
 const GEMINI_SIG = "CiQBjz1rX0GeminiThoughtSig0001==";
 /** A Claude model responses clients reach (converted). */
 const CLAUDE_RESPONSES = "claude-opus-4-5";
+/** A Gemini model responses clients reach (converted). */
+const GEMINI_RESPONSES = "gemini-3-pro-preview";
 /** OpenAI's encrypted reasoning (a Fernet token, as OpenAI's). */
 const OPENAI_BLOB = "gAAAAABpZmFrZS1wb3J0YWJsZS1yZWFzb25pbmc=";
 /** Anthropic's thinking signature in the fake's answer. */
@@ -42,14 +44,21 @@ describe("reasoning that survives a change of provider", () => {
   let resp: FakeResponses;
 
   before(async () => {
-    resp = await startFakeResponses({ keys: [CHANNEL_KEY], verifyEncryptedContent: true });
+    resp = await startFakeResponses({
+      keys: [CHANNEL_KEY], verifyEncryptedContent: true,
+      script: () => ({ kind: "ok", text: "OpenAI answers.", reasoning: { summary: ["OpenAI thinks."], encrypted: OPENAI_BLOB } }),
+    });
     w = await startWorld({
       verifySignatures: true, thinkingSamplingRules: true,
       extraChannels: (urls) => [
         channel("resp", resp.url, { protocol: "openai", models: [M.responses] }),
         channel("an-resp", urls.anthropic, { protocol: "anthropic", models: [CLAUDE_RESPONSES] }),
+        channel("gm-resp", urls.gemini, { protocol: "gemini", models: [GEMINI_RESPONSES] }),
       ],
-      extraModels: { [CLAUDE_RESPONSES]: { endpoint: ["chat", "responses"], price: { input: 3, output: 15 } } },
+      extraModels: {
+        [CLAUDE_RESPONSES]: { endpoint: ["chat", "responses"], price: { input: 3, output: 15 } },
+        [GEMINI_RESPONSES]: { endpoint: ["chat", "responses"], price: { input: 0.3, output: 2.5 } },
+      },
     });
   });
   after(async () => {
@@ -195,5 +204,61 @@ describe("reasoning that survives a change of provider", () => {
     }, { "x-api-key": TOKEN, "anthropic-version": "2023-06-01" });
     assert.equal(res.status, 200, res.text);
     assert.ok(!JSON.stringify(w.sent("anthropic")).includes(GEMINI_SIG));
+  });
+
+  describe("every client protocol × every ordered pair of providers: the second sees the first's signature only when it issued it", () => {
+    type Provider = "anthropic" | "gemini" | "openai";
+    const providers: readonly Provider[] = ["anthropic", "gemini", "openai"];
+    const modelOf: Record<Provider, string> = { anthropic: CLAUDE_RESPONSES, gemini: GEMINI_RESPONSES, openai: M.responses };
+    const signatureOf: Record<Provider, string> = { anthropic: ANTHROPIC_SIG, gemini: GEMINI_SIG, openai: OPENAI_BLOB };
+    const clients = ["messages", "generate-content", "responses"] as const;
+
+    /** Scripts every provider to think (signed) and answer. */
+    function scriptThinking(world: World): void {
+      world.scripts.anthropic = () => ({ kind: "thinking", thinking: "Claude thinks.", text: "Claude answers.", signature: ANTHROPIC_SIG });
+      world.scripts.gemini = () => ({ kind: "thinking", thought: "Gemini thinks.", text: "Gemini answers.", signature: GEMINI_SIG });
+    }
+
+    /** One turn of `client` on `model` after `history` (the client's own shape); its answer as the next history. */
+    async function turn(client: (typeof clients)[number], model: string, history: Obj[]): Promise<{ res: RawResponse; history: Obj[] }> {
+      if (client === "messages") {
+        const msgs = [...history, user("next")];
+        const res = await messages(w, { model, max_tokens: 4000, thinking, messages: msgs });
+        return { res, history: res.status === 200 ? [...msgs, { role: "assistant", content: JSON.parse(res.text).content }] : msgs };
+      }
+      if (client === "generate-content") {
+        const contents = [...history, { role: "user", parts: [{ text: "next" }] }];
+        const res = await generate(w, model, { contents, generationConfig: { thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } } });
+        return { res, history: res.status === 200 ? [...contents, JSON.parse(res.text).candidates[0].content] : contents };
+      }
+      const input = [...history, { role: "user", content: "next" }];
+      const res = await responses(w, { model, reasoning: { effort: "low" }, include: ["reasoning.encrypted_content"], store: false, input });
+      const output = res.status === 200 ? (JSON.parse(res.text).output as Obj[]) : [];
+      const carried = output.map((i) => i.type === "message" ? { role: "assistant", content: i.content[0].text }
+        : { type: "reasoning", summary: i.summary, encrypted_content: i.encrypted_content });
+      return { res, history: [...input, ...carried] };
+    }
+
+    /** What the provider's fake received last, as text. */
+    const receivedBy = (p: Provider): string => JSON.stringify(p === "openai" ? resp.received.at(-1)!.body : w.sent(p));
+
+    for (const client of clients) {
+      test(`${client} client`, async () => {
+        for (const first of providers) {
+          for (const second of providers) {
+            w.reset();
+            scriptThinking(w);
+            const one = await turn(client, modelOf[first], []);
+            assert.equal(one.res.status, 200, `${first}: ${one.res.text}`);
+            const two = await turn(client, modelOf[second], one.history);
+            assert.equal(two.res.status, 200, `${first} → ${second}: ${two.res.text}`);
+            const sent = receivedBy(second);
+            assert.ok(!sent.includes("gw:"), `${first} → ${second}: a seal reached the provider`);
+            assert.equal(sent.includes(signatureOf[first]), first === second,
+              `${first} → ${second}: ${first}'s signature ${first === second ? "missing" : "leaked"}`);
+          }
+        }
+      });
+    }
   });
 });
