@@ -40,7 +40,7 @@ describe("capability-aware fields", () => {
       ],
       extraModels: {
         // Output priced so that 2M reserved output tokens cost more than alice's credit (100).
-        [PLAIN]: { endpoint: "chat", price: { input: 1, output: 60 }, capabilities: { reasoning: false, tools: true, vision: true, max_output: MAX } },
+        [PLAIN]: { endpoint: ["chat", "responses"], price: { input: 1, output: 60 }, capabilities: { reasoning: false, tools: true, vision: true, max_output: MAX } },
         [GEMINI_PLAIN]: { price: { input: 0.1, output: 0.4 }, capabilities: { reasoning: false } },
       },
     });
@@ -107,4 +107,29 @@ describe("capability-aware fields", () => {
     assert.equal(res.headers["x-gateway-dropped-fields"], undefined);
     assert.equal(w.sent("openai").reasoning_effort, "high");
   });
+
+  // Each client protocol's reasoning field and output limit, toward the same model without
+  // reasoning (converted to chat-completions but for the chat client's pass-through).
+  const clients: readonly { name: string; send: () => Promise<RawResponse>; named: string[] }[] = [
+    { name: "chat-completions", named: ["reasoning_effort", `max_completion_tokens (clamped to ${MAX})`],
+      send: () => chat(w, { model: PLAIN, reasoning_effort: "low", max_completion_tokens: 50_000, messages: [{ role: "user", content: "hi" }] }) },
+    { name: "messages", named: ["thinking", `max_tokens (clamped to ${MAX})`],
+      send: () => messages(w, { model: PLAIN, max_tokens: 50_000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "hi" }] }) },
+    { name: "responses", named: ["reasoning", `max_output_tokens (clamped to ${MAX})`],
+      send: () => post(w, "/v1/responses", { model: PLAIN, reasoning: { effort: "high" }, max_output_tokens: 50_000, input: "hi" }, { authorization: `Bearer ${TOKEN}` }) },
+    { name: "generate-content", named: ["generationConfig.thinkingConfig", `generationConfig.maxOutputTokens (clamped to ${MAX})`],
+      send: () => post(w, `/v1beta/models/${PLAIN}:generateContent`, {
+        contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 50_000, thinkingConfig: { thinkingBudget: 8192 } },
+      }, { "x-goog-api-key": TOKEN }) },
+  ];
+  for (const client of clients) {
+    test(`${client.name} client toward a model without reasoning: reasoning dropped, limit clamped, both named`, async () => {
+      const res = await client.send();
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(dropped(res).filter((n) => client.named.includes(n)), client.named);
+      const sent = plain.received.at(-1)!.body;
+      assert.equal(sent.reasoning_effort, undefined);
+      assert.equal(sent.max_completion_tokens ?? sent.max_tokens, MAX);
+    });
+  }
 });
