@@ -64,5 +64,17 @@ export function fitToCapabilities(
       if (edited !== inner) next = { ...next, [key]: edited };
     }
   }
+  if (route === "messages" && caps.maxOutput !== undefined) next = heldUnderLimit(next, changed);
   return changed.length === 0 ? undefined : { json: next, changed };
+}
+
+/** The messages API wants thinking.budget_tokens below max_tokens: a budget a clamped limit
+ * no longer exceeds is lowered with it (and named). */
+function heldUnderLimit(json: Record<string, unknown>, changed: string[]): Record<string, unknown> {
+  const thinking = json.thinking as { budget_tokens?: unknown } | undefined;
+  const max = json.max_tokens;
+  if (typeof max !== "number" || typeof thinking?.budget_tokens !== "number" || thinking.budget_tokens < max) return json;
+  const budget = Math.max(1024, max - 1);
+  changed.push(`thinking.budget_tokens (clamped to ${budget})`);
+  return { ...json, thinking: { ...thinking, budget_tokens: budget } };
 }
