@@ -60,6 +60,14 @@ describe("capability-aware fields", () => {
     assert.deepEqual((await w.entry(requestId(res))).droppedFields, ["reasoning_effort"]);
   });
 
+  test("streamed pass-through: the dropped field is named in the stream's head", async () => {
+    const res = await chat(w, { model: PLAIN, stream: true, reasoning_effort: "high", messages: [{ role: "user", content: "hi" }] });
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.text, /data: \[DONE\]/);
+    assert.deepEqual(dropped(res), ["reasoning_effort"]);
+    assert.equal(plain.received.at(-1)!.body.reasoning_effort, undefined);
+  });
+
   test("Claude Code through /v1/messages toward a model without reasoning: thinking dropped, max_tokens clamped", async () => {
     const res = await messages(w, {
       model: PLAIN, max_tokens: 32000, thinking: { type: "enabled", budget_tokens: 4096 },

@@ -31,7 +31,8 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   // Signed reasoning only its issuer may see (reasoning.ts): the one edit made for it.
   const portable = spec.portable?.(input.body, input.json);
   const req: PassRequest = {
-    raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json, pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
+    raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json,
+    pathModel: input.pathModel, pathAction: input.pathAction, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
     tokenPriced: input.tokenPriced,
   };
@@ -58,22 +59,22 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
       };
     },
     async respond(upstream, channel) {
-      const answer = relayAnswer(upstream, channel);
-      if (dropped.length === 0) return answer;
-      // What the gateway left out of the client's bytes, named as a conversion names it.
+      if (dropped.length === 0) return relayAnswer(upstream, channel);
+      // What the gateway left out of the client's bytes, named as a conversion names it;
+      // set before the answer's head can go.
       if (!input.res.headersSent) input.res.setHeader("x-gateway-dropped-fields", dropped.join(", "));
-      const result = await answer;
+      const result = await relayAnswer(upstream, channel);
       return result instanceof BrokenAnswer ? result : Object.assign(result, { droppedFields: dropped });
     },
   };
 
   function relayAnswer(upstream: UpstreamResponse, channel: Channel): Promise<Served | BrokenAnswer> {
-      const privateHeaders = providers[channel.protocol].privateResponseHeaders;
-      if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
-      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
-      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
-      // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
-      return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
+    const privateHeaders = providers[channel.protocol].privateResponseHeaders;
+    if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
+    if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
+    if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
+    // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
+    return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
   }
 }
 
