@@ -12,6 +12,8 @@ import { deepFreeze } from "./freeze.js";
 import { compileIpMatcher, compileNameMatcher, isGlob } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
 import { parseDate, parseDuration, parseListen, parseSize } from "./units.js";
+import type { Capabilities } from "../runtime/types.js";
+import type { RawCapabilities } from "./raw.js";
 
 /** Where the source came from; copied into the Runtime. */
 export interface CompileContext {
@@ -158,6 +160,15 @@ function compileUsers(raw: RawConfig["users"] = {}): Map<string, User> {
   return users;
 }
 
+function compileCapabilities(c: RawCapabilities): Capabilities {
+  return {
+    ...(c.reasoning === undefined ? {} : { reasoning: c.reasoning }),
+    ...(c.tools === undefined ? {} : { tools: c.tools }),
+    ...(c.vision === undefined ? {} : { vision: c.vision }),
+    ...(c.max_output === undefined ? {} : { maxOutput: c.max_output }),
+  };
+}
+
 function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<string, Model> {
   const models = new Map<string, Model>();
   for (const [name, m] of Object.entries(raw)) {
@@ -165,6 +176,7 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
       name, ...endpointsOf(m.endpoint), price: compilePrice(m.price),
       maxOutputTokens: m.max_output_tokens ?? DEFAULTS.maxOutputTokens,
       conversion: m.conversion ?? "lenient",
+      ...(m.capabilities === undefined ? {} : { capabilities: compileCapabilities(m.capabilities) }),
       ...(m.limits?.request_rate === undefined ? {} : { requestRate: compileWindow(m.limits.request_rate) }),
       ...(m.store === true ? { allowStore: true as const } : {}),
       ...(m.stored_prompts === true ? { allowStoredPrompts: true as const } : {}),

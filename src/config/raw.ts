@@ -102,6 +102,13 @@ export interface RawPrice {
   tool_calls?: Partial<Record<HostedTool, number>>;
 }
 
+export interface RawCapabilities {
+  reasoning?: boolean;
+  tools?: boolean;
+  vision?: boolean;
+  max_output?: number;
+}
+
 export interface RawModel {
   /** One kind, or several ([chat, responses]). */
   endpoint?: Endpoint | Endpoint[];
@@ -109,6 +116,8 @@ export interface RawModel {
   max_output_tokens?: number;
   /** lenient (default): drop provider-only hints a converted request cannot carry; strict: refuse them. */
   conversion?: "lenient" | "strict";
+  /** What the model supports: requests are fitted to it (reasoning fields dropped, output limit clamped). */
+  capabilities?: RawCapabilities;
   price?: RawPrice;
   limits?: { request_rate?: RawWindow };
   /** Responses may be stored at the provider (default false). */

@@ -68,6 +68,9 @@ export interface RequestContext {
   /** The model as the client named it (billing and logs use this name). */
   modelName?: string;
   model?: Model;
+  /** What fitting the request to the model's capabilities changed (dropped reasoning
+   * fields, a clamped output limit): named to the client and in the usage log. */
+  fitted?: readonly string[];
   /** The channel that answered (last attempt) and the model name sent upstream. */
   channel?: Channel;
   upstreamModel?: string;

@@ -15,7 +15,10 @@ import type { RequestContext, ReservedOutput } from "./context.js";
 export function reservedOutput(ctx: RequestContext): ReservedOutput {
   const route = ctx.route!.name;
   const protocol = routeProtocols[route];
-  const limit = (protocol?.inbound ? requestedMaxTokens(ctx.json) : undefined) ?? ctx.model!.maxOutputTokens;
+  // A client's limit above the model's maximum was clamped already (capabilities.ts); the
+  // model's own default is held to that maximum too.
+  const limit = (protocol?.inbound ? requestedMaxTokens(ctx.json) : undefined)
+    ?? Math.min(ctx.model!.maxOutputTokens, ctx.model!.capabilities?.maxOutput ?? Infinity);
   const tokens = limit * requestedAnswers(ctx.json);
   if (!protocol?.inbound || !ctx.json) return { limit, tokens };
   const endpoints = ctx.model!.endpoints;

@@ -21,7 +21,7 @@ export interface CountTokensSpec {
 }
 
 /** A pass-through spec for a count endpoint: one JSON answer, never a stream, no usage. */
-export function countPassthrough(spec: Pick<PassthroughSpec, "channelProtocol" | "path" | "body">): PassthroughSpec {
+export function countPassthrough(spec: Pick<PassthroughSpec, "channelProtocol" | "path" | "body" | "portable">): PassthroughSpec {
   return Object.freeze<PassthroughSpec>({
     ...spec,
     isStream: () => false,

@@ -8,6 +8,7 @@ import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField, type MultipartPart } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
+import type { PortableBody } from "./reasoning.js";
 import type { CostStamp } from "./stream-cost.js";
 import type { StreamFraming } from "./stream-framing.js";
 import type { SseUsageTap } from "./usage-tap.js";
@@ -52,6 +53,10 @@ export interface PassthroughSpec {
    * store, cached content), described ("file 'file-abc'"); the request is then refused as
    * unknown (404) before it reaches the provider. */
   storedReference?(json: Record<string, unknown>): string | undefined;
+  /** The body with signed reasoning other providers issued left out (and the gateway's seal
+   * taken off the channel's own), named; undefined when the client's bytes can go as they
+   * are (reasoning.ts). */
+  portable?(raw: Buffer, json: Record<string, unknown>): PortableBody | undefined;
   /** Upstream path and query. */
   path(req: PassRequest, upstreamModel: string): string;
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the

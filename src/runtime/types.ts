@@ -105,6 +105,15 @@ export interface Price {
   readonly toolCallsPer1k?: Readonly<Partial<Record<HostedTool, bigint>>>;
 }
 
+/** What a model supports (models.<name>.capabilities); an absent member is not checked. */
+export interface Capabilities {
+  readonly reasoning?: boolean;
+  readonly tools?: boolean;
+  readonly vision?: boolean;
+  /** The provider's largest output limit for the model: higher limits are clamped to it. */
+  readonly maxOutput?: number;
+}
+
 export interface Model {
   readonly name: string;
   /** The first endpoint kind the model lists (what errors call it). */
@@ -120,6 +129,8 @@ export interface Model {
   /** What a converted request does with fields the channel's protocol has no use for:
    * lenient drops them (and reports them), strict refuses the request naming them. */
   readonly conversion: "lenient" | "strict";
+  /** models.<name>.capabilities: what the model supports; absent: requests go as they are. */
+  readonly capabilities?: Capabilities;
   /** models.<name>.limits.request_rate: requests of this model per window, every token's
    * together. */
   readonly requestRate?: RateWindow;

@@ -73,6 +73,13 @@ export interface FakeAnthropicOptions {
    * name (whatever it says). Off by default (older suites send extra fields).
    */
   readonly rejectUnknownFields?: boolean;
+  /**
+   * Refuse a thinking block whose signature Anthropic did not issue, as the real API does:
+   * 400 invalid_request_error "messages.N.content.M: Invalid `signature` in `thinking` block".
+   * The fake's own signatures (like Anthropic's, protobuf in base64) start with "E"; anything
+   * else (another provider's, or the gateway's seal) is foreign. Off by default.
+   */
+  readonly verifySignatures?: boolean;
 }
 
 export type FakeAnthropic = FakeServer<Received>;
@@ -194,6 +201,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeAnthropicOption
   }
   const badTool = toolTypeRefusal(r.body.tools);
   if (badTool !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", badTool);
+  const forged = opts.verifySignatures ? foreignSignature(r.body) : undefined;
+  if (forged !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", forged);
   const thinkingConflict = opts.thinkingSamplingRules ? samplingWhileThinking(r.body) : undefined;
   if (thinkingConflict !== undefined) return anthropicError(res, seq, 400, "invalid_request_error", thinkingConflict);
   const unpaired = unpairedToolResult(r.body);
@@ -238,6 +247,21 @@ function unpairedToolResult(body: Record<string, unknown>): string | undefined {
     for (const [j, b] of blocksOf(m).entries()) {
       if (b?.type !== "tool_result" || ids.has(b.tool_use_id)) continue;
       return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(b.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  return undefined;
+}
+
+/** Anthropic's refusal of the first thinking block it did not sign; undefined when all are its own. */
+function foreignSignature(body: Record<string, unknown>): string | undefined {
+  const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : [];
+  for (const [i, m] of messages.entries()) {
+    if (!Array.isArray(m?.content)) continue;
+    for (const [j, b] of (m.content as { type?: unknown; signature?: unknown }[]).entries()) {
+      if (b?.type !== "thinking") continue;
+      if (typeof b.signature !== "string" || !/^E[A-Za-z0-9+/]+=*$/.test(b.signature)) {
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      }
     }
   }
   return undefined;

@@ -58,6 +58,9 @@ export interface FakeGeminiOptions {
   readonly port?: number;
   /** Chooses the answer per request; default `{kind:"ok"}`. */
   readonly script?: (req: Received) => Script;
+  /** Refuse a thought signature Gemini did not issue, as the API does (400 INVALID_ARGUMENT).
+   * Off by default. */
+  readonly verifySignatures?: boolean;
   /**
    * Refuse a body with a top-level field the API does not know, as the real API does: 400
    * INVALID_ARGUMENT "Invalid JSON payload received. Unknown name \"<field>\": Cannot find
@@ -235,6 +238,15 @@ function geminiKeyFault(res: http.ServerResponse, fault: KeyFaultScript): void {
   }
 }
 
+/** Whether a part carries a thought signature Gemini did not issue. Gemini's (protobuf in
+ * base64) start with "C"; the documented "skip_thought_signature_validator" is accepted. */
+function foreignThoughtSignature(body: Record<string, unknown>): boolean {
+  const contents = Array.isArray(body.contents) ? body.contents as { parts?: unknown }[] : [];
+  return contents.some((c) => Array.isArray(c?.parts) && (c.parts as { thoughtSignature?: unknown }[]).some((p) =>
+    p?.thoughtSignature !== undefined && p.thoughtSignature !== "skip_thought_signature_validator"
+    && !(typeof p.thoughtSignature === "string" && /^C[A-Za-z0-9+/_-]+=*$/.test(p.thoughtSignature))));
+}
+
 function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, seq: number): void {
   if (r.action === "" || r.method !== "POST") {
     const path = r.path.split("?")[0];
@@ -266,6 +278,9 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeGeminiOptions, 
   if (contentFault !== undefined) return googleError(res, 400, contentFault, "INVALID_ARGUMENT");
   const badTools = r.action === "countTokens" ? undefined : toolsRefusal(r.body);
   if (badTools !== undefined) return googleError(res, 400, badTools, "INVALID_ARGUMENT");
+  if (opts.verifySignatures && foreignThoughtSignature(r.body)) {
+    return googleError(res, 400, "Unable to submit request because Thought signature is not valid.", "INVALID_ARGUMENT");
+  }
   const script = opts.script?.(r) ?? { kind: "ok" };
   const stream = r.action === "streamGenerateContent";
   switch (script.kind) {

@@ -50,6 +50,9 @@ export interface FakeOpenAIOptions {
   /** The keys' organization: a chat request whose `OpenAI-Organization` header names
    * another gets OpenAI's 401 mismatched_organization. Unset: the header is not checked. */
   readonly organization?: string;
+  /** What each named model supports: the chat API refuses, as OpenAI does, reasoning_effort
+   * toward a model without reasoning and an output limit above the model's maximum. */
+  readonly models?: Readonly<Record<string, { readonly reasoning?: boolean; readonly maxOutput?: number }>>;
 }
 
 /** A video job's state as the fake reports it: a status (with OpenAI's `error` when
@@ -88,6 +91,8 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
   if (opts.organization !== undefined && organization !== undefined && organization !== opts.organization) {
     return sendOpenAIError(res, 401, "OpenAI-Organization header should match organization for API key", "invalid_request_error", "mismatched_organization");
   }
+  const refusal = capabilityRefusal(r.body, opts.models?.[String(r.body.model)]);
+  if (refusal) return sendJson(res, 400, { error: { ...refusal, type: "invalid_request_error" } });
   const script = opts.script?.(r) ?? { kind: "ok" };
   switch (script.kind) {
     case "hang": return;
@@ -100,6 +105,26 @@ function answer(r: Received, res: http.ServerResponse, opts: FakeOpenAIOptions):
     default:
       return r.body.stream === true ? streamAnswer(r, res, script, opts) : jsonAnswer(r, res, script, opts);
   }
+}
+
+/** OpenAI's refusal of a field the model does not support (its words and `param`). */
+function capabilityRefusal(
+  body: Record<string, unknown>, model: { readonly reasoning?: boolean; readonly maxOutput?: number } | undefined,
+): { message: string; param: string; code: string } | undefined {
+  if (!model) return undefined;
+  if (model.reasoning === false && body.reasoning_effort !== undefined) {
+    return { message: "Unrecognized request argument supplied: reasoning_effort", param: "reasoning_effort", code: "unsupported_parameter" };
+  }
+  for (const param of ["max_completion_tokens", "max_tokens"]) {
+    const v = body[param];
+    if (model.maxOutput !== undefined && typeof v === "number" && v > model.maxOutput) {
+      return {
+        message: `${param} is too large: ${v}. This model supports at most ${model.maxOutput} completion tokens, whereas you provided ${v}.`,
+        param, code: "invalid_value",
+      };
+    }
+  }
+  return undefined;
 }
 
 /** OpenAI's answers for a key at fault, as the API sends them. */

@@ -45,6 +45,9 @@ export type Script =
 export interface FakeResponsesOptions {
   readonly keys?: readonly string[];
   readonly script?: (req: Received) => Script;
+  /** Refuse a reasoning item whose encrypted_content OpenAI did not issue (its own are
+   * Fernet tokens, "gAAAAA…"), as the API does. Off by default. */
+  readonly verifyEncryptedContent?: boolean;
 }
 
 export type FakeResponses = FakeServer<Received>;
@@ -112,11 +115,25 @@ function responseObject(r: Received, id: string, status: string, output: Item[],
   };
 }
 
+/** OpenAI's refusal of the first reasoning item it cannot decrypt; undefined when all are its own. */
+function foreignReasoning(body: Record<string, unknown>): string | undefined {
+  const items = Array.isArray(body.input) ? body.input as Item[] : [];
+  for (const item of items) {
+    if (item.type !== "reasoning" || item.encrypted_content === undefined) continue;
+    if (typeof item.encrypted_content !== "string" || !item.encrypted_content.startsWith("gAAAAA")) {
+      return `The encrypted content for item ${String(item.id ?? "rs_unknown")} could not be verified.`;
+    }
+  }
+  return undefined;
+}
+
 function answer(r: Received, res: http.ServerResponse, opts: FakeResponsesOptions, seq: number): void {
   if (r.method !== "POST" || r.path !== "/v1/responses") return error(res, 404, `Unknown path ${r.path}`, "unknown_url");
   if (opts.keys?.length && !opts.keys.includes(bearerKey(r.headers))) {
     return error(res, 401, "Incorrect API key provided.", "invalid_api_key");
   }
+  const forged = opts.verifyEncryptedContent ? foreignReasoning(r.body) : undefined;
+  if (forged !== undefined) return error(res, 400, forged, "invalid_encrypted_content");
   const script = opts.script?.(r) ?? { kind: "ok" };
   if (script.kind === "error") return error(res, script.status, script.message ?? `fake error ${script.status}`);
   const id = `resp_fake${String(seq).padStart(6, "0")}`;

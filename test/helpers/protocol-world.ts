@@ -96,6 +96,10 @@ export interface WorldOptions {
   /** Options of the anthropic fake. */
   readonly refuseBetas?: readonly string[];
   readonly allowSamplingParams?: boolean;
+  /** The anthropic and gemini fakes refuse signatures they did not issue. */
+  readonly verifySignatures?: boolean;
+  /** The anthropic fake refuses what Anthropic refuses while thinking is on. */
+  readonly thinkingSamplingRules?: boolean;
   /** Extra access tokens (the default token TOKEN is always there). */
   readonly tokens?: readonly Obj[];
   /** Extra priced models (e.g. for the extra channels). */
@@ -110,9 +114,13 @@ export async function startWorld(opts: WorldOptions = {}): Promise<World> {
   const openai = await startFakeOpenAI({ name: "oa", keys: [CHANNEL_KEY], script: (r) => state.scripts.openai?.(r) ?? { kind: "ok" } });
   const anthropic = await startFakeAnthropic({
     name: "an", keys: [CHANNEL_KEY], refuseBetas: opts.refuseBetas, allowSamplingParams: opts.allowSamplingParams,
+    verifySignatures: opts.verifySignatures, thinkingSamplingRules: opts.thinkingSamplingRules,
     script: (r) => state.scripts.anthropic?.(r) ?? { kind: "ok" },
   });
-  const gemini = await startFakeGemini({ name: "gm", keys: [CHANNEL_KEY], script: (r) => state.scripts.gemini?.(r) ?? { kind: "ok" } });
+  const gemini = await startFakeGemini({
+    name: "gm", keys: [CHANNEL_KEY], verifySignatures: opts.verifySignatures,
+    script: (r) => state.scripts.gemini?.(r) ?? { kind: "ok" },
+  });
   const sink = capturingSink();
   const urls = { openai: openai.url, anthropic: anthropic.url, gemini: gemini.url };
   const gw = await startTestGateway(config({

@@ -180,8 +180,11 @@ describe("answers convert whole: images and reasoning", () => {
             assert.deepEqual(got.seen.images, []);
             // chat-completions has no place for a signature; messages always has one ("" when
             // the model gave none); generate-content carries one only when there is one.
-            if (client === "messages") assert.equal(got.seen.signature, ch.signature, "messages: the thinking block's signature");
-            if (client === "generate-content") assert.equal(got.seen.signature, ch.signature || undefined, "generate-content: the thoughtSignature");
+            // Converted, a signature is sealed with its issuer (src/protocols/reasoning.ts).
+            const own = (client === "messages" && ch.name === "anthropic") || (client === "generate-content" && ch.name === "gemini");
+            const signature = ch.signature === "" || own ? ch.signature : `gw:${ch.name}:${ch.signature}`;
+            if (client === "messages") assert.equal(got.seen.signature, signature, "messages: the thinking block's signature");
+            if (client === "generate-content") assert.equal(got.seen.signature, signature || undefined, "generate-content: the thoughtSignature");
             assert.deepEqual(got.usage, ch.usage, `${client}: usage`);
             assert.equal(got.estimated, false, `${client}: usage reported, not estimated`);
             costs.add(got.costNano);

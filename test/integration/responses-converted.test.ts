@@ -252,7 +252,8 @@ describe("responses in, converted to every channel protocol", () => {
           assert.ok(rs.type === "reasoning");
           assert.match(rs.id, /^rs_/);
           assert.deepEqual(rs.summary, [{ type: "summary_text", text: "Deep thought." }]);
-          if (t === "anthropic") assert.equal(rs.encrypted_content, "U2lnbmF0dXJl", "the signature travels in encrypted_content");
+          // Sealed with its issuer (src/protocols/reasoning.ts), so it goes back only to it.
+          if (t === "anthropic") assert.equal(rs.encrypted_content, "gw:anthropic:U2lnbmF0dXJl", "the signature travels in encrypted_content");
           assert.deepEqual(out.reasoning, { effort: "high", summary: null });
           const sent = w.sent(t);
           if (t === "openai") assert.equal(sent.reasoning_effort, "high");
@@ -262,12 +263,12 @@ describe("responses in, converted to every channel protocol", () => {
         }
       });
 
-      test("a reasoning item sent back reaches the upstream as its thinking, signature intact", async () => {
+      test("a reasoning item sent back reaches the upstream as its thinking, signature intact (unsealed)", async () => {
         w.scriptText(t, "ok");
         await client.responses.create({
           model, input: [
             { role: "user", content: "q1" },
-            { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "I thought." }], encrypted_content: "U2lnbmF0dXJl" },
+            { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "I thought." }], encrypted_content: `gw:${t}:U2lnbmF0dXJl` },
             { role: "assistant", content: "a1" },
             { role: "user", content: "q2" },
           ],

@@ -155,7 +155,8 @@ describe("responses protocol out: chat, messages and generate-content clients on
     });
     assert.equal(msg.model, M.responses);
     assert.deepEqual(msg.content.map((b) => b.type), ["thinking", "text"]);
-    assert.deepEqual(msg.content[0], { type: "thinking", thinking: "Greeting in French.", signature: BLOB });
+    // Sealed with its issuer (src/protocols/reasoning.ts): it goes back only to OpenAI.
+    assert.deepEqual(msg.content[0], { type: "thinking", thinking: "Greeting in French.", signature: `gw:openai:${BLOB}` });
     assert.equal((msg.content[1] as Anthropic.TextBlock).text, "Bonjour");
     assert.equal(msg.stop_reason, "end_turn");
     assert.equal(msg.usage.input_tokens, 16);
@@ -184,7 +185,7 @@ describe("responses protocol out: chat, messages and generate-content clients on
     const final = await s.finalMessage();
     assert.equal(text, "Let me check.");
     assert.deepEqual(final.content.map((b) => b.type), ["thinking", "text", "tool_use"]);
-    assert.deepEqual(final.content[0], { type: "thinking", thinking: "Need the weather.", signature: BLOB });
+    assert.deepEqual(final.content[0], { type: "thinking", thinking: "Need the weather.", signature: `gw:openai:${BLOB}` });
     assert.deepEqual(final.content[2], { type: "tool_use", id: "call_m1", name: "get_weather", input: weatherArgs });
     assert.equal(final.stop_reason, "tool_use");
     assert.equal(final.usage.output_tokens, 8);

@@ -5,6 +5,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Endpoint } from "../../config/raw.js";
 import type { Model } from "../../runtime/types.js";
+import { fitToCapabilities } from "../../protocols/capabilities.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 
@@ -44,6 +45,13 @@ export function modelStage(): Stage<RequestContext> {
     if (endpoint && !accepts(endpoint, model)) {
       throw new GatewayError(errors.wrongEndpoint,
         `The model '${name}' is a ${model.endpoint} model; call ${pathOf[model.endpoint]} instead.`);
+    }
+    // Fitted before the rules and the reservation see it: they judge what is sent.
+    const fit = model.capabilities && ctx.json ? fitToCapabilities(ctx.route!.name, ctx.json, model.capabilities) : undefined;
+    if (fit) {
+      ctx.json = fit.json;
+      ctx.body = Buffer.from(JSON.stringify(fit.json));
+      ctx.fitted = fit.changed;
     }
     return next();
   };

@@ -130,6 +130,7 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
     maxEventBytes: ctx.runtime.server.maxEventBytes,
     drain: { ms: ctx.runtime.server.usageDrainTimeoutMs, bytes: DRAIN_MAX_BYTES },
     quote: (usage) => requestQuote(ctx, usage),
+    fitted: ctx.fitted,
   };
 }
 

@@ -7,12 +7,15 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { countPassthrough, type CountTokensSpec } from "../count-tokens.js";
 import { renamedBody } from "../passthrough.js";
 import { array } from "./fields.js";
+import { portableMessages } from "./portable.js";
 import { messagesInbound } from "./index.js";
 
 export const messagesCountTokens: CountTokensSpec = Object.freeze<CountTokensSpec>({
   passthrough: countPassthrough({
     channelProtocol: "anthropic",
     path: () => "/v1/messages/count_tokens",
+    // Counted as it will be sent: without other providers' signatures.
+    portable: portableMessages,
     body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   }),
   check(json) {

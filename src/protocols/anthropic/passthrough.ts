@@ -3,6 +3,7 @@
 
 import { answerField, renamedBody, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
+import { portableMessages } from "./portable.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderAnthropicStreamError } from "./errors.js";
 import { anthropicGeneratedChars, anthropicStreamEnds, anthropicUsageReader } from "./stream-tap.js";
@@ -12,6 +13,7 @@ export const messagesPassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
   channelProtocol: "anthropic",
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/messages",
+  portable: portableMessages,
   body: (req, upstreamModel) => ({ body: renamedBody(req, upstreamModel), stripUsage: false }),
   streamTap: () => new SseUsageTap(anthropicUsageReader(), anthropicStreamEnds),
   streamError: (err) => renderAnthropicStreamError(err),

@@ -8,6 +8,7 @@
 
 import { answerField, limitMissing, spliceField, type PassRequest, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
+import { portableContents } from "./portable.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderGeminiStreamError } from "./errors.js";
 import { generateStreamFraming } from "./json-array-stream.js";
@@ -31,6 +32,7 @@ export const generatePassthrough: PassthroughSpec = Object.freeze<PassthroughSpe
     const query = generateQuery(req.query, isStream(req.pathAction));
     return `/${apiVersion(req)}/models/${encodeURIComponent(upstreamModel)}:${req.pathAction ?? "generateContent"}${query ? "?" + query : ""}`;
   },
+  portable: portableContents,
   body: (req) => ({ body: limitedGenerateBody(req), stripUsage: false }),
   streamTap: () => new SseUsageTap(geminiUsageReader(), geminiStreamEnds),
   streamError: (err) => renderGeminiStreamError(err),

@@ -4,6 +4,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { answerField, limitedBody, wholeBody, type PassthroughSpec } from "../passthrough.js";
 import { streamCost } from "../stream-cost.js";
+import { portableInput } from "./portable.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { renderOpenAIStreamError, renderResponsesStreamError } from "./errors.js";
 import { isStream, prepareChatBody } from "./chat-request.js";
@@ -29,6 +30,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   channelProtocol: "openai",
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
+  portable: portableInput,
   body: (req, upstreamModel) => ({ body: limitedBody(req, upstreamModel, ["max_output_tokens"]), stripUsage: false }),
   storedReference: responsesStoredReference,
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),

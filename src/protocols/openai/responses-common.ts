@@ -61,7 +61,8 @@ export class ResponsesIds {
  * under this prefix, so a client sending the item back gives the channel what it needs.
  * Signatures and redacted data are base64, which never contains ':'.
  */
-const REDACTED = "redacted_thinking:";
+export const REDACTED_PREFIX = "redacted_thinking:";
+const REDACTED = REDACTED_PREFIX;
 
 /** The encrypted_content for a thinking or redacted-thinking block (null: nothing to carry). */
 export function encryptedContentOf(block: ThinkingBlock | RedactedThinkingBlock): string | null {

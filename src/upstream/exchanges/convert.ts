@@ -10,6 +10,7 @@ import { errorText, log } from "../../observability/log.js";
 import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
 import { strictRefusal, targetDrops, type Wire } from "../../protocols/field-policy.js";
+import { portableReasoning, sealedBlocks, sealedEvent, type Issuer } from "../../protocols/reasoning.js";
 import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import { streamCost } from "../../protocols/stream-cost.js";
@@ -29,30 +30,37 @@ import { readWhole } from "./whole.js";
 export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): Exchange {
   const canonical = input.canonical
     ?? inbound.decodeRequest(input.json, { pathModel: input.pathModel, pathStream: input.pathAction === "streamGenerateContent" });
-  const decoderDrops = canonical.dropped ?? [];
-  if (input.conversion === "strict" && decoderDrops.length > 0) throw strictRefusal(decoderDrops);
-  const dropsByTarget = new Map<Wire, readonly string[]>();
-  /** Every field the target's request leaves out (the decoder's and the target's), checked
-   * once per target protocol: a refusal (or, under conversion: strict, any drop) is a 400. */
-  const droppedFor = (channel: Channel): readonly string[] => {
+  if (input.conversion === "strict" && (canonical.dropped?.length ?? 0) > 0) throw strictRefusal(canonical.dropped!);
+  // The capability fit's changes are the model's, not the conversion's: named, never refused.
+  const decoderDrops = input.fitted ? [...input.fitted, ...(canonical.dropped ?? [])] : canonical.dropped ?? [];
+  const byTarget = new Map<Wire, { readonly request: CanonicalRequest; readonly dropped: readonly string[] }>();
+  /** The request for a target protocol, its signed reasoning fitted to the target's provider
+   * (reasoning.ts), and every field it leaves out (the decoder's, the signatures of other
+   * providers, and the target's), checked once per target protocol: a refusal (or, under
+   * conversion: strict, any drop) is a 400. */
+  const forTarget = (channel: Channel): { readonly request: CanonicalRequest; readonly dropped: readonly string[] } => {
     const to = targetWireFor(channel.protocol, input.modelEndpoints);
-    let dropped = dropsByTarget.get(to);
-    if (dropped === undefined) {
-      const more = targetDrops(inbound.wire, to, canonical).filter((name) => !decoderDrops.includes(name));
+    let target = byTarget.get(to);
+    if (target === undefined) {
+      // Other providers' signatures are not the client's to keep: left out, never refused.
+      const portable = portableReasoning(canonical, inbound.wire, channel.protocol);
+      const more = targetDrops(inbound.wire, to, portable.request).filter((name) => !decoderDrops.includes(name));
       if (input.conversion === "strict" && more.length > 0) throw strictRefusal(more);
-      dropped = more.length > 0 ? [...decoderDrops, ...more] : decoderDrops;
-      dropsByTarget.set(to, dropped);
+      const all = [...portable.dropped, ...more];
+      target = { request: portable.request, dropped: all.length > 0 ? [...decoderDrops, ...all] : decoderDrops };
+      byTarget.set(to, target);
     }
-    return dropped;
+    return target;
   };
+  const droppedFor = (channel: Channel): readonly string[] => forTarget(channel).dropped;
   return {
     request(channel, upstreamModel, key) {
-      droppedFor(channel);
+      const portable = forTarget(channel).request;
       const outbound = outboundAdapterFor(channel.protocol, input.modelEndpoints);
       // An unset cap is the one reserved for (Anthropic requires one anyway): every target
       // is held to what the request reserved.
-      const request: CanonicalRequest = canonical.maxTokens === undefined && input.outputLimit !== undefined
-        ? { ...canonical, maxTokens: input.outputLimit } : canonical;
+      const request: CanonicalRequest = portable.maxTokens === undefined && input.outputLimit !== undefined
+        ? { ...portable, maxTokens: input.outputLimit } : portable;
       const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
       const provider = providers[channel.protocol];
       // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks,
@@ -77,8 +85,8 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       const dropped = droppedFor(channel);
       const request = dropped.length === (canonical.dropped?.length ?? 0) ? canonical : { ...canonical, dropped };
       return canonical.stream
-        ? relayStream(input, upstream, inbound, outbound, request)
-        : relayWhole(input, upstream, inbound, outbound, request);
+        ? relayStream(input, upstream, inbound, outbound, request, channel.protocol)
+        : relayWhole(input, upstream, inbound, outbound, request, channel.protocol);
     },
   };
 }
@@ -113,6 +121,7 @@ async function upstreamRejection(upstream: UpstreamResponse, outbound: OutboundA
  * converted, and held until release. */
 async function relayWhole(
   input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
+  issuer: Issuer,
 ): Promise<Served | BrokenAnswer> {
   const whole = await readWhole(input.res, upstream.body, input.drain);
   if (whole.end === "client-gone") {
@@ -129,7 +138,8 @@ async function relayWhole(
     return new BrokenAnswer("not JSON");
   }
   const decoded: CanonicalResponse = outbound.decodeResponse(json);
-  const answer: CanonicalResponse = Object.assign({}, decoded, { model: input.modelName });
+  // Its signatures say which provider wrote them, so a later turn gives them only to it.
+  const answer: CanonicalResponse = Object.assign({}, decoded, { model: input.modelName, content: sealedBlocks(decoded.content, issuer) });
   const body = JSON.stringify(inbound.encodeResponse(answer, request));
   const headers = droppedHeader(request, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   return served(input.res, {
@@ -142,6 +152,7 @@ async function relayWhole(
  * upstream's stream broke, stalled, ended early or did not decode) is the withheld tail. */
 async function relayStream(
   input: ExchangeInput, upstream: UpstreamResponse, inbound: InboundAdapter, outbound: OutboundAdapter, request: CanonicalRequest,
+  issuer: Issuer,
 ): Promise<Served> {
   const splitter = new SseSplitter(input.maxEventBytes);
   const decoder = outbound.streamDecoder();
@@ -159,6 +170,7 @@ async function relayStream(
     for (let event of events) {
       if (tail !== undefined) break; // nothing follows the end
       if (event.type === "message_start") event = Object.assign({}, event, { model: modelName });
+      else if (event.type === "signature_delta" || event.type === "block_start") event = sealedEvent(event, issuer);
       // Only what the model wrote counts toward an estimate: an image block's base64 (whole
       // in its block_start) is not text, and counting it would bill an image as megabytes of text.
       else if (event.type === "text_delta" || event.type === "thinking_delta") chars += event.text.length;

@@ -56,6 +56,9 @@ export interface ExchangeInput {
   /** The cost to show (X-Gateway-Cost) for an answer billed by its request alone, whose
    * head goes before its end; undefined when it is not shown. */
   readonly quote?: (usage: Usage | undefined) => string | undefined;
+  /** What fitting the request to the model's capabilities changed (ctx.fitted): named in
+   * x-gateway-dropped-fields and the usage log on every route. */
+  readonly fitted?: readonly string[];
 }
 
 export interface UpstreamRequest {

@@ -12,6 +12,7 @@ import { framedTail } from "../../protocols/stream-framing.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
 import { providers } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
+import type { Channel } from "../../runtime/types.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
 import { forwardedQuery } from "../query.js";
 import { msSince, relay, type RelayState } from "../relay.js";
@@ -27,8 +28,11 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   // Another tenant's object (or the operator's) is as unknown as one that never was.
   const stored = spec.storedReference?.(input.json);
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
+  // Signed reasoning only its issuer may see (reasoning.ts): the one edit made for it.
+  const portable = spec.portable?.(input.body, input.json);
   const req: PassRequest = {
-    raw: input.body, json: input.json, pathModel: input.pathModel, pathAction: input.pathAction, apiVersion: input.apiVersion, query: forwardedQuery(input.query, spec.query),
+    raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json,
+    pathModel: input.pathModel, pathAction: input.pathAction, apiVersion: input.apiVersion, query: forwardedQuery(input.query, spec.query),
     contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
     tokenPriced: input.tokenPriced,
   };
@@ -36,6 +40,9 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   // Set by the gateway, not the client: what this answer must be for the gateway to read it.
   const accept = stream ? "text/event-stream" : spec.answersJson?.(req) ?? true ? "application/json" : "*/*";
   let stripUsage = false;
+  /** Client fields the body sent upstream leaves out or changes. */
+  const dropped: readonly string[] = portable && portable.dropped.length > 0
+    ? [...(input.fitted ?? []), ...portable.dropped] : input.fitted ?? [];
   return {
     request(channel, upstreamModel, key) {
       const prepared = spec.body(req, upstreamModel);
@@ -51,15 +58,24 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
         body: prepared.body,
       };
     },
-    respond(upstream, channel) {
-      const privateHeaders = providers[channel.protocol].privateResponseHeaders;
-      if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
-      if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
-      if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
-      // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
-      return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
+    async respond(upstream, channel) {
+      if (dropped.length === 0) return relayAnswer(upstream, channel);
+      // What the gateway left out of the client's bytes, named as a conversion names it;
+      // set before the answer's head can go.
+      if (!input.res.headersSent) input.res.setHeader("x-gateway-dropped-fields", dropped.join(", "));
+      const result = await relayAnswer(upstream, channel);
+      return result instanceof BrokenAnswer ? result : Object.assign(result, { droppedFields: dropped });
     },
   };
+
+  function relayAnswer(upstream: UpstreamResponse, channel: Channel): Promise<Served | BrokenAnswer> {
+    const privateHeaders = providers[channel.protocol].privateResponseHeaders;
+    if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
+    if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
+    if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);
+    // Asked for a stream (the form that carries usage) and answered bytes: no usage came.
+    return relayBytes(input, upstream, stream ? { ...spec, bodyUsage: () => undefined } : spec, privateHeaders);
+  }
 }
 
 /** An upstream refusal (a 4xx the client must see) relayed as it comes; never charged. */
