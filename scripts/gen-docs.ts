@@ -1,5 +1,7 @@
 // `npm run docs`: regenerates docs/configuration.md (from the gateway.yaml JSON Schema),
-// docs/errors.md (from the error catalogue) and docs/conversion.md (from the field table). `--check` writes nothing and exits 1 when a
+// docs/errors.md (from the error catalogue), docs/conversion.md (from the field table) and
+// docs/clients.md with the fixtures README's table of clients (from the recorded client
+// fixtures and their clients.json). `--check` writes nothing and exits 1 when a
 // committed file differs; test/unit/docs-generated.test.ts does the same check.
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -7,6 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gatewaySchemaPath } from "../src/config/schema.js";
 import { errorAdvice } from "../src/errors/advice.js";
+import { renderClientMatrix, renderFixturesReadme } from "./docs/client-matrix.js";
 import { renderConfigReference } from "./docs/config-reference.js";
 import { renderConversionReference } from "./docs/conversion-reference.js";
 import { renderErrorReference } from "./docs/error-reference.js";
@@ -14,6 +17,9 @@ import type { SchemaNode } from "./docs/schema-tree.js";
 
 /** The repository root, where the generated paths are relative to. */
 export const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/** Hand-written but for its table of clients, which is generated. */
+const FIXTURES_README = "test/fixtures/clients/README.md";
 
 /** One generated file: its path from the repository root and its full text. */
 export interface GeneratedDoc {
@@ -28,6 +34,8 @@ export function generatedDocs(): GeneratedDoc[] {
     { path: "docs/configuration.md", text: renderConfigReference(schema) },
     { path: "docs/errors.md", text: renderErrorReference(errorAdvice) },
     { path: "docs/conversion.md", text: renderConversionReference() },
+    { path: "docs/clients.md", text: renderClientMatrix() },
+    { path: FIXTURES_README, text: renderFixturesReadme(readFileSync(join(repoRoot, FIXTURES_README), "utf8")) },
   ];
 }
 

@@ -6,9 +6,6 @@
 // GenerateContentResponse), into one comparable shape.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Stream as AnthropicStream } from "@anthropic-ai/sdk/core/streaming";
 import { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import { Stream as OpenAIStream } from "openai/core/streaming";
@@ -17,27 +14,12 @@ import { ResponseStream } from "openai/lib/responses/ResponseStream";
 import { GenerateContentResponse } from "@google/genai";
 import { dataOf, sseEvents } from "./client-wire.js";
 import { rawRequest, type RawResponse } from "../integration/support.js";
+import { isStream, isTokenCount, protocolOf, readAllFixtures, type Fixture } from "./client-fixture-files.js";
+import type { ClientProtocol } from "./client-routes.js";
 
-const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/clients");
-
-/** The four client protocols a recording can speak. */
-export type ClientProtocol = "messages" | "chat" | "responses" | "generate";
+export { isStream, protocolOf, type ClientProtocol, type Fixture };
 
 type Json = Record<string, any>;
-
-/** One recorded request (the file's fields), with where it came from. */
-export interface Fixture {
-  /** `<client dir>/<file>`, e.g. `codex/01-responses-stream-tool-call.json`. */
-  readonly name: string;
-  readonly client: string;
-  readonly what: string;
-  readonly method: string;
-  readonly path: string;
-  readonly query: Readonly<Record<string, string>>;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Json;
-  readonly answered: { readonly status: number; readonly contentType: string; readonly events?: { event?: string; data: any }[]; readonly body?: any };
-}
 
 /** A tool call: its name and parsed arguments (and, for Responses, the namespace of a
  * namespaced tool). */
@@ -58,8 +40,6 @@ export function loadProbes(): Fixture[] {
   return loadAll().filter((f) => protocolOf(f) === undefined && !isTokenCount(f));
 }
 
-const isTokenCount = (f: Pick<Fixture, "path">) => f.path === "/v1/messages/count_tokens" || f.path.endsWith(":countTokens");
-
 /** The protocol family whose auth header and model field a request uses. */
 function familyOf(f: Pick<Fixture, "path">): ClientProtocol {
   if (f.path.startsWith("/v1/messages")) return "messages";
@@ -67,28 +47,7 @@ function familyOf(f: Pick<Fixture, "path">): ClientProtocol {
   return protocolOf(f) ?? "chat";
 }
 
-function loadAll(): Fixture[] {
-  const out: Fixture[] = [];
-  for (const dir of fs.readdirSync(FIXTURES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
-    for (const file of fs.readdirSync(path.join(FIXTURES, dir)).filter((f) => f.endsWith(".json")).sort()) {
-      const f = JSON.parse(fs.readFileSync(path.join(FIXTURES, dir, file), "utf8")) as Omit<Fixture, "name">;
-      out.push({ ...f, name: `${dir}/${file}` });
-    }
-  }
-  return out;
-}
-
-export function protocolOf(f: Pick<Fixture, "path">): ClientProtocol | undefined {
-  if (f.path === "/v1/messages") return "messages";
-  if (f.path === "/v1/chat/completions") return "chat";
-  if (f.path === "/v1/responses") return "responses";
-  if (/^\/v1beta\/models\/[^/]+:(stream)?[gG]enerateContent$/.test(f.path)) return "generate";
-  return undefined;
-}
-
-export function isStream(f: Pick<Fixture, "path" | "body">): boolean {
-  return f.path.includes(":streamGenerateContent") || f.body.stream === true;
-}
+const loadAll = (): Fixture[] => readAllFixtures();
 
 /** The tool call the recording fake answered this request with, if it answered one. */
 export function recordedCall(f: Fixture): ToolCall | undefined {

@@ -14,9 +14,9 @@ import type { ToolCall } from "./client-replay.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { CHANNEL_KEY, TOKEN, capturingSink, channel, config, token } from "../integration/support.js";
 
-/** The channel protocols a replay targets. */
-export type Target = "openai" | "anthropic" | "gemini" | "responses";
-export const TARGETS: readonly Target[] = ["openai", "anthropic", "gemini", "responses"];
+import type { Target } from "./client-routes.js";
+
+export { TARGETS, type Target } from "./client-routes.js";
 
 /** The gateway model served by each target's channel. The chat models are open to
  * /v1/responses clients too (`endpoint: [chat, responses]`). */

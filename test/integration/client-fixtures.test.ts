@@ -14,18 +14,13 @@ import {
   flipped, functionToolNames, isStream, loadFixtures, loadProbes, loadTokenCounts, protocolOf, readAnswer, recordedCall, replay,
   type ClientProtocol, type Fixture,
 } from "../helpers/client-replay.js";
+import { UPSTREAM, replayedFlipped, routeOf, tokenCountRouteOf } from "../helpers/client-routes.js";
 import type { BaseReceived } from "../helpers/fake-server.js";
 import { TARGETS, TARGET_MODEL, startReplayWorld, type ReplayWorld, type Target } from "../helpers/replay-world.js";
 import { TOKEN, rawRequest } from "./support.js";
 
 const FINAL = "The file says: The answer is 42. — «ok» 👋";
 
-/** The channel protocol a client protocol passes through to unconverted. */
-const NATIVE: Record<ClientProtocol, Target> = { messages: "anthropic", chat: "openai", responses: "responses", generate: "gemini" };
-
-
-/** The protocol each target's upstream speaks. */
-const UPSTREAM: Record<Target, ClientProtocol> = { openai: "chat", anthropic: "messages", gemini: "generate", responses: "responses" };
 
 /** What the recorded file held; each client's tool result carries it. */
 const FILE_TEXT = "The answer is 42.";
@@ -51,27 +46,27 @@ describe("client recordings replayed through every channel protocol", () => {
     for (const f of fixtures) assert.equal(f.answered.status, 200, `${f.name} was answered 200 when recorded`);
   });
 
-  // The CLIs were recorded streaming only; each turn is replayed as JSON too.
-  const replays = fixtures.flatMap((f) => (f.client === "ai-sdk" ? [f] : [f, flipped(f)]));
+  // The CLIs were recorded streaming only; each turn is replayed as JSON too (the plan
+  // docs/clients.md publishes: test/helpers/client-routes.ts).
+  const replays = fixtures.flatMap((f) => (replayedFlipped(f.client) ? [f, flipped(f)] : [f]));
   for (const f of replays) {
     const proto = protocolOf(f)!;
     for (const target of TARGETS) {
-      const how = target === NATIVE[proto] ? "pass-through" : "converted";
-      test(`${f.name} → ${target} (${how})`, () => replayOne(w, f, proto, target));
+      test(`${f.name} → ${target} (${routeOf(proto, target)})`, () => replayOne(w, f, proto, target));
     }
   }
 
   // Claude Code counts a big file's tokens before reading it into the conversation.
   for (const f of loadTokenCounts()) {
     for (const target of TARGETS) {
-      const how = target === "anthropic" ? "pass-through" : "local estimate";
+      const how = tokenCountRouteOf(target);
       test(`${f.name} → ${target} (${how})`, async () => {
         const before = w.count(target);
         const r = await replay(w.gw.url, f, TARGET_MODEL[target], TOKEN);
         assert.equal(r.status, 200, r.text.slice(0, 400));
         assert.ok(Number.isInteger(r.json?.input_tokens) && r.json.input_tokens > 0, r.text.slice(0, 200));
-        assert.equal(w.count(target), before + (target === "anthropic" ? 1 : 0), "only an anthropic channel is asked");
-        if (target === "anthropic") assert.equal(w.last(target).path.split("?")[0], "/v1/messages/count_tokens");
+        assert.equal(w.count(target), before + (how === "pass-through" ? 1 : 0), "only an anthropic channel is asked");
+        if (how === "pass-through") assert.equal(w.last(target).path.split("?")[0], "/v1/messages/count_tokens");
       });
     }
   }
@@ -108,7 +103,7 @@ async function replayOne(w: ReplayWorld, f: Fixture, proto: ClientProtocol, targ
   const sent = w.last(target);
   // Every function tool the client offered reaches the model, under its own name.
   assert.deepEqual(functionToolNames(UPSTREAM[target], sent.body).sort(), functionToolNames(proto, f.body).sort(), "the tools offered upstream");
-  if (target === NATIVE[proto]) {
+  if (routeOf(proto, target) === "pass-through") {
     // Pass-through: the client's body goes upstream as it came, but for the model name, the
     // output limit reserved for where the client set none, and a responses `store` left out,
     // which goes as false (the models here do not allow storing).

@@ -1,10 +1,11 @@
-// The generated operator docs stay true to their sources: docs/configuration.md and
-// docs/errors.md match what `npm run docs` would write, every schema key has a description,
+// The generated operator docs stay true to their sources: docs/configuration.md,
+// docs/errors.md, docs/conversion.md, docs/clients.md and the fixtures README's table of
+// clients match what `npm run docs` would write, every recorded client has a version, every schema key has a description,
 // every error code has advice, and the defaults the reference shows are the compiler's.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DEFAULTS, gatewaySchemaPath } from "../../src/config/index.js";
@@ -12,12 +13,14 @@ import { errorAdvice } from "../../src/errors/advice.js";
 import { errors } from "../../src/errors/catalogue.js";
 import { generatedDocs, staleDocs } from "../../scripts/gen-docs.js";
 import { adviceGaps } from "../../scripts/docs/error-reference.js";
+import { exercised, manifestGaps, renderClientMatrix } from "../../scripts/docs/client-matrix.js";
+import { CLIENT_FIXTURES_DIR, readAllFixtures } from "../helpers/client-fixture-files.js";
 import { prose } from "../../scripts/docs/config-reference.js";
 import { schemaKeys, undocumentedKeys, type SchemaNode } from "../../scripts/docs/schema-tree.js";
 
 const schema = JSON.parse(readFileSync(gatewaySchemaPath, "utf8")) as SchemaNode;
 
-test("docs/configuration.md, docs/errors.md and docs/conversion.md are up to date with their sources", () => {
+test("docs/configuration.md, errors.md, conversion.md, clients.md and the fixtures README are up to date with their sources", () => {
   const stale = staleDocs();
   assert.deepEqual(stale, [], `${stale.join(" and ")} out of date: run npm run docs`);
 });
@@ -29,7 +32,10 @@ test("a changed or missing generated file is reported as stale", () => {
     mkdirSync(dirname(join(root, first.path)), { recursive: true });
     writeFileSync(join(root, first.path), first.text.replace("# gateway.yaml reference", "# edited by hand"));
     assert.deepEqual(staleDocs(root), [first.path, ...rest.map((d) => d.path)]);
-    for (const doc of [first, ...rest]) writeFileSync(join(root, doc.path), doc.text);
+    for (const doc of [first, ...rest]) {
+      mkdirSync(dirname(join(root, doc.path)), { recursive: true });
+      writeFileSync(join(root, doc.path), doc.text);
+    }
     assert.deepEqual(staleDocs(root), []);
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -92,4 +98,49 @@ test("the defaults the reference shows are the ones the compiler applies", () =>
     assert.ok(name in DEFAULTS, `DEFAULTS.${name} is gone; update this map`);
     assert.deepEqual(byPath.get(path), (DEFAULTS as Record<string, unknown>)[name], `default of ${path} vs DEFAULTS.${name}`);
   }
+});
+
+test("every recorded client directory has its version in clients.json, and no entry is left for a removed one", () => {
+  assert.deepEqual(manifestGaps(), { unlisted: [], stale: [] }, "add the client to test/fixtures/clients/clients.json");
+});
+
+test("docs/clients.md picks up a new recording directory and reads what it exercises from the bodies", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-clients-"));
+  try {
+    cpSync(CLIENT_FIXTURES_DIR, dir, { recursive: true });
+    mkdirSync(join(dir, "new-agent"));
+    const turn = {
+      client: "new-agent", seq: 1, what: "chat-json-tool-result", method: "POST", path: "/v1/chat/completions", query: {}, headers: {},
+      body: {
+        model: "m", reasoning_effort: "low", web_search_options: {},
+        tools: [{ type: "function", function: { name: "read_file", parameters: {} } }],
+        messages: [
+          { role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }, { type: "image_url", image_url: { url: "data:image/png;base64,AA==" } }] },
+          { role: "tool", tool_call_id: "c1", content: "The answer is 42." },
+        ],
+      },
+      answered: { status: 200, contentType: "application/json", body: { choices: [{ message: { role: "assistant", content: "done" } }] } },
+    };
+    writeFileSync(join(dir, "new-agent", "01-chat-json-tool-result.json"), JSON.stringify(turn));
+    assert.deepEqual(manifestGaps(dir), { unlisted: ["new-agent"], stale: [] });
+    const doc = renderClientMatrix(dir);
+    assert.notEqual(doc, renderClientMatrix(), "the new directory changes the matrix");
+    assert.match(doc, /\| new-agent \(`new-agent\/`\) \| not in clients\.json \|/);
+    assert.match(doc, /\| new-agent \(`new-agent\/`\) \| chat \| pass-through, 2 replays \| converted, 2 replays \| converted, 2 replays \| converted, 2 replays \|/);
+    assert.deepEqual(exercised(readAllFixtures(dir).filter((f) => f.client === "new-agent")), {
+      text: true, stream: false, json: true, tools: true, toolResults: true,
+      reasoning: ["reasoning_effort"], images: ["image_url"], caching: ["cache_control"], hostedTools: ["web_search_options"], other: [],
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the matrix shows what the recorded clients are known to send", () => {
+  const byClient = (c: string) => exercised(readAllFixtures().filter((f) => f.client === c));
+  assert.deepEqual(byClient("codex").hostedTools, ["web_search"]);
+  assert.ok(byClient("codex").caching.includes("prompt_cache_key"));
+  assert.ok(byClient("claude").caching.includes("cache_control"));
+  assert.ok(byClient("claude").reasoning.includes("thinking"));
+  assert.ok(byClient("gemini").reasoning.includes("thinkingConfig"));
 });
