@@ -106,10 +106,12 @@ function hostedToolsIn(proto: ClientProtocol, body: Json): string[] {
   }
 }
 
-/** Whether the answer the client accepted held text (not only a tool call). */
+/** Whether the answer the client accepted held text (not only a tool call): a `text` field
+ * (messages blocks and deltas, responses output_text, Gemini parts) or a chat `content`
+ * string; tool-call arguments stream under other keys. */
 function answeredText(f: Fixture): boolean {
   for (const o of objectsIn([f.answered.body, f.answered.events])) {
-    for (const key of ["text", "content", "delta"]) if (typeof o[key] === "string" && o[key].trim() !== "" && o[key] !== "[DONE]" && !o[key].startsWith("{")) return true;
+    for (const key of ["text", "content"]) if (typeof o[key] === "string" && o[key].trim() !== "") return true;
   }
   return false;
 }

@@ -143,4 +143,11 @@ test("the matrix shows what the recorded clients are known to send", () => {
   assert.ok(byClient("claude").caching.includes("cache_control"));
   assert.ok(byClient("claude").reasoning.includes("thinking"));
   assert.ok(byClient("gemini").reasoning.includes("thinkingConfig"));
+  // A turn answered with a tool call only is not a text answer, streamed or not, in any
+  // protocol; one with text beside the call is.
+  const turn = (name: string) => exercised(readAllFixtures().filter((f) => f.name === name));
+  for (const name of ["codex/01-responses-stream-tool-call.json", "gemini/01-generate-stream-tool-call.json", "ai-sdk/01-responses-json-tool-call.json", "ai-sdk/05-chat-json-tool-call.json", "ai-sdk/07-chat-stream-tool-call.json", "ai-sdk/13-generate-json-tool-call.json"]) {
+    assert.equal(turn(name).text, false, name);
+  }
+  assert.equal(turn("claude/02-messages-stream-tool-call.json").text, true, "Claude Code was answered \"Let me read it.\" beside the call");
 });
