@@ -11,10 +11,9 @@ import { startFakeResponses, type FakeResponses } from "./fake-responses.js";
 import type { BaseReceived } from "./fake-server.js";
 import { startTestGateway, type TestGateway } from "./gateway.js";
 import type { ToolCall } from "./client-replay.js";
+import type { Target } from "./client-routes.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { CHANNEL_KEY, TOKEN, capturingSink, channel, config, token } from "../integration/support.js";
-
-import type { Target } from "./client-routes.js";
 
 export { TARGETS, type Target } from "./client-routes.js";
 

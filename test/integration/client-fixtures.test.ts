@@ -21,7 +21,6 @@ import { TOKEN, rawRequest } from "./support.js";
 
 const FINAL = "The file says: The answer is 42. — «ok» 👋";
 
-
 /** What the recorded file held; each client's tool result carries it. */
 const FILE_TEXT = "The answer is 42.";
 
