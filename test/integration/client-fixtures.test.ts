@@ -47,12 +47,14 @@ describe("client recordings replayed through every channel protocol", () => {
 
   test("the recordings are all there", () => {
     const clients = new Set(fixtures.map((f) => f.client));
-    for (const c of ["claude", "claude-gpt", "claude-tool-search", "claude-count-tokens", "codex", "gemini", "ai-sdk"]) assert.ok(clients.has(c), `fixtures of ${c}`);
+    for (const c of ["claude", "claude-gpt", "claude-tool-search", "claude-count-tokens", "codex", "gemini", "qwen", "ai-sdk", "agents-sdk"]) assert.ok(clients.has(c), `fixtures of ${c}`);
     for (const f of fixtures) assert.equal(f.answered.status, 200, `${f.name} was answered 200 when recorded`);
   });
 
-  // The CLIs were recorded streaming only; each turn is replayed as JSON too.
-  const replays = fixtures.flatMap((f) => (f.client === "ai-sdk" ? [f] : [f, flipped(f)]));
+  // The CLIs were recorded streaming only; each turn is replayed as JSON too (the SDKs were
+  // recorded both ways).
+  const bothWays = new Set(["ai-sdk", "agents-sdk"]);
+  const replays = fixtures.flatMap((f) => (bothWays.has(f.client) ? [f] : [f, flipped(f)]));
   for (const f of replays) {
     const proto = protocolOf(f)!;
     for (const target of TARGETS) {
