@@ -29,7 +29,7 @@ export const tokenCountRouteOf = (target: Target): "pass-through" | "local estim
 
 /** Clients recorded both streamed and as JSON; every other client's recordings are also
  * replayed the other way (a CLI records one way only). */
-const RECORDED_BOTH_WAYS: ReadonlySet<string> = new Set(["ai-sdk"]);
+const RECORDED_BOTH_WAYS: ReadonlySet<string> = new Set(["ai-sdk", "agents-sdk"]);
 
 /** Whether a client's recordings are replayed the other way too (streamed ↔ JSON). */
 export const replayedFlipped = (client: string): boolean => !RECORDED_BOTH_WAYS.has(client);

@@ -1,5 +1,5 @@
-// The real clients, end to end: every request Claude Code, Codex CLI, Gemini CLI and the
-// Vercel AI SDK were recorded sending (test/fixtures/clients/, see its README) is replayed as
+// The real clients, end to end: every request Claude Code, Codex CLI, Gemini CLI, opencode,
+// Qwen Code, the OpenAI Agents SDK and the Vercel AI SDK were recorded sending (test/fixtures/clients/, see its README) is replayed as
 // recorded, each turn of its tool loop, through the gateway to a model on each channel
 // protocol (openai chat-completions, anthropic, gemini, and an openai channel priced
 // `endpoint: responses`); the answer must be a 200 that the client's own SDK parser reads
@@ -41,7 +41,7 @@ describe("client recordings replayed through every channel protocol", () => {
 
   test("the recordings are all there", () => {
     const clients = new Set(fixtures.map((f) => f.client));
-    for (const c of ["claude", "claude-gpt", "claude-tool-search", "claude-count-tokens", "codex", "gemini", "ai-sdk"]) assert.ok(clients.has(c), `fixtures of ${c}`);
+    for (const c of ["claude", "claude-gpt", "claude-tool-search", "claude-count-tokens", "codex", "gemini", "qwen", "opencode", "ai-sdk", "agents-sdk"]) assert.ok(clients.has(c), `fixtures of ${c}`);
     for (const f of fixtures) assert.equal(f.answered.status, 200, `${f.name} was answered 200 when recorded`);
   });
 
@@ -109,6 +109,13 @@ async function replayOne(w: ReplayWorld, f: Fixture, proto: ClientProtocol, targ
     const limited = withOutputLimit(proto, proto === "generate" ? f.body : { ...f.body, model: TARGET_MODEL[target] });
     const expected = proto === "responses" && f.body.store === undefined ? { ...limited, store: false } : limited;
     assert.deepEqual(sent.body, expected, "the body passed through untouched");
+  }
+  // Claude-style cache hints on chat messages (opencode, Qwen Code) become Anthropic cache
+  // breakpoints, at most the four the API takes, and go nowhere else on a converted route.
+  if (proto === "chat" && target !== "openai" && JSON.stringify(f.body).includes('"cache_control"')) {
+    const hints = (sent.raw.toString("utf8").match(/"cache_control"/g) ?? []).length;
+    if (target === "anthropic") assert.ok(hints >= 1 && hints <= 4, `cache breakpoints toward anthropic: ${hints}`);
+    else assert.equal(hints, 0, `no cache_control toward ${target}`);
   }
   // The tool result the client sent back (the file's text) reaches the model.
   if (JSON.stringify(f.body).includes(FILE_TEXT)) assert.ok(sent.raw.toString("utf8").includes(FILE_TEXT), "the tool result reached the upstream");
