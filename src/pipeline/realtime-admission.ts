@@ -14,6 +14,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
+import { accountStanding } from "./account-standing.js";
 import { tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
 import type { RealtimeCharges } from "./realtime-charges.js";
 import type { Used } from "./realtime-meter.js";
@@ -151,11 +152,8 @@ export class SessionAdmission {
   #current(runtime: Runtime): { token: Token; user: User } | GatewayError {
     const token = runtime.tokensByHash.get(this.#o.token.keyHash);
     if (!token) return new GatewayError(errors.invalidToken);
-    if (!token.active) return new GatewayError(errors.tokenDisabled);
-    if (token.expiresAt !== undefined && token.expiresAt <= Date.now()) return new GatewayError(errors.tokenExpired);
-    const user = runtime.users.get(token.user);
-    if (!user || !user.active) return new GatewayError(errors.userDisabled);
-    if (!user.groups.has(token.group)) return new GatewayError(errors.groupNotAllowed);
+    const user = accountStanding(runtime, token, Date.now());
+    if (user instanceof GatewayError) return user;
     if (token.allowModel && !token.allowModel(this.#o.model.name)) return new GatewayError(errors.modelNotAllowed);
     return { token, user };
   }
