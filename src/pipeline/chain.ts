@@ -74,7 +74,7 @@ export function buildChain(deps: ChainDeps): (ctx: RequestContext) => Promise<vo
     job: compose([jobAccessStage(deps.routing, deps.limiter), jobStage(deps.routing, deps.jobs)]),
     realtime: compose([realtimeModelStage(), modelStage(), reserveStage(deps.admitter, { session: true }),
       realtimeStage({
-        routing: deps.routing, admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.usage, live: deps.live,
+        routing: deps.routing, admitter: deps.admitter, accounts: deps.accounts, usageLog: deps.usageLog, observer: deps.usage, live: deps.live,
       })]),
     messages: compose([anthropicVersionStage(), bodyStage(deps.bodyBudget), modelStage(), rulesStage(), reserve, upstreamStage(deps.routing)]),
     // Free: no reserve stage, and the count stage marks what a channel answers uncharged.

@@ -13,7 +13,8 @@ import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
-import type { Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
+import type { Accounts, Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
+import { accountStanding } from "./account-standing.js";
 import { tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
 import type { RealtimeCharges } from "./realtime-charges.js";
 import type { Used } from "./realtime-meter.js";
@@ -35,6 +36,8 @@ const MAX_UNSTARTED = 16;
 
 export interface SessionAdmissionOptions {
   readonly admitter: Admitter;
+  /** Asked whether the money is used up after a transcription (no admission follows it). */
+  readonly accounts: Accounts;
   /** The config in force now (it hot-reloads). */
   readonly live: () => Runtime;
   /** The session's request id: each response's and transcription's entry is named after it. */
@@ -56,7 +59,6 @@ export class SessionAdmission {
   /** Responses admitted (or charged without an admission) and transcriptions charged so far. */
   #responses = 0;
   #transcriptions = 0;
-  #checks = 0;
   /** Admission steps run one at a time, in the order the frames came. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -151,11 +153,8 @@ export class SessionAdmission {
   #current(runtime: Runtime): { token: Token; user: User } | GatewayError {
     const token = runtime.tokensByHash.get(this.#o.token.keyHash);
     if (!token) return new GatewayError(errors.invalidToken);
-    if (!token.active) return new GatewayError(errors.tokenDisabled);
-    if (token.expiresAt !== undefined && token.expiresAt <= Date.now()) return new GatewayError(errors.tokenExpired);
-    const user = runtime.users.get(token.user);
-    if (!user || !user.active) return new GatewayError(errors.userDisabled);
-    if (!user.groups.has(token.group)) return new GatewayError(errors.groupNotAllowed);
+    const user = accountStanding(runtime, token, Date.now());
+    if (user instanceof GatewayError) return user;
     if (token.allowModel && !token.allowModel(this.#o.model.name)) return new GatewayError(errors.modelNotAllowed);
     return { token, user };
   }
@@ -183,17 +182,12 @@ export class SessionAdmission {
     }
   }
 
-  /** An empty reservation taken and given back: refused when the token's quota or the
-   * user's balance is used up. */
+  /** Refused when the token's quota or the user's balance is used up. */
   async #funded(): Promise<GatewayError | undefined> {
     const current = this.#current(this.#o.live());
     if (current instanceof GatewayError) return current;
     try {
-      const admitted = await this.#o.admitter.admit({
-        requestId: `${this.#o.requestId}-c${++this.#checks}`, token: current.token, user: current.user, amountNano: 0n, windows: [], now: Date.now(),
-      });
-      if (!admitted.ok) return new GatewayError(errors.insufficientQuota);
-      await this.#release({ id: "", reservation: admitted.reservation, holds: admitted.holds });
+      await this.#o.accounts.checkNotExhausted(current.token, current.user);
       return undefined;
     } catch (err) {
       // The money is gone (the token's quota keeps its own 401): said as the session's.

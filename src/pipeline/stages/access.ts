@@ -5,6 +5,7 @@ import { isIP } from "node:net";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Accounts } from "../../state/interfaces.js";
+import { accountStanding } from "../account-standing.js";
 import { stateFailure } from "../state-failure.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -24,13 +25,8 @@ export function accessStage(accounts: Accounts, admitsLater: (ctx: RequestContex
   // Synchronous checks first: a poll returns next() directly, sparing a promise.
   return (ctx, next) => {
     const token = ctx.token!;
-    if (!token.active) throw new GatewayError(errors.tokenDisabled);
-    if (token.expiresAt !== undefined && token.expiresAt <= Date.now()) throw new GatewayError(errors.tokenExpired);
-    const user = ctx.runtime.users.get(token.user);
-    if (!user || !user.active) throw new GatewayError(errors.userDisabled);
-    if (!user.groups.has(token.group)) {
-      throw new GatewayError(errors.groupNotAllowed, `The account level has no access to group '${token.group}'.`);
-    }
+    const user = accountStanding(ctx.runtime, token, Date.now());
+    if (user instanceof GatewayError) throw user;
     ctx.user = user;
     ctx.group = ctx.runtime.groups.get(token.group);
     if (token.allowIp) {

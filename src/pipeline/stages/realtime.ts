@@ -17,7 +17,7 @@ import { planAttempts } from "../../routing/plan.js";
 import type { Channel, Runtime } from "../../runtime/types.js";
 import type { UsageSink } from "../../billing/usage-sink.js";
 import { emptyUsage } from "../../protocols/usage.js";
-import type { Admitter, UsageLog } from "../../state/interfaces.js";
+import type { Accounts, Admitter, UsageLog } from "../../state/interfaces.js";
 import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";
 import { SessionAdmission } from "../realtime-admission.js";
 import { RealtimeCharges } from "../realtime-charges.js";
@@ -107,6 +107,8 @@ export interface RealtimeDeps {
   readonly routing: Pick<RoutingState, "keys" | "keyHealth">;
   /** Admits each response of a session, and settles its charge. */
   readonly admitter: Admitter;
+  /** Asked, after each input transcription, whether the money is used up. */
+  readonly accounts: Accounts;
   /** Where each response's and transcription's entry is committed. */
   readonly usageLog: UsageLog;
   readonly observer: UsageSink;
@@ -150,7 +152,7 @@ export function realtimeStage(deps: RealtimeDeps): Stage<RequestContext> {
       },
     });
     const admission = new SessionAdmission({
-      admitter: deps.admitter, live: deps.live, requestId: ctx.id, charges, token, model, group,
+      admitter: deps.admitter, accounts: deps.accounts, live: deps.live, requestId: ctx.id, charges, token, model, group,
     });
     const session = new RealtimeSession({
       requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
