@@ -7,7 +7,8 @@
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Model, RateWindow, Runtime } from "../runtime/types.js";
-import type { Hit, WindowTake } from "../state/interfaces.js";
+import { log } from "../observability/log.js";
+import type { Hit, Limiter, WindowTake } from "../state/interfaces.js";
 
 export interface LimitWindow extends WindowTake {
   /** How the 429 names it: "Total request limit". */
@@ -61,4 +62,36 @@ export function windowFull(w: LimitWindow, retryAfterMs: number): GatewayError {
   return new GatewayError(errors.rateLimited,
     `${w.what} exceeded: at most ${w.window.max} requests per ${describeWindow(w.window)}. Retry after ${seconds} seconds.`,
     { headers: { "retry-after": String(seconds) } });
+}
+
+/** Takes each window in order; a full one (429) or a limiter failure (thrown as is) gives
+ * back the hits taken before it, so a refused request is counted nowhere. */
+export async function takeWindows(limiter: Limiter, windows: readonly LimitWindow[], requestId: string): Promise<Hit[]> {
+  const now = Date.now();
+  const hits: Hit[] = [];
+  try {
+    for (const w of windows) {
+      const admission = await limiter.take(w.key, w.window, now);
+      if (!admission.ok) throw windowFull(w, admission.retryAfterMs);
+      hits.push(admission.hit);
+    }
+  } catch (err) {
+    await refundHits(limiter, windows, hits, requestId);
+    throw err;
+  }
+  return hits;
+}
+
+/** Takes back `hits[i]` of `windows[i]` (those `which` picks); one not taken back is logged
+ * (it lapses with its window). */
+export async function refundHits(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string,
+  which: (w: LimitWindow) => boolean = () => true): Promise<void> {
+  for (let i = 0; i < hits.length; i++) {
+    if (!which(windows[i])) continue;
+    try {
+      await limiter.refund(windows[i].key, hits[i]);
+    } catch (err) {
+      log.warn("rate limit hit not refunded", { requestId, error: String(err) });
+    }
+  }
 }

@@ -9,10 +9,10 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import type { Model } from "../../runtime/types.js";
-import type { Hit, Limiter } from "../../state/interfaces.js";
+import type { Limiter } from "../../state/interfaces.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
-import { modelWindow, windowFull, type PendingLimits } from "../rate-windows.js";
+import { modelWindow, takeWindows, type PendingLimits } from "../rate-windows.js";
 import { stateFailure } from "../state-failure.js";
 
 export function jobAccessStage(routing: RoutingState, limiter: Limiter): Stage<RequestContext> {
@@ -34,33 +34,21 @@ export function jobAccessStage(routing: RoutingState, limiter: Limiter): Stage<R
     }
     ctx.job = owner;
     ctx.modelName = owner.model;
-    if (ctx.limits) await takeWindows(limiter, ctx.limits, ctx.runtime.models.get(owner.model));
+    if (ctx.limits) await takeJobWindows(limiter, ctx.limits, ctx.runtime.models.get(owner.model), ctx.id);
     return next();
   };
 }
 
 /** Takes the token's windows and the model's, in order; a full one gives back the hits
  * before it and answers 429. The limits stage refunds or counts them once the fetch ends. */
-async function takeWindows(limiter: Limiter, limits: PendingLimits, model: Model | undefined): Promise<void> {
+async function takeJobWindows(limiter: Limiter, limits: PendingLimits, model: Model | undefined, requestId: string): Promise<void> {
   const ofModel = model && modelWindow(model);
   if (ofModel) limits.windows = [...limits.windows, ofModel];
-  const now = Date.now();
-  const hits: Hit[] = [];
   try {
-    for (const w of limits.windows) {
-      const admission = await limiter.take(w.key, w.window, now);
-      if (!admission.ok) throw windowFull(w, admission.retryAfterMs);
-      hits.push(admission.hit);
-    }
+    limits.hits = await takeWindows(limiter, limits.windows, requestId);
   } catch (err) {
     limits.outcome = "refused"; // not counted anywhere, as a refused request is not
-    await giveBack(limiter, limits, hits);
     throw err instanceof GatewayError ? err : stateFailure(err, "rate limits");
   }
   limits.outcome = "admitted";
-  limits.hits = hits;
-}
-
-async function giveBack(limiter: Limiter, limits: PendingLimits, hits: readonly Hit[]): Promise<void> {
-  for (let i = 0; i < hits.length; i++) await limiter.refund(limits.windows[i].key, hits[i]).catch(() => undefined);
 }

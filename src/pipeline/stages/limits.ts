@@ -12,7 +12,8 @@ import { answeredStatus, upstreamServed } from "../outcome.js";
 import type { RequestContext } from "../context.js";
 import { log } from "../../observability/log.js";
 import { stateFailure } from "../state-failure.js";
-import { anyModelWindow, tokenWindows, windowFull, type LimitWindow, type PendingLimits } from "../rate-windows.js";
+import { GatewayError } from "../../errors/gateway-error.js";
+import { anyModelWindow, refundHits, takeWindows, tokenWindows, type LimitWindow, type PendingLimits } from "../rate-windows.js";
 
 /**
  * @param admitsLater whether the request's handler takes the windows itself once the model
@@ -66,22 +67,14 @@ async function whenAdmitted(limiter: Limiter, windows: readonly LimitWindow[], c
 
 /** Takes each window now, in order; a full one refunds the hits before it and answers 429. */
 async function takenHere(limiter: Limiter, windows: readonly LimitWindow[], ctx: RequestContext, next: () => Promise<void>): Promise<void> {
-  const now = Date.now();
-  const hits: Hit[] = [];
-  for (const w of windows) {
-    let admission;
-    try {
-      admission = await limiter.take(w.key, w.window, now);
-    } catch (err) {
-      // The free model list is let through while the limiter is unreachable.
-      if (ctx.route?.handler === "models") return next();
-      throw stateFailure(err, "rate limits");
-    }
-    if (!admission.ok) {
-      await refund(limiter, windows, hits, ctx.id); // refused: not counted anywhere
-      throw windowFull(w, admission.retryAfterMs);
-    }
-    hits.push(admission.hit);
+  let hits: Hit[];
+  try {
+    hits = await takeWindows(limiter, windows, ctx.id);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    // The free model list is let through while the limiter is unreachable.
+    if (ctx.route?.handler === "models") return next();
+    throw stateFailure(err, "rate limits");
   }
   let ok = false;
   try {
@@ -94,21 +87,7 @@ async function takenHere(limiter: Limiter, windows: readonly LimitWindow[], ctx:
 
 /** A failed request's hits in the windows that do not count failures are taken back. */
 function refundFailure(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string): Promise<void> {
-  return refund(limiter, windows, hits, requestId, (w) => w.refundsFailure);
-}
-
-/** Takes back `hits[i]` of `windows[i]` (those `which` picks); one not taken back is logged
- * (it lapses with its window). */
-async function refund(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string,
-  which: (w: LimitWindow) => boolean = () => true): Promise<void> {
-  for (let i = 0; i < hits.length; i++) {
-    if (!which(windows[i])) continue;
-    try {
-      await limiter.refund(windows[i].key, hits[i]);
-    } catch (err) {
-      log.warn("rate limit hit not refunded", { requestId, error: String(err) });
-    }
-  }
+  return refundHits(limiter, windows, hits, requestId, (w) => w.refundsFailure);
 }
 
 /** A request that failed before its admission still counts where failures count. */
