@@ -113,7 +113,7 @@ export function answerField(json: unknown, key: string): unknown {
 export function renamedBody(req: PassRequest, upstreamModel: string): Buffer {
   if (req.json.model === upstreamModel) return req.raw;
   if (/^multipart\//i.test(req.contentType ?? "")) return replaceField(req.raw, req.contentType!, "model", upstreamModel);
-  return Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel }));
+  return editedBody(req, upstreamModel);
 }
 
 /**
@@ -142,33 +142,49 @@ export function limitMissing(req: PassRequest, json: Record<string, unknown>, fi
 
 /**
  * The client's JSON body for an upstream that must be held to `req.outputLimit` output
- * tokens in the first of `fields`, renamed to `upstreamModel`, with `extra` top-level
- * fields: the client's bytes when nothing changes; the limit spliced in after the opening
- * brace when it is the only change (the rest stays byte for byte); else re-serialised.
+ * tokens in the first of `fields` (any other of them holding no count is dropped), renamed
+ * to `upstreamModel`, with `extra` top-level fields (editedBody).
  */
 export function limitedBody(req: PassRequest, upstreamModel: string, fields: readonly string[], extra?: Record<string, unknown>): Buffer {
+  if (!limitMissing(req, req.json, fields)) return editedBody(req, upstreamModel, extra);
+  const set: Record<string, unknown> = {};
+  for (const f of fields) set[f] = undefined; // JSON.stringify leaves an undefined member out
+  set[fields[0]] = req.outputLimit;
+  if (extra !== undefined) for (const k in extra) set[k] = extra[k];
+  return editedBody(req, upstreamModel, set);
+}
+
+/**
+ * The client's JSON body renamed to `upstreamModel` with the top-level members of `set`
+ * (an undefined value removes the member): the client's bytes when nothing changes; the
+ * members spliced in after the opening brace when they are all new and the name stays
+ * (the rest byte for byte); else re-serialised, once.
+ */
+export function editedBody(req: PassRequest, upstreamModel: string, set?: Record<string, unknown>): Buffer {
   const json = req.json;
-  const missing = limitMissing(req, json, fields);
-  const rename = json.model !== upstreamModel;
-  if (!rename && extra === undefined) {
-    if (!missing) return req.raw;
-    if (!fields.some((f) => f in json)) return spliceField(req.raw, fields[0], String(req.outputLimit));
+  if (json.model === upstreamModel && (set === undefined || !Object.keys(set).some((k) => k in json))) {
+    if (set === undefined) return req.raw;
+    let members = "";
+    for (const [k, v] of Object.entries(set)) {
+      if (v !== undefined) members += `${members === "" ? "" : ","}${JSON.stringify(k)}:${JSON.stringify(v)}`;
+    }
+    return members === "" ? req.raw : spliceMembers(req.raw, members);
   }
-  const next: Record<string, unknown> = { ...json, model: upstreamModel, ...extra };
-  if (missing) {
-    for (const f of fields) delete next[f];
-    next[fields[0]] = req.outputLimit;
-  }
-  return Buffer.from(JSON.stringify(next));
+  return Buffer.from(JSON.stringify({ ...json, model: upstreamModel, ...set }));
 }
 
 /** A JSON object's text with `"name":value` added as its first member (the caller knows
  * the object has no such member). */
 export function spliceField(raw: Buffer, name: string, valueJson: string): Buffer {
+  return spliceMembers(raw, `${JSON.stringify(name)}:${valueJson}`);
+}
+
+/** A JSON object's text with `members` (`"a":1,"b":2`) put first, the rest byte for byte. */
+function spliceMembers(raw: Buffer, members: string): Buffer {
   let open = 0;
   while (open < raw.length && raw[open] !== 0x7b) open++;
   let next = open + 1;
   while (next < raw.length && (raw[next] === 0x20 || raw[next] === 0x0a || raw[next] === 0x0d || raw[next] === 0x09)) next++;
-  const member = `${JSON.stringify(name)}:${valueJson}${raw[next] === 0x7d ? "" : ","}`;
-  return Buffer.concat([raw.subarray(0, open + 1), Buffer.from(member), raw.subarray(open + 1)]);
+  const text = `${members}${raw[next] === 0x7d ? "" : ","}`;
+  return Buffer.concat([raw.subarray(0, open + 1), Buffer.from(text), raw.subarray(open + 1)]);
 }

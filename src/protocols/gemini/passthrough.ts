@@ -62,7 +62,7 @@ function limitedGenerateBody(req: PassRequest): Buffer {
   const config = isObject(given) ? given : {};
   // A limit under either config spelling holds the upstream (the reservation took the largest).
   const other = json[key === CONFIG_KEYS[0] ? CONFIG_KEYS[1] : CONFIG_KEYS[0]];
-  if (!limitMissing(req, { ...(isObject(other) ? other : {}), ...config }, LIMIT_KEYS)) return req.raw;
+  if (!limitMissing(req, config, LIMIT_KEYS) || (isObject(other) && !limitMissing(req, other, LIMIT_KEYS))) return req.raw;
   if (key === undefined) return spliceField(req.raw, "generationConfig", `{"maxOutputTokens":${req.outputLimit}}`);
   const limited: Record<string, unknown> = { ...config };
   for (const k of LIMIT_KEYS) delete limited[k];

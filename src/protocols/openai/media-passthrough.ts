@@ -8,7 +8,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import type { MultipartFile } from "../../media/multipart.js";
 import { rewriteMultipart } from "../../media/multipart-rewrite.js";
 import type { Price } from "../../runtime/types.js";
-import { answerField, renamedBody, spliceField, wholeBody, type PassRequest } from "../passthrough.js";
+import { answerField, editedBody, renamedBody, wholeBody, type PassRequest } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { emptyUsage } from "../usage.js";
 import { renderOpenAIStreamError } from "./errors.js";
@@ -141,6 +141,9 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
   },
 });
 
+/** What a token-priced speech request is sent with: its usage comes only in SSE. */
+const SSE_FORMAT: Readonly<Record<string, unknown>> = Object.freeze({ stream_format: "sse" });
+
 /** Speech passes through as sent on a model priced per 1k characters: its audio bytes are
  * billed by the request's characters. A model priced by tokens reports its usage only in
  * SSE: it is asked for SSE (the body edited as little as the rename allows) and rendered
@@ -148,7 +151,7 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
 export const speechPassthrough = wholeBody("/v1/audio/speech", {
   isStream: (req) => req.tokenPriced === true,
   body: (req, upstreamModel) => ({
-    body: req.tokenPriced && !asksSpeechSse(req.json) ? sseSpeechBody(req, upstreamModel) : renamedBody(req, upstreamModel),
+    body: req.tokenPriced && !asksSpeechSse(req.json) ? editedBody(req, upstreamModel, SSE_FORMAT) : renamedBody(req, upstreamModel),
     stripUsage: false,
   }),
   streamTap: () => new SseUsageTap(speechUsageReader(), speechStreamEnds),
@@ -158,13 +161,6 @@ export const speechPassthrough = wholeBody("/v1/audio/speech", {
   bodyUsage: () => emptyUsage(), // audio bytes: billed by characters (units), not tokens
   answersJson: () => false,
 });
-
-/** The speech body asking for `stream_format: "sse"`: spliced in before the client's bytes
- * when nothing else changes, else re-serialised. */
-function sseSpeechBody(req: PassRequest, upstreamModel: string): Buffer {
-  if (req.json.model === upstreamModel && !("stream_format" in req.json)) return spliceField(req.raw, "stream_format", '"sse"');
-  return Buffer.from(JSON.stringify({ ...req.json, model: upstreamModel, stream_format: "sse" }));
-}
 
 /** The video's length in seconds, from `seconds` or family A's `metadata.duration`. */
 function requestedSeconds(json: Record<string, unknown>): number | undefined {
