@@ -68,6 +68,9 @@ export interface RequestContext {
   /** The model as the client named it (billing and logs use this name). */
   modelName?: string;
   model?: Model;
+  /** Top-level members the gateway adds to the body a pass-through sends upstream (a
+   * responses `store: false` the client left out); the body itself stays as received. */
+  bodyMembers?: Readonly<Record<string, unknown>>;
   /** What fitting the request to the model's capabilities changed (dropped reasoning
    * fields, a clamped output limit): named to the client and in the usage log. */
   fitted?: readonly string[];

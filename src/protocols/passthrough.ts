@@ -39,6 +39,8 @@ export interface PassRequest {
   readonly outputLimit?: number;
   /** The model is priced by tokens (ExchangeInput.tokenPriced). */
   readonly tokenPriced?: boolean;
+  /** Members the gateway adds upstream (ExchangeInput.bodyMembers). */
+  readonly members?: Readonly<Record<string, unknown>>;
 }
 
 export interface PassthroughSpec {

@@ -123,7 +123,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
       query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
       route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
       user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, parts: undefined, modelName: undefined, model: undefined,
-      fitted: undefined, channel: undefined, upstreamModel: undefined, limits: undefined, reservation: undefined, reservedUsage: undefined, output: undefined,
+      fitted: undefined, bodyMembers: undefined, channel: undefined, upstreamModel: undefined, limits: undefined, reservation: undefined, reservedUsage: undefined, output: undefined,
       holds: undefined, units: undefined, jobId: undefined, job: undefined,
       served: undefined, settled: undefined, error: undefined, upgrade,
     };

@@ -151,11 +151,8 @@ describe("a broken stream ends with one error event, closes the upstream, bills 
           // message_start, Gemini's running usageMetadata, a chat usage chunk before a lost
           // [DONE]); what it did not report is ceil(bytes/4) in, ceil(chars delivered/4) out.
           const early = reportedBefore(client, channel, fault);
-          // The body the upstream got: a responses pass-through carries `"store":false,` the
-          // client left out (tenants' responses are not stored under the operator's account).
-          const sentBytes = c.bodyBytes + (client === "responses" && passthrough ? '"store":false,'.length : 0);
-          const guess = { input: Math.ceil(sentBytes / 4), output: Math.ceil(want.outputChars / 4) };
-          assert.equal(e.costNano, early ? nanoFor(early.input, Math.max(early.output, guess.output)) : estimate(sentBytes, want.outputChars),
+          const guess = { input: Math.ceil(c.bodyBytes / 4), output: Math.ceil(want.outputChars / 4) };
+          assert.equal(e.costNano, early ? nanoFor(early.input, Math.max(early.output, guess.output)) : estimate(c.bodyBytes, want.outputChars),
             `reported usage over the guess (${JSON.stringify(early)})`);
         });
       }

@@ -7,7 +7,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { responsesState, withStoreFalse } from "../../protocols/openai/responses-state.js";
+import { responsesState, STORE_FALSE } from "../../protocols/openai/responses-state.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
@@ -27,10 +27,9 @@ export function storedResponsesStage(routing: RoutingState): Stage<RequestContex
           `No stored response '${state.previous}' was created through this gateway by this account (or it expired).`);
       }
     }
-    if (state.addStoreFalse) {
-      ctx.body = withStoreFalse(ctx.body!);
-      ctx.json = { store: false, ...ctx.json }; // what a renamed (re-serialised) body is built from
-    }
+    // The body stays as received (estimates and the usage log read it); the pass-through adds
+    // the member upstream with its other edits.
+    if (state.addStoreFalse) ctx.bodyMembers = STORE_FALSE;
     await next();
     const served = ctx.served;
     if (!state.stored || served?.answerId === undefined || served.status >= 300) return;

@@ -125,7 +125,7 @@ export function exchangeInput(ctx: RequestContext): ExchangeInput {
   return {
     requestId: ctx.id, headers: ctx.req.headers, body: ctx.body!, json: ctx.json!, parts: ctx.parts, query: ctx.query,
     pathModel: ctx.pathModel, pathAction: ctx.pathAction, apiVersion: ctx.route!.apiVersion, modelName: ctx.modelName!,
-    outputLimit: ctx.output?.limit, tokenPriced: tokenPriced(ctx.model!.price), canonical: ctx.output?.canonical, modelEndpoints: ctx.model!.endpoints,
+    outputLimit: ctx.output?.limit, bodyMembers: ctx.bodyMembers, tokenPriced: tokenPriced(ctx.model!.price), canonical: ctx.output?.canonical, modelEndpoints: ctx.model!.endpoints,
     conversion: ctx.model!.conversion, res: ctx.res, idleTimeoutMs: ctx.runtime.server.streamIdleTimeoutMs,
     maxEventBytes: ctx.runtime.server.maxEventBytes,
     drain: { ms: ctx.runtime.server.usageDrainTimeoutMs, bytes: DRAIN_MAX_BYTES },

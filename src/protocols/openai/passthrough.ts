@@ -31,7 +31,7 @@ export const responsesPassthrough: PassthroughSpec = Object.freeze<PassthroughSp
   isStream: (req) => req.json.stream === true,
   path: () => "/v1/responses",
   portable: portableInput,
-  body: (req, upstreamModel) => ({ body: limitedBody(req, upstreamModel, ["max_output_tokens"]), stripUsage: false }),
+  body: (req, upstreamModel) => ({ body: limitedBody(req, upstreamModel, ["max_output_tokens"], req.members), stripUsage: false }),
   storedReference: responsesStoredReference,
   streamTap: () => new SseUsageTap(responsesUsageReader(), responsesStreamEnds),
   streamError: renderResponsesStreamError,

@@ -9,7 +9,6 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Model } from "../../runtime/types.js";
-import { spliceField } from "../passthrough.js";
 
 /** What the gateway must do about a request's stored state. */
 export interface ResponsesState {
@@ -61,8 +60,6 @@ function referencesItems(input: unknown): boolean {
   return false;
 }
 
-/** The body with `"store":false` put first: the client's bytes otherwise untouched (no
- * re-serialising); only for a body without a `store` key (a duplicate key would win). */
-export function withStoreFalse(body: Buffer): Buffer {
-  return spliceField(body, "store", "false");
-}
+/** The member a request that left `store` out carries upstream (OpenAI's default is true):
+ * added with the pass-through's other body edits, in the same one copy. */
+export const STORE_FALSE: Readonly<Record<string, unknown>> = Object.freeze({ store: false });

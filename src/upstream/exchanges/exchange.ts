@@ -34,6 +34,8 @@ export interface ExchangeInput {
    * what the answer can cost. Undefined for a request that reserved nothing (the free
    * token-counting routes): no limit is added. */
   readonly outputLimit: number | undefined;
+  /** Members a pass-through adds to the body it sends upstream (RequestContext.bodyMembers). */
+  readonly bodyMembers?: Readonly<Record<string, unknown>>;
   /** The model is priced by tokens: its answer must carry usage (a route whose default
    * answer carries none, speech, then asks upstream for one that does). */
   readonly tokenPriced?: boolean;

@@ -33,7 +33,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   const req: PassRequest = {
     raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json,
     pathModel: input.pathModel, pathAction: input.pathAction, apiVersion: input.apiVersion, query: forwardedQuery(input.query, spec.query),
-    contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit,
+    contentType: input.headers["content-type"], parts: input.parts, outputLimit: input.outputLimit, members: input.bodyMembers,
     tokenPriced: input.tokenPriced,
   };
   const stream = spec.isStream(req) && spec.streamTap !== undefined;
