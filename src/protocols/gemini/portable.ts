@@ -11,8 +11,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** The body with its thought signatures fitted to Gemini; undefined when nothing changes. */
-export function portableContents(raw: Buffer, json: Json): PortableBody | undefined {
-  if (!Array.isArray(json.contents) || !raw.includes("gw:")) return undefined;
+export function portableContents(json: Json): PortableBody | undefined {
+  if (!Array.isArray(json.contents)) return undefined;
   const dropped: string[] = [];
   const part = (p: unknown): unknown => {
     if (!isObject(p) || typeof p.thoughtSignature !== "string" || !isSealed(p.thoughtSignature)) return p;
