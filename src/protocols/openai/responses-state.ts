@@ -9,6 +9,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Model } from "../../runtime/types.js";
+import { spliceField } from "../passthrough.js";
 
 /** What the gateway must do about a request's stored state. */
 export interface ResponsesState {
@@ -63,9 +64,5 @@ function referencesItems(input: unknown): boolean {
 /** The body with `"store":false` put first: the client's bytes otherwise untouched (no
  * re-serialising); only for a body without a `store` key (a duplicate key would win). */
 export function withStoreFalse(body: Buffer): Buffer {
-  let at = 0;
-  while (at < body.length && body[at] !== 0x7b) at++; // past a BOM or whitespace, to "{"
-  const rest = body.subarray(at + 1);
-  const empty = rest.length < 16 && rest.toString("latin1").trim() === "}";
-  return Buffer.concat([Buffer.from(empty ? '{"store":false' : '{"store":false,'), rest]);
+  return spliceField(body, "store", "false");
 }
