@@ -5,10 +5,7 @@
 // converted route, go unsealed.
 
 import { editedItems, isSealed, noteForeign, openSignature, type PortableBody } from "../reasoning.js";
-import { SKIP_SIGNATURE } from "./wire.js";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
+import { isObject, SKIP_SIGNATURE, type JsonObject as Json } from "./wire.js";
 
 /** The body with its thought signatures fitted to Gemini; undefined when nothing changes. */
 export function portableContents(json: Json): PortableBody | undefined {

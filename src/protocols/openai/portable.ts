@@ -5,10 +5,10 @@
 // OpenAI's own, sealed on a converted route, go unsealed.
 
 import { editedItems, isSealed, noteForeign, openSignature, type PortableBody } from "../reasoning.js";
+import { isObject } from "./chat-common.js";
 import { REDACTED_PREFIX } from "./responses-common.js";
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** The body with its reasoning items fitted to OpenAI; undefined when nothing changes. */
 export function portableInput(json: Json): PortableBody | undefined {
