@@ -57,8 +57,9 @@ export interface PassthroughSpec {
   storedReference?(json: Record<string, unknown>): string | undefined;
   /** The body with signed reasoning other providers issued left out (and the gateway's seal
    * taken off the channel's own), named; undefined when the client's bytes can go as they
-   * are (reasoning.ts). */
-  portable?(raw: Buffer, json: Record<string, unknown>): PortableBody | undefined;
+   * are (reasoning.ts). A walk of the parsed body, which allocates nothing when nothing
+   * changes: cheaper than a text search of the raw bytes (a scan of the whole body). */
+  portable?(json: Record<string, unknown>): PortableBody | undefined;
   /** Upstream path and query. */
   path(req: PassRequest, upstreamModel: string): string;
   /** The upstream body: the client's bytes unless an edit is needed. `stripUsage`: the

@@ -3,7 +3,7 @@
 
 import type { ChannelProtocol } from "../runtime/types.js";
 import type { Block, CanonicalEvent, CanonicalRequest, Message, ReasoningEffort } from "./canonical.js";
-import type { Wire } from "./field-policy.js";
+import { noteDropped, type Wire } from "./field-policy.js";
 
 const budgets: Readonly<Record<ReasoningEffort, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
 
@@ -69,10 +69,7 @@ const signatureField: Readonly<Record<Wire, string>> = {
 export function portableReasoning(req: CanonicalRequest, from: Wire, target: Issuer): { request: CanonicalRequest; dropped: string[] } {
   const dropped: string[] = [];
   const unsealed = clientIssuer[from];
-  const name = (issuer: Issuer) => {
-    const n = `${signatureField[from]} (from ${issuer})`;
-    if (!dropped.includes(n)) dropped.push(n);
-  };
+  const name = (issuer: Issuer) => noteForeign(dropped, signatureField[from], issuer);
   const signed = (m: Message) => m.role === "assistant" && m.content.some(
     (b) => b.type === "thinking" ? b.signature !== undefined : b.type === "redacted_thinking");
   // Most requests carry no signed reasoning: they go as they are, nothing copied.
@@ -122,10 +119,9 @@ export interface PortableBody {
   readonly dropped: readonly string[];
 }
 
-/** Notes `field (from issuer)` in `dropped`, once. */
+/** Notes `field (from issuer)` in `dropped`, once (as every dropped field is: noteDropped). */
 export function noteForeign(dropped: string[], field: string, issuer: Issuer): void {
-  const name = `${field} (from ${issuer})`;
-  if (!dropped.includes(name)) dropped.push(name);
+  noteDropped(dropped, `${field} (from ${issuer})`);
 }
 
 /** A body's array member edited item by item (`edit`: the item, a replacement, or undefined

@@ -4,6 +4,7 @@
 // serving its own priced models, plus a capturing UsageSink. Each suite starts one.
 
 import assert from "node:assert/strict";
+import OpenAI from "openai";
 import {
   startFakeAnthropic, type FakeAnthropic, type Received as AReceived, type Script as AScript,
 } from "./fake-anthropic.js";
@@ -107,6 +108,11 @@ export interface WorldOptions {
   /** Groups and users instead of config()'s defaults (for tokens in other groups). */
   readonly groups?: Obj;
   readonly users?: Obj;
+}
+
+/** The openai SDK as a test's client of the world's gateway (the default token, no retries). */
+export function openaiClient(w: World): OpenAI {
+  return new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
 }
 
 export async function startWorld(opts: WorldOptions = {}): Promise<World> {

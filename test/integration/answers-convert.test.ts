@@ -10,7 +10,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, type GenerateContentResponse, type Part } from "@google/genai";
 import { fakePngBase64 } from "../helpers/fake-gemini.js";
-import { CANONICAL, M, startWorld, type ChannelName, type World } from "../helpers/protocol-world.js";
+import { CANONICAL, M, openaiClient, startWorld, type ChannelName, type World } from "../helpers/protocol-world.js";
 import { TOKEN } from "./support.js";
 
 const THOUGHT = "Erst denken 🤔: 2 × 21 = \"42\"\nok";
@@ -54,7 +54,7 @@ describe("answers convert whole: images and reasoning", () => {
 
   before(async () => {
     w = await startWorld();
-    openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    openai = openaiClient(w);
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
     genai = new GoogleGenAI({ apiKey: TOKEN, httpOptions: { baseUrl: w.gw.url } });
   });

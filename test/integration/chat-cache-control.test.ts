@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { anthropicFakeCacheUsage } from "../helpers/fake-anthropic.js";
 import { startFakeResponses, type FakeResponses } from "../helpers/fake-responses.js";
-import { CANONICAL, M, startWorld, type World } from "../helpers/protocol-world.js";
+import { CANONICAL, M, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, channel, rawRequest, TOKEN } from "./support.js";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
@@ -56,7 +56,7 @@ describe("chat-completions cache_control", () => {
   before(async () => {
     responses = await startFakeResponses({ keys: [CHANNEL_KEY] });
     w = await startWorld({ extraChannels: () => [channel("resp", responses.url, { protocol: "openai", models: [M.responses] })] });
-    client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    client = openaiClient(w);
   });
   after(async () => { await w?.close(); await responses?.close(); });
   beforeEach(() => w.reset());

@@ -8,8 +8,7 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { CANONICAL, M, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
-import { TOKEN } from "./support.js";
+import { CANONICAL, M, openaiClient, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -31,7 +30,7 @@ describe("legacy functions / function_call on chat-completions, converted", () =
 
   before(async () => {
     w = await startWorld();
-    client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    client = openaiClient(w);
   });
   after(async () => { await w?.close(); });
   beforeEach(() => w.reset());

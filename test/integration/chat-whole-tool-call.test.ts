@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { FinishReason, GoogleGenAI, type GenerateContentResponse } from "@google/genai";
 import OpenAI from "openai";
-import { CANONICAL, M, startWorld, weatherArgs, weatherSchema, type World } from "../helpers/protocol-world.js";
+import { CANONICAL, M, openaiClient, startWorld, weatherArgs, weatherSchema, type World } from "../helpers/protocol-world.js";
 import { TOKEN, channel } from "./support.js";
 
 /** A chat-channel model the responses route serves (converted). */
@@ -25,7 +25,7 @@ describe("a tool call streamed whole in one chunk (vLLM, Ollama), every converte
       extraModels: { [RC]: { endpoint: ["chat", "responses"], price: { input: 2, output: 8 } } },
       extraChannels: (u) => [channel("oa-rc", u.openai, { protocol: "openai", models: [RC] })],
     });
-    openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    openai = openaiClient(w);
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
     google = new GoogleGenAI({ apiKey: TOKEN, httpOptions: { baseUrl: w.gw.url } });
   });

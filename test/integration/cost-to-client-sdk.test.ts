@@ -11,7 +11,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import { startFakeResponses, type FakeResponses } from "../helpers/fake-responses.js";
-import { M, startWorld, type World } from "../helpers/protocol-world.js";
+import { M, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, channel } from "./support.js";
 
 /** A model the responses protocol reaches through the anthropic channel (converted). */
@@ -36,7 +36,7 @@ describe("the official SDKs read the cost", () => {
         channel("an-rc", u.anthropic, { protocol: "anthropic", models: [RESPONSES_CONVERTED] }),
       ],
     });
-    openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    openai = openaiClient(w);
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
     genai = new GoogleGenAI({ apiKey: TOKEN, httpOptions: { baseUrl: w.gw.url, retryOptions: { attempts: 1 } } });
   });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { fakePngBase64 } from "../helpers/fake-gemini.js";
-import { M, startWorld, type World } from "../helpers/protocol-world.js";
+import { M, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
 import { channel, rawRequest, TOKEN } from "./support.js";
 
 /** A Gemini image model priced for chat and responses clients. */
@@ -38,7 +38,7 @@ describe("images in model turns toward Gemini", () => {
         channel("an-all", u.anthropic, { protocol: "anthropic", models: [CLAUDE_EVERYWHERE] }),
       ],
     });
-    openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    openai = openaiClient(w);
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
   });
   after(async () => { await w?.close(); });

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { ApiError, FinishReason, GoogleGenAI, type GenerateContentResponse } from "@google/genai";
 import OpenAI from "openai";
 import { GEMINI_FAKE_COUNT } from "../helpers/fake-gemini.js";
-import { CANONICAL, M, TEXT, last, startWorld, type World } from "../helpers/protocol-world.js";
+import { CANONICAL, M, TEXT, last, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, rawRequest } from "./support.js";
 
 const usable = [M.openai, M.mixed, M.anthropic, M.gemini, M.geminiImage].sort();
@@ -187,7 +187,7 @@ describe("Google's GA path (/v1/models/{model}:{action})", () => {
     });
 
     test("GET /v1/models with a Bearer token: still OpenAI's list", async () => {
-      const client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+      const client = openaiClient(w);
       const ids: string[] = [];
       for await (const m of client.models.list()) ids.push(m.id);
       assert.deepEqual(ids.sort(), usable);
@@ -208,7 +208,7 @@ describe("Google's GA path (/v1/models/{model}:{action})", () => {
     });
 
     test("one model with a Bearer token: OpenAI's retrieve shape; with Anthropic's headers, Anthropic's", async () => {
-      const client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+      const client = openaiClient(w);
       const m = await client.models.retrieve(M.gemini);
       assert.equal(m.id, M.gemini);
       assert.equal(m.object, "model");

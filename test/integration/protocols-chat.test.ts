@@ -10,7 +10,7 @@ import fc from "fast-check";
 import OpenAI from "openai";
 import { fakeUsage } from "../helpers/fake-openai.js";
 import {
-  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, splitCost, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
+  ANTHROPIC_UPSTREAM_MODEL, CANONICAL, M, TEXT, last, splitCost, openaiClient, startWorld, weatherArgs, weatherSchema, type ChannelName, type World,
 } from "../helpers/protocol-world.js";
 import { TOKEN } from "./support.js";
 
@@ -48,7 +48,7 @@ describe("chat-completions in, every channel protocol", () => {
 
   before(async () => {
     w = await startWorld();
-    client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    client = openaiClient(w);
   });
   after(async () => { await w?.close(); });
   beforeEach(() => w.reset());

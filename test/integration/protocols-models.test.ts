@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
-import { M, startWorld, type World } from "../helpers/protocol-world.js";
+import { M, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
 import { TOKEN, rawRequest, token } from "./support.js";
 
 /** A token allowed only the Claude-style models. */
@@ -25,7 +25,7 @@ describe("model lists in three shapes", () => {
   after(async () => { await w?.close(); });
 
   test("openai SDK: models.list() with Bearer", async () => {
-    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    const client = openaiClient(w);
     const list: OpenAI.Models.Model[] = [];
     for await (const m of client.models.list()) list.push(m);
     assert.deepEqual(list.map((m) => m.id).sort(), usable);

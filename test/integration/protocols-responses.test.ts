@@ -7,8 +7,8 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { startFakeResponses, responsesFakeUsage, type FakeResponses, type Script } from "../helpers/fake-responses.js";
-import { M, last, splitCost, startWorld, type World } from "../helpers/protocol-world.js";
-import { CHANNEL_KEY, TOKEN, channel } from "./support.js";
+import { M, last, splitCost, openaiClient, startWorld, type World } from "../helpers/protocol-world.js";
+import { CHANNEL_KEY, channel } from "./support.js";
 
 /** responsesFakeUsage normalised: input 20 incl. 4 cached, output 8 incl. 3 reasoning. */
 const canonical = { input: 16, cacheRead: 4, cacheWrite: 0, output: 8, reasoning: 3 };
@@ -26,7 +26,7 @@ describe("responses protocol", () => {
     w = await startWorld({
       extraChannels: () => [channel("resp", fake.url, { protocol: "openai", models: [M.responses] })],
     });
-    client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    client = openaiClient(w);
   });
   after(async () => {
     await w?.close();

@@ -12,9 +12,9 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import type { ResponseInputItem, ResponseStreamEvent, Response as OResponse } from "openai/resources/responses/responses";
 import { formatNano } from "../../src/billing/cost.js";
-import { M, TEXT, splitCost, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
+import { M, TEXT, splitCost, openaiClient, startWorld, weatherArgs, weatherSchema, type ChannelName, type World } from "../helpers/protocol-world.js";
 import { fakePngBase64 } from "../helpers/fake-gemini.js";
-import { TOKEN, channel } from "./support.js";
+import { channel } from "./support.js";
 
 /** One model per channel protocol, priced for chat and responses. */
 const RC: Record<ChannelName, string> = { openai: "rc-gpt-4.1", anthropic: "rc-claude-sonnet", gemini: "rc-gemini-flash" };
@@ -61,7 +61,7 @@ describe("responses in, converted to every channel protocol", () => {
         channel("gm-rc", u.gemini, { protocol: "gemini", models: [RC.gemini] }),
       ],
     });
-    client = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    client = openaiClient(w);
   });
   after(async () => { await w?.close(); });
   beforeEach(() => w.reset());

@@ -11,7 +11,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, type GenerateContentResponse } from "@google/genai";
 import OpenAI from "openai";
 import { startFakeResponses, responsesFakeUsage, type FakeResponses, type Script } from "../helpers/fake-responses.js";
-import { M, TEXT, last, startWorld, weatherArgs, weatherSchema, type World } from "../helpers/protocol-world.js";
+import { M, TEXT, last, openaiClient, startWorld, weatherArgs, weatherSchema, type World } from "../helpers/protocol-world.js";
 import { CHANNEL_KEY, TOKEN, channel, rawRequest } from "./support.js";
 
 /** responsesFakeUsage normalised: input 20 incl. 4 cached, output 8 incl. 3 reasoning. */
@@ -36,7 +36,7 @@ describe("responses protocol out: chat, messages and generate-content clients on
     w = await startWorld({
       extraChannels: () => [channel("resp", fake.url, { protocol: "openai", models: [M.responses] })],
     });
-    openai = new OpenAI({ apiKey: TOKEN, baseURL: `${w.gw.url}/v1`, maxRetries: 0 });
+    openai = openaiClient(w);
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: w.gw.url, maxRetries: 0 });
     gemini = new GoogleGenAI({ apiKey: TOKEN, httpOptions: { baseUrl: w.gw.url } });
   });

@@ -12,6 +12,9 @@ const TOOL_USE = keys("id", "name", "input", "caller", "toolset_name");
 const TOOL_RESULT = keys("tool_use_id", "content", "is_error");
 const THINKING = new Set(["type", "thinking", "signature"]);
 const REDACTED = new Set(["type", "data"]);
+const TOOL_REFERENCE = keys("tool_name");
+const BASE64_SOURCE = new Set(["type", "media_type", "data"]);
+const URL_SOURCE = new Set(["type", "url"]);
 /** Blocks of server tools Anthropic ran: server_tool_use, web_search_tool_result, … */
 const SERVER_TOOL_BLOCK = /^(server_tool_use|mcp_tool_use|mcp_tool_result|[a-z_]+_tool_result)$/;
 
@@ -29,11 +32,11 @@ function text(o: Json, field: string, dropped: string[]): TextBlock {
 function imageSource(v: unknown, field: string, dropped: string[]): ImageSource {
   const s = object(v, field);
   if (s.type === "base64") {
-    onlyKeys(s, new Set(["type", "media_type", "data"]), field, dropped);
+    onlyKeys(s, BASE64_SOURCE, field, dropped);
     return { kind: "base64", mediaType: string(s.media_type, `${field}.media_type`), data: string(s.data, `${field}.data`) };
   }
   if (s.type === "url") {
-    onlyKeys(s, new Set(["type", "url"]), field, dropped);
+    onlyKeys(s, URL_SOURCE, field, dropped);
     return { kind: "url", url: string(s.url, `${field}.url`) };
   }
   return invalid(`${field}.type`, `image source type ${JSON.stringify(s.type)} is not supported (use base64 or url)`);
@@ -56,7 +59,7 @@ function resultContent(v: unknown, field: string, dropped: string[]): (TextBlock
     if (o.type === "text") return text(o, `${field}[${i}]`, dropped);
     if (o.type === "image") return image(o, `${field}[${i}]`, dropped);
     if (o.type === "tool_reference") {
-      onlyKeys(o, new Set(["type", "tool_name", "cache_control"]), `${field}[${i}]`, dropped);
+      onlyKeys(o, TOOL_REFERENCE, `${field}[${i}]`, dropped);
       return { type: "text", text: `Tool loaded: ${string(o.tool_name, `${field}[${i}].tool_name`)}` };
     }
     return invalid(`${field}[${i}].type`, `block type ${JSON.stringify(o.type)} is not supported in a tool result`);

@@ -4,14 +4,13 @@
 // signature it did not issue; Anthropic's own, sealed on a converted route, go unsealed.
 
 import { editedItems, isSealed, noteForeign, openSignature, type PortableBody } from "../reasoning.js";
+import { isObject, type Json } from "./fields.js";
 
-type Json = Record<string, unknown>;
 const UNSIGNED = "thinking (unsigned)";
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** The body with its reasoning fitted to Anthropic; undefined when nothing changes. */
-export function portableMessages(raw: Buffer, json: Json): PortableBody | undefined {
-  if (!Array.isArray(json.messages) || !raw.includes("thinking")) return undefined;
+export function portableMessages(json: Json): PortableBody | undefined {
+  if (!Array.isArray(json.messages)) return undefined;
   const dropped: string[] = [];
   const block = (b: unknown): unknown => {
     if (!isObject(b)) return b;

@@ -5,14 +5,11 @@
 // converted route, go unsealed.
 
 import { editedItems, isSealed, noteForeign, openSignature, type PortableBody } from "../reasoning.js";
-import { SKIP_SIGNATURE } from "./wire.js";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
+import { isObject, SKIP_SIGNATURE, type JsonObject as Json } from "./wire.js";
 
 /** The body with its thought signatures fitted to Gemini; undefined when nothing changes. */
-export function portableContents(raw: Buffer, json: Json): PortableBody | undefined {
-  if (!Array.isArray(json.contents) || !raw.includes("gw:")) return undefined;
+export function portableContents(json: Json): PortableBody | undefined {
+  if (!Array.isArray(json.contents)) return undefined;
   const dropped: string[] = [];
   const part = (p: unknown): unknown => {
     if (!isObject(p) || typeof p.thoughtSignature !== "string" || !isSealed(p.thoughtSignature)) return p;

@@ -3,12 +3,10 @@
 // no tenant created one through it: a request naming one is refused as unknown. (A fileUri
 // elsewhere, e.g. a public video URL, is the client's own.)
 
+import { isObject } from "./wire.js";
+
 /** A Files API file: `files/<id>`, bare or under the API's host. */
 const filesApiUri = /^(?:https:\/\/generativelanguage\.googleapis\.com\/[^/]+\/)?files\/[^/?#]+$/;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The first stored object the request names, described; undefined when none. */
 export function generateStoredReference(json: Record<string, unknown>): string | undefined {

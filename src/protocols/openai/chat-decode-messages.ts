@@ -19,10 +19,17 @@ const userKeys = new Set(["role", "content", "name", "cache_control"]);
 const assistantKeys = new Set(["role", "content", "name", "tool_calls", "refusal", "reasoning_content", "audio", "function_call", "images", "cache_control"]);
 const toolKeys = new Set(["role", "content", "tool_call_id", "cache_control"]);
 const functionKeys = new Set(["role", "content", "name"]);
-const partCacheKeys = ["prompt_cache_breakpoint", "cache_control"];
 const ttls = new Set(["5m", "1h"]);
 // `detail` is a resolution hint the other protocols choose for themselves.
 const imageUrlKeys = new Set(["url", "detail"]);
+// Key sets checked per part and per call, built once.
+const partCacheKeys = ["prompt_cache_breakpoint", "cache_control"];
+const imagePartKeys = new Set(["type", "image_url", ...partCacheKeys]);
+const textPartKeys = new Set(["type", "text", ...partCacheKeys]);
+const refusalPartKeys = new Set(["type", "refusal", ...partCacheKeys]);
+const cacheControlKeys = new Set(["type", "ttl"]);
+const toolCallKeys = new Set(["id", "type", "function"]);
+const toolCallFunctionKeys = new Set(["name", "arguments"]);
 
 const dataUrl = /^data:([^;,]+);base64,(.*)$/s;
 
@@ -43,7 +50,7 @@ function noteName(names: CacheNames, name: string): void {
 function cacheControl(v: unknown, where: string, dropped: string[]): CacheHint | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v) || v.type !== "ephemeral") throw invalid(`${where}.cache_control must be {"type":"ephemeral"}.`);
-  onlyKnown(v, new Set(["type", "ttl"]), `${where}.cache_control`, dropped);
+  onlyKnown(v, cacheControlKeys, `${where}.cache_control`, dropped);
   if (v.ttl === undefined || v.ttl === null) return { type: "ephemeral" };
   if (typeof v.ttl !== "string" || !ttls.has(v.ttl)) throw invalid(`${where}.cache_control.ttl must be "5m" or "1h".`);
   return { type: "ephemeral", ttl: v.ttl };
@@ -102,12 +109,12 @@ function contentParts(content: unknown, where: string, allowed: ReadonlySet<stri
     if (!isObject(part) || typeof part.type !== "string") throw invalid(`${at} must be a content part with a type.`);
     if (!allowed.has(part.type)) throw invalid(`${at}.type "${part.type}" cannot be converted to the channel's protocol.`);
     if (part.type === "image_url") {
-      onlyKnown(part, new Set(["type", "image_url", ...partCacheKeys]), at, dropped);
+      onlyKnown(part, imagePartKeys, at, dropped);
       out.push(imageBlock(part, at, names, dropped));
       return;
     }
     const field = part.type === "refusal" ? "refusal" : "text";
-    onlyKnown(part, new Set(["type", field, ...partCacheKeys]), at, dropped);
+    onlyKnown(part, field === "refusal" ? refusalPartKeys : textPartKeys, at, dropped);
     if (typeof part[field] !== "string") throw invalid(`${at}.${field} must be a string.`);
     if (part[field] !== "") out.push(textBlock(part[field] as string, cacheOf(part, at, names, dropped)));
   });
@@ -145,11 +152,11 @@ function assistantBlocks(m: Record<string, unknown>, i: number, names: Map<strin
 function toolUse(tc: unknown, at: string, names: Map<string, string>, dropped: string[]): ToolUseBlock {
   if (!isObject(tc)) throw invalid(`${at} must be an object.`);
   if (tc.type !== "function") throw invalid(`${at}.type must be "function"; other tool call types cannot be converted.`);
-  onlyKnown(tc, new Set(["id", "type", "function"]), at, dropped);
+  onlyKnown(tc, toolCallKeys, at, dropped);
   const fn = tc.function;
   if (typeof tc.id !== "string" || tc.id === "") throw invalid(`${at}.id must be a non-empty string.`);
   if (!isObject(fn) || typeof fn.name !== "string") throw invalid(`${at}.function.name must be a string.`);
-  onlyKnown(fn, new Set(["name", "arguments"]), `${at}.function`, dropped);
+  onlyKnown(fn, toolCallFunctionKeys, `${at}.function`, dropped);
   const input = parseArguments(typeof fn.arguments === "string" ? fn.arguments : "");
   if (!input) throw invalid(`${at}.function.arguments must be a JSON object.`);
   names.set(tc.id, fn.name);

@@ -5,14 +5,14 @@
 // OpenAI's own, sealed on a converted route, go unsealed.
 
 import { editedItems, isSealed, noteForeign, openSignature, type PortableBody } from "../reasoning.js";
+import { isObject } from "./chat-common.js";
 import { REDACTED_PREFIX } from "./responses-common.js";
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** The body with its reasoning items fitted to OpenAI; undefined when nothing changes. */
-export function portableInput(raw: Buffer, json: Json): PortableBody | undefined {
-  if (!Array.isArray(json.input) || !raw.includes("encrypted_content")) return undefined;
+export function portableInput(json: Json): PortableBody | undefined {
+  if (!Array.isArray(json.input)) return undefined;
   const dropped: string[] = [];
   const input = editedItems(json.input, (item) => {
     if (!isObject(item) || item.type !== "reasoning" || typeof item.encrypted_content !== "string") return item;

@@ -45,6 +45,14 @@ const HOSTED_CALL_ITEMS = new Set(["web_search_call", "file_search_call", "image
 const functionToolKeys = new Set(["type", "name", "description", "parameters", "strict"]);
 
 const dataUrl = /^data:([^;,]+);base64,(.*)$/s;
+// Key sets checked per input item and per part, built once.
+const imagePartKeys = new Set(["type", "image_url", "file_id", "detail"]);
+const textPartKeys = new Set(["type", "text", "annotations", "logprobs", "parsed"]);
+const refusalPartKeys = new Set(["type", "refusal", "annotations", "logprobs", "parsed"]);
+const functionCallKeys = new Set(["type", "call_id", "name", "arguments", "id", "status", "namespace", "caller", "parsed_arguments"]);
+const callOutputKeys = new Set(["type", "call_id", "output", "id", "status", "caller"]);
+const reasoningItemKeys = new Set(["type", "id", "summary", "content", "encrypted_content", "status"]);
+const imageCallKeys = new Set(["type", "id", "status", "result", "output_format", "revised_prompt", "background", "quality", "size"]);
 
 
 /** What the top-level fields ask for beyond what is carried: dropped hints, or a 400. */
@@ -103,7 +111,7 @@ class Conversation {
 
 function imageBlock(part: Record<string, unknown>, at: string, dropped: string[]): ImageBlock {
   // detail is a resolution hint the other protocols choose for themselves.
-  onlyKnown(part, new Set(["type", "image_url", "file_id", "detail"]), at, dropped);
+  onlyKnown(part, imagePartKeys, at, dropped);
   if (part.file_id != null) {
     throw invalid(`${at}.file_id cannot be used with this model: OpenAI file ids cannot be read by its channel; send image_url (a data: or http(s) URL).`);
   }
@@ -126,7 +134,7 @@ function contentPart(part: unknown, at: string, allowed: ReadonlySet<string>, dr
   const field = part.type === "refusal" ? "refusal" : "text";
   // annotations and logprobs of an earlier answer are the client's copy, `parsed` the openai
   // SDK's parse of the text; the text is what counts.
-  onlyKnown(part, new Set(["type", field, "annotations", "logprobs", "parsed"]), at, dropped);
+  onlyKnown(part, field === "refusal" ? refusalPartKeys : textPartKeys, at, dropped);
   if (typeof part[field] !== "string") throw invalid(`${at}.${field} must be a string.`);
   return part[field] === "" ? undefined : { type: "text", text: part[field] as string };
 }
@@ -173,7 +181,7 @@ function messageItem(item: Record<string, unknown>, at: string, conv: Conversati
 function functionCallItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
   // namespace groups tools OpenAI-side; caller says who made the call; neither changes it.
   // parsed_arguments is the openai SDK's parse of `arguments` (finalResponse()), sent back as is.
-  onlyKnown(item, new Set(["type", "call_id", "name", "arguments", "id", "status", "namespace", "caller", "parsed_arguments"]), at, conv.dropped);
+  onlyKnown(item, functionCallKeys, at, conv.dropped);
   if (typeof item.call_id !== "string" || item.call_id === "") throw invalid(`${at}.call_id must be a non-empty string.`);
   if (typeof item.name !== "string" || item.name === "") throw invalid(`${at}.name must be a non-empty string.`);
   if (typeof item.arguments !== "string") throw invalid(`${at}.arguments must be a string (JSON text).`);
@@ -186,7 +194,7 @@ function functionCallItem(item: Record<string, unknown>, at: string, conv: Conve
 const outputParts = new Set(["input_text", "input_image"]);
 
 function functionCallOutputItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "call_id", "output", "id", "status", "caller"]), at, conv.dropped);
+  onlyKnown(item, callOutputKeys, at, conv.dropped);
   if (typeof item.call_id !== "string" || item.call_id === "") throw invalid(`${at}.call_id must be a non-empty string.`);
   if (item.output === undefined || item.output === null) throw invalid(`${at}.output is required.`);
   const content = contentBlocks(item.output, at, outputParts, conv.dropped, "output");
@@ -201,7 +209,7 @@ function functionCallOutputItem(item: Record<string, unknown>, at: string, conv:
  * encrypted_content (or redacted data). Reasoning text (`content`) is OpenAI's own and
  * never leaves it; items from OpenAI carry ciphertext no other channel can read. */
 function reasoningItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "id", "summary", "content", "encrypted_content", "status"]), at, conv.dropped);
+  onlyKnown(item, reasoningItemKeys, at, conv.dropped);
   if (!Array.isArray(item.summary)) throw invalid(`${at}.summary must be an array.`);
   let text = "";
   item.summary.forEach((s: unknown, i) => {
@@ -222,7 +230,7 @@ const base64Formats: readonly [string, string][] = [["iVBOR", "image/png"], ["/9
  * sent back with the history: an image in the model's turn, which the target keeps or drops
  * (field-policy.ts). Without a result (an in-progress call) there is nothing to keep. */
 function imageGenerationItem(item: Record<string, unknown>, at: string, conv: Conversation): void {
-  onlyKnown(item, new Set(["type", "id", "status", "result", "output_format", "revised_prompt", "background", "quality", "size"]), at, conv.dropped);
+  onlyKnown(item, imageCallKeys, at, conv.dropped);
   const data = optString(item, "result", `${at}.`);
   if (data === undefined || data === "") return;
   const format = typeof item.output_format === "string" ? `image/${item.output_format === "jpg" ? "jpeg" : item.output_format}` : undefined;

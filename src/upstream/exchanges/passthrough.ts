@@ -29,7 +29,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   const stored = spec.storedReference?.(input.json);
   if (stored !== undefined) throw new GatewayError(errors.notFound, `No ${stored} was created through this gateway by this account.`);
   // Signed reasoning only its issuer may see (reasoning.ts): the one edit made for it.
-  const portable = spec.portable?.(input.body, input.json);
+  const portable = spec.portable?.(input.json);
   const req: PassRequest = {
     raw: portable ? Buffer.from(JSON.stringify(portable.json)) : input.body, json: portable?.json ?? input.json,
     pathModel: input.pathModel, pathAction: input.pathAction, apiVersion: input.apiVersion, query: forwardedQuery(input.query, spec.query),
