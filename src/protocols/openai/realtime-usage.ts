@@ -1,10 +1,11 @@
 // Usage of a realtime session, from the two server events that report it: `response.done`
-// (the usage of every OpenAI API under realtime's names: input_tokens include cached ones,
-// details are singular, input_token_details) and
-// `conversation.item.input_audio_transcription.completed` (a transcription model's tokens,
-// or for a duration-billed one the seconds of audio).
+// (OpenAI usage under realtime's names: details are singular, input_token_details) and
+// `conversation.item.input_audio_transcription.completed` (a transcription model's tokens, in
+// the usage object /v1/audio/transcriptions answers with, or for a duration-billed one the
+// seconds of audio).
 
 import { emptyUsage, type Usage } from "../usage.js";
+import { normalizeResponsesUsage } from "./responses-usage.js";
 import { readOpenAIUsage, type UsageFields } from "./usage.js";
 
 /** The names realtime events report usage under. */
@@ -25,17 +26,19 @@ export interface ReportedUsage {
 
 /** The usage a usage-bearing event reports, or undefined when it carries none. */
 export function reportedUsage(type: string, event: Record<string, unknown>): ReportedUsage | undefined {
-  if (type === "response.done") return reportedTokens((event.response as { usage?: unknown } | null | undefined)?.usage);
+  if (type === "response.done") {
+    return tokensOnly(readOpenAIUsage((event.response as { usage?: unknown } | null | undefined)?.usage, realtimeUsageFields));
+  }
   const u = event.usage as TranscriptionUsage | null | undefined;
   if (u?.type === "duration") {
     const seconds = typeof u.seconds === "number" && Number.isFinite(u.seconds) && u.seconds > 0 ? u.seconds : 0;
     return { usage: emptyUsage(), seconds };
   }
-  return reportedTokens(u);
+  // The same reader as the transcription route's (media-passthrough.ts).
+  return tokensOnly(normalizeResponsesUsage(u));
 }
 
-/** A usage object's tokens (no seconds), or undefined when there is none. */
-function reportedTokens(raw: unknown): ReportedUsage | undefined {
-  const usage = readOpenAIUsage(raw, realtimeUsageFields);
+/** Token usage without seconds of audio; undefined when there is none. */
+function tokensOnly(usage: Usage | undefined): ReportedUsage | undefined {
   return usage && { usage, seconds: 0 };
 }
