@@ -213,7 +213,8 @@ const rule = (field: string, fate: ClientRule["fate"], why = "", applies?: Clien
   ({ field, fate, why, ...(applies && { applies, when }) });
 const above = (n: number) => (v: unknown) => typeof v === "number" && v > n;
 const isTrue = (v: unknown) => v === true;
-/** Fields dropped toward every target, each with why it may go. */
+/** Plain drops (toward every other protocol), as one record of field → why: the order of the
+ * record is the order of the table. */
 const drops = (why: Readonly<Record<string, string>>): ClientRule[] =>
   Object.entries(why).map(([field, reason]) => rule(field, "drop", reason));
 
