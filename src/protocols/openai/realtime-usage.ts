@@ -1,15 +1,18 @@
 // Usage of a realtime session, from the two server events that report it: `response.done`
-// (input_tokens include cached ones; details are singular: input_token_details) and
-// `conversation.item.input_audio_transcription.completed` (a transcription model's tokens,
-// or for a duration-billed one the seconds of audio).
+// (OpenAI usage under realtime's names: details are singular, input_token_details) and
+// `conversation.item.input_audio_transcription.completed` (a transcription model's tokens, in
+// the usage object /v1/audio/transcriptions answers with, or for a duration-billed one the
+// seconds of audio).
 
-import { emptyUsage, tokenCount, type Usage } from "../usage.js";
+import { emptyUsage, type Usage } from "../usage.js";
+import { normalizeResponsesUsage } from "./responses-usage.js";
+import { readOpenAIUsage, type UsageFields } from "./usage.js";
 
-interface ResponseUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  input_token_details?: { cached_tokens?: number } | null;
-}
+/** The names realtime events report usage under. */
+export const realtimeUsageFields: UsageFields = Object.freeze({
+  input: "input_tokens", output: "output_tokens",
+  inputDetails: "input_token_details", outputDetails: "output_token_details",
+});
 
 type TranscriptionUsage =
   | { type?: "tokens"; input_tokens?: number; output_tokens?: number }
@@ -21,32 +24,21 @@ export interface ReportedUsage {
   readonly seconds: number;
 }
 
-/** Adds one `response.done` event's usage to `total`; false when the event has none. */
-export function addRealtimeUsage(total: Usage, event: unknown): boolean {
-  const u = (event as { response?: { usage?: ResponseUsage } } | null)?.response?.usage;
-  if (!u || typeof u !== "object") return false;
-  const input = tokenCount(u.input_tokens);
-  const cached = Math.min(tokenCount(u.input_token_details?.cached_tokens), input);
-  total.input += input - cached;
-  total.cacheRead += cached;
-  total.output += tokenCount(u.output_tokens);
-  return true;
-}
-
 /** The usage a usage-bearing event reports, or undefined when it carries none. */
 export function reportedUsage(type: string, event: Record<string, unknown>): ReportedUsage | undefined {
   if (type === "response.done") {
-    const usage = emptyUsage();
-    return addRealtimeUsage(usage, event) ? { usage, seconds: 0 } : undefined;
+    return tokensOnly(readOpenAIUsage((event.response as { usage?: unknown } | null | undefined)?.usage, realtimeUsageFields));
   }
-  const u = event.usage as TranscriptionUsage | undefined;
-  if (!u || typeof u !== "object") return undefined;
-  if (u.type === "duration") {
+  const u = event.usage as TranscriptionUsage | null | undefined;
+  if (u?.type === "duration") {
     const seconds = typeof u.seconds === "number" && Number.isFinite(u.seconds) && u.seconds > 0 ? u.seconds : 0;
     return { usage: emptyUsage(), seconds };
   }
-  const usage = emptyUsage();
-  usage.input = tokenCount(u.input_tokens);
-  usage.output = tokenCount(u.output_tokens);
-  return { usage, seconds: 0 };
+  // The same reader as the transcription route's (media-passthrough.ts).
+  return tokensOnly(normalizeResponsesUsage(u));
+}
+
+/** Token usage without seconds of audio; undefined when there is none. */
+function tokensOnly(usage: Usage | undefined): ReportedUsage | undefined {
+  return usage && { usage, seconds: 0 };
 }

@@ -1,31 +1,19 @@
-// Usage of the responses protocol. `input_tokens` includes cached (and cache-write) tokens
-// and `output_tokens` includes reasoning; the stream reports it on `response.completed`.
+// Usage of the responses protocol: its names for the one OpenAI usage reader (usage.ts), the
+// hosted tools its output ran, and its stream, which reports usage on `response.completed`.
 
 import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
-import { someToolCalls, tokenCount, type ToolCalls, type Usage } from "../usage.js";
+import { someToolCalls, type ToolCalls, type Usage } from "../usage.js";
+import { readOpenAIUsage, type UsageFields } from "./usage.js";
 
-interface ResponsesUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
-  output_tokens_details?: { reasoning_tokens?: number } | null;
-}
+/** The names the responses API (and the media routes that report its usage) uses. */
+export const responsesUsageFields: UsageFields = Object.freeze({
+  input: "input_tokens", output: "output_tokens",
+  inputDetails: "input_tokens_details", outputDetails: "output_tokens_details",
+});
 
 /** Normalises a responses `usage` object; undefined when there is none. */
 export function normalizeResponsesUsage(raw: unknown): Usage | undefined {
-  if (!raw || typeof raw !== "object") return undefined;
-  const u = raw as ResponsesUsage;
-  const input = tokenCount(u.input_tokens);
-  const cached = Math.min(tokenCount(u.input_tokens_details?.cached_tokens), input);
-  const written = Math.min(tokenCount(u.input_tokens_details?.cache_write_tokens), input - cached);
-  const output = tokenCount(u.output_tokens);
-  return {
-    input: input - cached - written,
-    cacheRead: cached,
-    cacheWrite: written,
-    output,
-    reasoning: Math.min(tokenCount(u.output_tokens_details?.reasoning_tokens), output),
-  };
+  return readOpenAIUsage(raw, responsesUsageFields);
 }
 
 /** Output item types of the hosted tools OpenAI bills per call. */
