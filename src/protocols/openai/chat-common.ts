@@ -4,7 +4,7 @@
 import { dropUnknownKeys } from "../field-policy.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { StopReason } from "../canonical.js";
+import type { Reasoning, StopReason } from "../canonical.js";
 import type { Usage } from "../usage.js";
 
 /** A chat-completions finish reason. */
@@ -108,4 +108,14 @@ export function parseArguments(text: string): Record<string, unknown> | undefine
 /** A protocol-style id when the canonical one is missing. */
 export function chatId(id: string | undefined): string {
   return id && id.length > 0 ? id : `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/** A reasoning effort as OpenAI's APIs name it (chat's `reasoning_effort`, responses'
+ * `reasoning.effort`): none is no reasoning; xhigh and max are the highest level every
+ * protocol knows. `field` names it in the 400. */
+export function reasoningEffort(v: unknown, field: string): Reasoning | undefined {
+  if (v === undefined || v === null || v === "none") return undefined;
+  if (v === "minimal" || v === "low" || v === "medium" || v === "high") return { effort: v };
+  if (v === "xhigh" || v === "max") return { effort: "high" };
+  throw invalid(`${field} must be one of none, minimal, low, medium, high, xhigh, max.`);
 }

@@ -4,9 +4,9 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { CanonicalRequest, Reasoning, Tool, ToolChoice } from "../canonical.js";
+import type { CanonicalRequest, Tool, ToolChoice } from "../canonical.js";
 import { screenKeys, TOP } from "../field-policy.js";
-import { invalid, isObject, onlyKnown, optInt, optNumber, optString } from "./chat-common.js";
+import { invalid, isObject, onlyKnown, optInt, optNumber, optString, reasoningEffort } from "./chat-common.js";
 import { decodeMessages } from "./chat-decode-messages.js";
 import { decodeFunctionCall, decodeFunctions } from "./chat-legacy-functions.js";
 
@@ -41,12 +41,6 @@ function decodeToolChoice(v: unknown): ToolChoice | undefined {
   throw invalid('tool_choice must be "auto", "none", "required" or {"type":"function","function":{"name":…}}.');
 }
 
-function decodeReasoning(v: unknown): Reasoning | undefined {
-  if (v === undefined || v === null || v === "none") return undefined; // none: no reasoning asked for
-  if (v === "minimal" || v === "low" || v === "medium" || v === "high") return { effort: v };
-  if (v === "xhigh" || v === "max") return { effort: "high" }; // the highest level every protocol knows
-  throw invalid("reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
-}
 
 function decodeResponseFormat(v: unknown, dropped: string[]): CanonicalRequest["responseFormat"] {
   if (v === undefined || v === null) return undefined;
@@ -113,7 +107,7 @@ export function decodeChatRequest(json: Record<string, unknown>): CanonicalReque
     toolChoice: functionChoice ?? decodeToolChoice(json.tool_choice),
     legacyFunctions: functions ? true : undefined,
     parallelToolCalls: typeof json.parallel_tool_calls === "boolean" ? json.parallel_tool_calls : undefined,
-    reasoning: decodeReasoning(json.reasoning_effort),
+    reasoning: reasoningEffort(json.reasoning_effort, "reasoning_effort"),
     stream,
     streamUsage: stream && isObject(opts) && opts.include_usage === true ? true : undefined,
     // safety_identifier replaced `user`; both identify the end user for abuse tracking.

@@ -14,7 +14,7 @@ import type {
 import {
   clientRule, dropUnknownKeys as onlyKnown, forcedHostedRefusal, hostedToolName, noteDropped, noteUnknown, screenKeys, TOP,
 } from "../field-policy.js";
-import { invalid, isObject, optInt, optNumber, optString, parseArguments } from "./chat-common.js";
+import { invalid, isObject, optInt, optNumber, optString, parseArguments, reasoningEffort } from "./chat-common.js";
 import { reasoningBlockOf } from "./responses-common.js";
 
 /** Fields read here with their own messages; the others are screened by field-policy.ts's
@@ -339,11 +339,7 @@ function decodeReasoning(v: unknown, dropped: string[]): Reasoning | undefined {
   if (!isObject(v)) throw invalid("reasoning must be an object.");
   // summary / generate_summary: thinking the channel returns is given as the summary either way.
   onlyKnown(v, new Set(["effort", "summary", "generate_summary"]), "reasoning", dropped);
-  const e = v.effort;
-  if (e === undefined || e === null || e === "none") return undefined; // none: no reasoning asked for
-  if (e === "minimal" || e === "low" || e === "medium" || e === "high") return { effort: e };
-  if (e === "xhigh" || e === "max") return { effort: "high" }; // the highest level every protocol knows
-  throw invalid("reasoning.effort must be one of none, minimal, low, medium, high, xhigh.");
+  return reasoningEffort(v.effort, "reasoning.effort");
 }
 
 function decodeText(v: unknown, dropped: string[]): CanonicalRequest["responseFormat"] {
