@@ -4,10 +4,10 @@
 
 import type { SseEvent, StreamDecoder } from "../adapter.js";
 import type { CanonicalEvent, StopReason } from "../canonical.js";
-import { emptyUsage, tokenCount, type Usage } from "../usage.js";
+import { emptyUsage, type Usage } from "../usage.js";
 import { isObject, type Json } from "./fields.js";
 import { imageBlockIn, stopReasonIn } from "./response.js";
-import { normalizeAnthropicUsage } from "./usage.js";
+import { mergeReportedUsage, normalizeAnthropicUsage } from "./usage.js";
 
 /** HTTP status for a stream `error` event's type. overloaded_error is 529 on the wire, a
  * status only this vendor uses; 503 tells every client to back off and retry. */
@@ -29,6 +29,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
   #open = new Set<number>();
   #next = 0;
   #usage: Usage = emptyUsage();
+  /** The usage fields reported so far (message_start's, updated by each message_delta). */
+  readonly #reported: Record<string, unknown> = {};
   #stop?: StopReason;
   #stopSequence?: string;
 
@@ -80,7 +82,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
     if (this.#started) return [];
     this.#started = true;
     const m = isObject(d.message) ? d.message : {};
-    this.#usage = normalizeAnthropicUsage(m.usage) ?? emptyUsage();
+    mergeReportedUsage(this.#reported, m.usage);
+    this.#usage = normalizeAnthropicUsage(this.#reported) ?? emptyUsage();
     return [{ type: "message_start", id: String(m.id ?? ""), model: String(m.model ?? ""), usage: { ...this.#usage } }];
   }
 
@@ -151,22 +154,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const x = isObject(d.delta) ? d.delta : {};
     if (x.stop_reason != null) this.#stop = stopReasonIn(x.stop_reason);
     if (typeof x.stop_sequence === "string") this.#stopSequence = x.stop_sequence;
-    const u = isObject(d.usage) ? d.usage : {};
-    const next = { ...this.#usage };
-    if (u.input_tokens != null) next.input = tokenCount(u.input_tokens);
-    if (u.cache_read_input_tokens != null) next.cacheRead = tokenCount(u.cache_read_input_tokens);
-    if (u.cache_creation_input_tokens != null) next.cacheWrite = tokenCount(u.cache_creation_input_tokens);
-    if (u.output_tokens != null) next.output = tokenCount(u.output_tokens);
-    const details = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
-    if (details.thinking_tokens != null) next.reasoning = tokenCount(details.thinking_tokens);
-    next.reasoning = Math.min(next.reasoning, next.output);
-    // Server tool counts are cumulative like output_tokens: the latest report stands.
-    if (isObject(u.server_tool_use)) {
-      const tools = normalizeAnthropicUsage({ server_tool_use: u.server_tool_use })?.toolCalls;
-      if (tools) next.toolCalls = tools;
-      else delete next.toolCalls;
-    }
-    this.#usage = next;
+    if (!isObject(d.usage)) return;
+    mergeReportedUsage(this.#reported, d.usage);
+    this.#usage = normalizeAnthropicUsage(this.#reported) ?? emptyUsage();
   }
 
   #finish(): CanonicalEvent[] {

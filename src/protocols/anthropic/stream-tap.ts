@@ -2,7 +2,7 @@
 // cache counts, message_delta the (cumulative) output count and sometimes updated inputs.
 
 import { textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
-import { normalizeAnthropicUsage } from "./usage.js";
+import { mergeReportedUsage, normalizeAnthropicUsage } from "./usage.js";
 
 /** Generated text fields of a messages body or stream event. */
 export const anthropicTextField = /"(?:text|partial_json|thinking)"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
@@ -23,7 +23,7 @@ export function anthropicUsageReader(): UsageReader {
       const event = data as { message?: { usage?: Record<string, unknown> }; usage?: Record<string, unknown> };
       const usage = event.message?.usage ?? event.usage;
       if (!usage) return false;
-      for (const [k, v] of Object.entries(usage)) if (v !== null && v !== undefined) merged[k] = v;
+      mergeReportedUsage(merged, usage);
       seen = true;
       return false;
     },

@@ -32,3 +32,11 @@ export function normalizeAnthropicUsage(raw: unknown): Usage | undefined {
   }
   return usage;
 }
+
+/** Folds one report of a stream's usage (message_start's, then each message_delta's) into
+ * the fields seen so far: a later report's present counts replace the earlier ones (they
+ * are cumulative); normalizeAnthropicUsage reads the result. */
+export function mergeReportedUsage(into: Record<string, unknown>, raw: unknown): void {
+  if (!raw || typeof raw !== "object") return;
+  for (const [k, v] of Object.entries(raw)) if (v !== null && v !== undefined) into[k] = v;
+}
