@@ -1,9 +1,8 @@
 // Which adapters serve which route and channel protocol: the hub's wiring, as data.
 
 import type { Units } from "../billing/cost.js";
-import type { Endpoint } from "../config/raw.js";
 import type { MultipartFile } from "../media/multipart.js";
-import type { ChannelProtocol, Price } from "../runtime/types.js";
+import type { ChannelProtocol, Endpoint, Price } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
 import { targetWireOf, type Wire } from "./field-policy.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";

@@ -1,6 +1,8 @@
 // Canonical usage: every protocol's token counts normalised to one shape, so the same
 // consumption costs the same whichever protocol reported it.
 
+import { hostedTools, type HostedTool } from "../runtime/types.js";
+
 export interface Usage {
   /** Input tokens not read from or written to a cache. */
   input: number;
@@ -15,12 +17,6 @@ export interface Usage {
   /** Hosted tool calls the provider ran and reports (billed per call); absent when none. */
   toolCalls?: ToolCalls;
 }
-
-/** The hosted tools a provider bills per call, by the price list's `tool_calls` names:
- * web searches (OpenAI `web_search_call`, Anthropic `server_tool_use.web_search_requests`,
- * Gemini grounding queries), Anthropic web fetches, OpenAI file search and code interpreter. */
-export const hostedTools = ["web_search", "web_fetch", "file_search", "code_interpreter"] as const;
-export type HostedTool = (typeof hostedTools)[number];
 
 /** Calls per hosted tool; a tool never called is absent. */
 export type ToolCalls = Partial<Record<HostedTool, number>>;
