@@ -5,10 +5,9 @@
 import cluster from "node:cluster";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { compileSource, ConfigError, type CompileResult } from "../config/index.js";
+import { compileSource, ConfigError, createReloader, type CompileResult } from "../config/index.js";
 import { applyLogLevel, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
-import { createReloader } from "../runtime/reload.js";
 import { runClusterPrimary } from "../server/cluster.js";
 import { workerCount } from "../server/cluster-policy.js";
 import { startupRefusals } from "../server/startup-policy.js";

@@ -4,10 +4,10 @@
 // worker); drains every worker on SIGTERM; and aggregates /metrics for the group.
 
 import cluster, { type Worker } from "node:cluster";
+import { createReloader } from "../config/index.js";
 import { log } from "../observability/log.js";
 import { countConfigGeneration } from "../observability/metrics.js";
 import { RuntimeBox } from "../runtime/box.js";
-import { createReloader } from "../runtime/reload.js";
 import type { Runtime } from "../runtime/types.js";
 import { isGatewayMessage, type ToPrimary, type ToWorker } from "./cluster-messages.js";
 import { GroupMetrics } from "./cluster-metrics.js";
