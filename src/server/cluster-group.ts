@@ -15,6 +15,7 @@ export type ConfigMessage = Extract<ToWorker, { type: "gateway:config" }>;
 /** How much longer than server.drain_timeout a worker may take to exit before it is killed. */
 const EXIT_GRACE_MS = 5000;
 
+/** The workers of one cluster primary, and the phase the group is in. */
 export class WorkerGroup implements GroupPhase {
   #phase: GroupPhase["phase"] = "starting";
   readonly #serving = new Set<Worker>();
@@ -33,6 +34,7 @@ export class WorkerGroup implements GroupPhase {
     this.#config = config;
   }
 
+  /** Starting until every worker listens, then serving, then stopping. */
   get phase(): GroupPhase["phase"] {
     return this.#phase;
   }
