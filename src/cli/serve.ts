@@ -5,7 +5,8 @@
 import cluster from "node:cluster";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { compileSource, ConfigError, createReloader, type CompileResult } from "../config/index.js";
+import { compileSource, ConfigError, type CompileResult } from "../config/index.js";
+import { createReloader } from "../config/reload.js";
 import { applyLogLevel, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { runClusterPrimary } from "../server/cluster.js";

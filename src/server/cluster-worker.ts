@@ -2,7 +2,8 @@
 // text the primary sends (it compiles and validates it first; workers never watch the
 // file), and drains when the primary says so or on its own SIGTERM/SIGINT.
 
-import { compileSource, formatIssue, ConfigError, keepStaticSettings, sourceHashOf } from "../config/index.js";
+import { compileSource, formatIssue, ConfigError, sourceHashOf } from "../config/index.js";
+import { keepStaticSettings } from "../config/reload.js";
 import { applyLogLevel, errorText, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
 import { isGatewayMessage, type ToPrimary, type ToWorker } from "./cluster-messages.js";

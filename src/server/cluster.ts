@@ -3,7 +3,7 @@
 // SIGHUP here, compiled once, the text relayed to every worker); serves the group's metrics
 // and health on metrics.listen; and drains every worker on SIGTERM.
 
-import { createReloader } from "../config/index.js";
+import { createReloader } from "../config/reload.js";
 import { log } from "../observability/log.js";
 import { countConfigGeneration } from "../observability/metrics.js";
 import { RuntimeBox } from "../runtime/box.js";
