@@ -1,21 +1,12 @@
 // Pure, exact cost arithmetic. Every term is summed in a scaled integer domain
 // (nano-units × 10^18) and rounded once, half up, so no float ever touches money.
 
-import { hostedTools, type Usage } from "../protocols/usage.js";
-import type { Price } from "../runtime/types.js";
+import type { Units, Usage } from "../protocols/usage.js";
+import { hostedTools, type Price } from "../runtime/types.js";
 
 const MILLION = 1_000_000n;
 /** Prices are per 1M tokens (×10^6), ratios and multipliers in ppm (×10^6 each). */
 const SCALE = MILLION * MILLION * MILLION;
-
-/** Non-token quantities a request may be billed by. */
-export interface Units {
-  readonly requests?: number;
-  readonly images?: number;
-  /** Billed duration in milliseconds. */
-  readonly milliseconds?: number;
-  readonly characters?: number;
-}
 
 /** Whether a model is priced by tokens (then every whole answer must report its usage). */
 export function tokenPriced(price: Price): boolean {

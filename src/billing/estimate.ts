@@ -5,7 +5,8 @@
 
 import { isAscii } from "node:buffer";
 import type { Block, CanonicalRequest } from "../protocols/canonical.js";
-import type { Usage } from "../protocols/usage.js";
+import type { InputEstimate } from "../protocols/count-tokens.js";
+import { positiveCount, type Usage } from "../protocols/usage.js";
 
 /**
  * Bytes per token assumed for ASCII input. Real text averages about 4 bytes per token in
@@ -23,13 +24,6 @@ export const IMAGE_RESERVE_TOKENS = 4200;
 /** Input tokens reserved once for a request that declares tools: the system prompt a
  * provider adds for tool use (a few hundred tokens) with room to spare. */
 export const TOOLS_RESERVE_TOKENS = 1024;
-
-/** A positive count from a wire field: a number, or a numeric string (proto3 JSON and
- * lenient OpenAI-compatible servers take "4096" for 4096), rounded up; else undefined. */
-export function positiveCount(v: unknown): number | undefined {
-  const n = typeof v === "number" ? v : typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
-  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : undefined;
-}
 
 /** generationConfig under each spelling proto3 JSON accepts (a client may send both). */
 function generationConfigs(json: Record<string, unknown>): Record<string, unknown>[] {
@@ -184,14 +178,6 @@ export function cutAnswerUsage(a: CutAnswer): Usage {
 export const IMAGE_TOKENS = 1600;
 /** Tokens added per message for its role and turn framing. */
 export const MESSAGE_OVERHEAD_TOKENS = 3;
-
-/** A local estimate of a request's input tokens, by modality. */
-export interface InputEstimate {
-  /** Text: system, messages, thinking, tool calls and results, tool definitions. */
-  readonly text: number;
-  /** Images, at IMAGE_TOKENS each. */
-  readonly image: number;
-}
 
 /**
  * Input tokens of a canonical request, estimated without a tokenizer: its characters of

@@ -2,9 +2,10 @@
 // money in integer units, keys hashed, allowlists and routes precomputed. Pure: same input,
 // same output, no I/O.
 
-import type { Channel, Group, Model, Price, RateWindow, Runtime, ServerSettings, Token, User } from "../runtime/types.js";
-import type { Endpoint, RawChannel, RawConfig, RawModel, RawPrice, RawToken, RawWindow } from "./raw.js";
-import type { HostedTool } from "../protocols/usage.js";
+import type {
+  Channel, Endpoint, Group, HostedTool, Model, Price, RateWindow, Runtime, ServerSettings, Token, User,
+} from "../runtime/types.js";
+import type { RawChannel, RawConfig, RawModel, RawPrice, RawToken, RawWindow } from "./raw.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
 import { compileRequestSchema } from "./request-schema.js";

@@ -1,5 +1,6 @@
 // The config engine's public face: load and compile gateway.yaml, the error it throws,
-// and the helpers other layers need. Everything else in src/config is internal.
+// and the helpers other layers need. The reloader (reload.ts) stands apart: it brings the
+// file watcher and metrics, which only a serving process needs. The rest is internal.
 
 export { ConfigError, formatIssue, type ConfigIssue } from "./issues.js";
 export { compileSource, loadConfigFile, sourceHashOf, type SourceOptions } from "./load.js";

@@ -1,7 +1,7 @@
 // Raw config types: they mirror gateway.yaml key for key (see schemas/gateway.schema.json
 // for the meaning of each key). Only the loader and the compiler see these.
 
-import type { HostedTool } from "../protocols/usage.js";
+import type { Endpoint, HostedTool, Protocol } from "../runtime/types.js";
 
 export type Duration = string | number; // "300s", "1m", "250ms"; a bare number is seconds
 export type Size = string | number; // "32MiB", "512KiB"; a bare number is bytes
@@ -64,7 +64,7 @@ export interface RawToken {
 
 export interface RawChannel {
   name: string;
-  protocol: "openai" | "anthropic" | "gemini";
+  protocol: Protocol;
   base_url: string;
   keys?: string[];
   key_cooldown?: { auth?: string | number; quota?: string | number };
@@ -76,18 +76,6 @@ export interface RawChannel {
   status?: "enabled" | "disabled";
   betas?: string[];
 }
-
-export type Endpoint =
-  | "chat"
-  | "responses"
-  | "embeddings"
-  | "image"
-  | "video"
-  | "speech"
-  | "transcription"
-  | "rerank"
-  | "moderation"
-  | "realtime";
 
 export interface RawPrice {
   input?: number;

@@ -5,16 +5,7 @@
 import { readFileSync } from "node:fs";
 import Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject } from "ajv";
-
-/** What is wrong with a request body, or undefined when it matches. */
-export interface RequestProblem {
-  readonly kind: "missing" | "invalid";
-  /** Dotted path of the field, e.g. "metadata.duration". */
-  readonly field: string;
-  readonly message: string;
-}
-
-export type RequestCheck = (body: unknown) => RequestProblem | undefined;
+import type { RequestCheck, RequestProblem } from "../runtime/types.js";
 
 // verbose: errors carry their schema, whose `description` explains a rule in the 400.
 const ajv = new Ajv2020Module.default({ allErrors: false, strict: false, allowUnionTypes: true, verbose: true });

@@ -8,13 +8,12 @@ import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Route } from "../server/routes.js";
 import type { LimitHolds, Reservation } from "../state/interfaces.js";
-import type { Units } from "../billing/cost.js";
 import type { MultipartFile, MultipartPart } from "../media/multipart.js";
 import type { Served } from "../upstream/served.js";
 import type { UsageEntry } from "../state/store.js";
 import type { PendingLimits } from "./rate-windows.js";
 import type { RememberedJob } from "../routing/jobs.js";
-import type { Usage } from "../protocols/usage.js";
+import type { Units, Usage } from "../protocols/usage.js";
 import type { CanonicalRequest } from "../protocols/canonical.js";
 
 /** What a model call reserves for its output (pipeline/output-limit.ts). */

@@ -6,8 +6,7 @@
 
 import { AUDIO_DELTAS, TEXT_DELTAS, USAGE_EVENTS, decodeEvent } from "../protocols/openai/realtime-events.js";
 import { reportedUsage } from "../protocols/openai/realtime-usage.js";
-import type { Units } from "../billing/cost.js";
-import { emptyUsage, type Usage } from "../protocols/usage.js";
+import { emptyUsage, type Units, type Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
 import { copyUsage } from "../state/entry.js";
 

@@ -2,9 +2,16 @@
 // channel that speaks it (passed through), and for every other channel the request as the
 // canonical form the local estimate counts, and the answer shape that estimate goes out in.
 
-import type { InputEstimate } from "../billing/estimate.js";
 import type { CanonicalRequest } from "./canonical.js";
 import type { PassthroughSpec } from "./passthrough.js";
+
+/** A local estimate of a request's input tokens, by modality (billing/estimate.ts makes it). */
+export interface InputEstimate {
+  /** Text: system, messages, thinking, tool calls and results, tool definitions. */
+  readonly text: number;
+  /** Images (a fixed count each). */
+  readonly image: number;
+}
 
 export interface CountTokensSpec {
   /** A count for a channel of the route's own protocol: its count endpoint, body as sent

@@ -2,8 +2,6 @@
 // one edit it may make to the body (the model_map rename, asking for stream usage), and
 // how to read usage from the answer as it flows by.
 
-import type { Units } from "../billing/cost.js";
-import { positiveCount } from "../billing/estimate.js";
 import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField, type MultipartPart } from "../media/multipart.js";
 import type { ChannelProtocol } from "../runtime/types.js";
@@ -12,7 +10,7 @@ import type { PortableBody } from "./reasoning.js";
 import type { CostStamp } from "./stream-cost.js";
 import type { StreamFraming } from "./stream-framing.js";
 import type { SseUsageTap } from "./usage-tap.js";
-import type { Usage } from "./usage.js";
+import { positiveCount, type Units, type Usage } from "./usage.js";
 
 /** Query parameters a protocol forwards upstream: name → the values it may carry. */
 export type QueryAllowList = ReadonlyMap<string, ReadonlySet<string>>;

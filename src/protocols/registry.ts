@@ -1,9 +1,7 @@
 // Which adapters serve which route and channel protocol: the hub's wiring, as data.
 
-import type { Units } from "../billing/cost.js";
-import type { Endpoint } from "../config/raw.js";
 import type { MultipartFile } from "../media/multipart.js";
-import type { ChannelProtocol, Price } from "../runtime/types.js";
+import type { ChannelProtocol, Endpoint } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
 import { targetWireOf, type Wire } from "./field-policy.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
@@ -24,6 +22,7 @@ import {
   transcriptionRules, transcriptionsPassthrough, videoRules, videosPassthrough,
 } from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
+import type { Units } from "./usage.js";
 
 /** How a model-calling route reaches channels: untouched to its own protocol, and (when it
  * has an inbound adapter) converted to the others. */
@@ -31,8 +30,8 @@ export interface RouteProtocol {
   readonly passthrough: PassthroughSpec;
   readonly inbound?: InboundAdapter;
   /** Checks a request the route has rules for (400 naming the field) and returns the
-   * non-token units it is billed by; `price`: the model's. */
-  readonly rules?: (json: Record<string, unknown>, files?: readonly MultipartFile[], price?: Price) => Units | undefined;
+   * non-token units it is billed by; `tokenPriced`: the model is priced by tokens. */
+  readonly rules?: (json: Record<string, unknown>, files?: readonly MultipartFile[], tokenPriced?: boolean) => Units | undefined;
 }
 
 export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({

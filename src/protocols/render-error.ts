@@ -4,10 +4,11 @@ import { errorByCode, errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { renderAnthropicError } from "./anthropic/errors.js";
 import { renderGeminiError } from "./gemini/errors.js";
+import type { Protocol } from "../runtime/types.js";
 import { renderOpenAIError } from "./openai/errors.js";
 
-/** The three error/auth families a route can belong to. */
-export type WireFamily = "openai" | "anthropic" | "gemini";
+/** @deprecated The same as Protocol (runtime/types.ts); its uses are renamed to it. */
+export type WireFamily = Protocol;
 
 const renderers: Record<WireFamily, (err: GatewayError) => string> = {
   openai: renderOpenAIError,

@@ -1,5 +1,8 @@
 // Canonical usage: every protocol's token counts normalised to one shape, so the same
-// consumption costs the same whichever protocol reported it.
+// consumption costs the same whichever protocol reported it; and the units a request is
+// billed by besides tokens.
+
+import { hostedTools, type HostedTool } from "../runtime/types.js";
 
 export interface Usage {
   /** Input tokens not read from or written to a cache. */
@@ -16,11 +19,15 @@ export interface Usage {
   toolCalls?: ToolCalls;
 }
 
-/** The hosted tools a provider bills per call, by the price list's `tool_calls` names:
- * web searches (OpenAI `web_search_call`, Anthropic `server_tool_use.web_search_requests`,
- * Gemini grounding queries), Anthropic web fetches, OpenAI file search and code interpreter. */
-export const hostedTools = ["web_search", "web_fetch", "file_search", "code_interpreter"] as const;
-export type HostedTool = (typeof hostedTools)[number];
+/** What a request is billed by besides tokens: the quantities a per-request, per-image,
+ * per-second or per-1k-character price multiplies. */
+export interface Units {
+  readonly requests?: number;
+  readonly images?: number;
+  /** Billed duration in milliseconds. */
+  readonly milliseconds?: number;
+  readonly characters?: number;
+}
 
 /** Calls per hosted tool; a tool never called is absent. */
 export type ToolCalls = Partial<Record<HostedTool, number>>;
@@ -71,4 +78,11 @@ export function emptyUsage(): Usage {
 /** A token count from a wire field: a finite non-negative integer, else 0. */
 export function tokenCount(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+}
+
+/** A positive count from a wire field: a number, or a numeric string (proto3 JSON and
+ * lenient OpenAI-compatible servers take "4096" for 4096), rounded up; else undefined. */
+export function positiveCount(v: unknown): number | undefined {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : undefined;
 }

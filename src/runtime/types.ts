@@ -1,11 +1,43 @@
 // The compiled, immutable Runtime: everything a request needs, as lookup structures.
 // Built by config/compile.ts from a validated gateway.yaml; never mutated after that.
 
-import type { HostedTool } from "../protocols/usage.js";
-import type { Endpoint } from "../config/raw.js";
-import type { RequestCheck } from "../config/request-schema.js";
+/** The wire protocol a channel or route speaks: its auth header, error shape and API;
+ * gateway.yaml's `protocol:`. */
+export type Protocol = "openai" | "anthropic" | "gemini";
 
-export type ChannelProtocol = "openai" | "anthropic" | "gemini";
+/** @deprecated The same as Protocol; its uses are renamed to it. */
+export type ChannelProtocol = Protocol;
+
+/** The kind of endpoint a model is priced for (models.<name>.endpoint). */
+export type Endpoint =
+  | "chat"
+  | "responses"
+  | "embeddings"
+  | "image"
+  | "video"
+  | "speech"
+  | "transcription"
+  | "rerank"
+  | "moderation"
+  | "realtime";
+
+/** The hosted tools a provider bills per call, by the price list's `tool_calls` names:
+ * web searches (OpenAI `web_search_call`, Anthropic `server_tool_use.web_search_requests`,
+ * Gemini grounding queries), Anthropic web fetches, OpenAI file search and code interpreter. */
+export const hostedTools = ["web_search", "web_fetch", "file_search", "code_interpreter"] as const;
+/** One of hostedTools. */
+export type HostedTool = (typeof hostedTools)[number];
+
+/** What is wrong with a request body, or undefined when it matches. */
+export interface RequestProblem {
+  readonly kind: "missing" | "invalid";
+  /** Dotted path of the field, e.g. "metadata.duration". */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A model's compiled `request_schema`: the problem with a request body, if any. */
+export type RequestCheck = (body: unknown) => RequestProblem | undefined;
 
 export interface RateWindow {
   readonly max: number;

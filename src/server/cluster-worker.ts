@@ -3,9 +3,9 @@
 // file), and drains when the primary says so or on its own SIGTERM/SIGINT.
 
 import { compileSource, formatIssue, ConfigError, sourceHashOf } from "../config/index.js";
+import { keepStaticSettings } from "../config/reload.js";
 import { applyLogLevel, errorText, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
-import { keepStaticSettings } from "../runtime/reload.js";
 import { isGatewayMessage, type ToPrimary, type ToWorker } from "./cluster-messages.js";
 import { WorkerMetrics } from "./cluster-metrics.js";
 

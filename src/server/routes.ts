@@ -1,7 +1,7 @@
 // The route table: which paths exist, which wire family answers on them (auth header and
 // error shape), and which handler serves them. Static: it does not depend on gateway.yaml.
 
-import type { Endpoint } from "../config/raw.js";
+import type { Endpoint } from "../runtime/types.js";
 import type { WireFamily } from "../protocols/render-error.js";
 
 /** What serves a route once the common stages have passed. */

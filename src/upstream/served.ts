@@ -3,9 +3,8 @@
 // withheld until its charge is committed; release() writes them.
 
 import type { ServerResponse } from "node:http";
-import type { Units } from "../billing/cost.js";
 import type { FramedStamp } from "../protocols/stream-framing.js";
-import type { Usage } from "../protocols/usage.js";
+import type { Units, Usage } from "../protocols/usage.js";
 import type { RelayEnd } from "./relay.js";
 
 /** How an answer ended. */

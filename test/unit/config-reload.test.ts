@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfigFile } from "../../src/config/index.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
-import { createReloader, type Reloader } from "../../src/runtime/reload.js";
+import { createReloader, type Reloader } from "../../src/config/reload.js";
 import { configReloadsTotal } from "../../src/observability/metrics.js";
 import { setLogLevel, setLogSink } from "../../src/observability/log.js";
 

@@ -17,7 +17,7 @@ import { decodeResponsesResponse } from "../../src/protocols/openai/responses-re
 import { responsesStreamDecoder } from "../../src/protocols/openai/responses-stream-decode.js";
 import { normalizeResponsesUsage } from "../../src/protocols/openai/responses-usage.js";
 import { outboundAdapterFor, passesThrough, routeProtocols } from "../../src/protocols/registry.js";
-import type { Endpoint } from "../../src/config/raw.js";
+import type { Endpoint } from "../../src/runtime/types.js";
 import { assertStreamContract } from "../helpers/stream-contract.js";
 
 const BLOB = "gAAAAABo_encrypted_reasoning_blob==";

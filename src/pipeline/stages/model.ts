@@ -3,7 +3,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Endpoint } from "../../config/raw.js";
+import type { Endpoint } from "../../runtime/types.js";
 import type { Model } from "../../runtime/types.js";
 import { fitToCapabilities } from "../../protocols/capabilities.js";
 import type { Stage } from "../compose.js";

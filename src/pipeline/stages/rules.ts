@@ -2,6 +2,7 @@
 // naming the field), the route's own rules (e.g. image generation's one image per call),
 // and the non-token units the request is billed by.
 
+import { tokenPriced } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { routeProtocols } from "../../protocols/registry.js";
@@ -15,7 +16,7 @@ export function rulesStage(): Stage<RequestContext> {
       throw new GatewayError(problem.kind === "missing" ? errors.missingParameter : errors.invalidParameter, problem.message);
     }
     const rules = routeProtocols[ctx.route!.name]?.rules;
-    if (rules) ctx.units = rules(ctx.json!, ctx.files, ctx.model?.price);
+    if (rules) ctx.units = rules(ctx.json!, ctx.files, ctx.model !== undefined && tokenPriced(ctx.model.price));
     return next();
   };
 }

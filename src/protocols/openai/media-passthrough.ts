@@ -2,15 +2,13 @@
 // they are billed by: images (one per call), speech (per 1k characters, or by the tokens
 // its SSE answer reports), transcription and video (per second).
 
-import { tokenPriced, type Units } from "../../billing/cost.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { MultipartFile } from "../../media/multipart.js";
 import { rewriteMultipart } from "../../media/multipart-rewrite.js";
-import type { Price } from "../../runtime/types.js";
 import { answerField, editedBody, renamedBody, wholeBody, type PassRequest } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
-import { emptyUsage } from "../usage.js";
+import { emptyUsage, type Units } from "../usage.js";
 import { renderOpenAIStreamError } from "./errors.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
 import { asksSpeechSse, audioFraming, speechContentType, speechStreamCost, speechStreamEnds, speechUsageReader } from "./speech-stream.js";
@@ -56,11 +54,11 @@ export function imageEditRules(json: Record<string, unknown>, files: readonly Mu
 /** Speech is billed by the characters it reads out, or, on a model priced by tokens, by
  * the usage of the SSE answer the gateway asks for: its `stream_format` must then be one
  * the gateway can render (it is no longer the upstream that checks it). */
-export function speechRules(json: Record<string, unknown>, _files?: readonly MultipartFile[], price?: Price): Units {
+export function speechRules(json: Record<string, unknown>, _files?: readonly MultipartFile[], tokenPriced = false): Units {
   const input = requireText(json, "input");
   requireText(json, "voice");
   const format = json.stream_format;
-  if (price && tokenPriced(price) && format !== undefined && format !== "audio" && format !== "sse") {
+  if (tokenPriced && format !== undefined && format !== "audio" && format !== "sse") {
     throw new GatewayError(errors.invalidParameter, "'stream_format' must be 'audio' or 'sse'.");
   }
   return { characters: [...input].length };
@@ -80,12 +78,12 @@ export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: 
  * refused for it (OpenAI's token-priced transcribers do not make them either). A streamed
  * transcript (SSE events, not the JSON this route reads its usage from) is refused for
  * every model: served, it could not be billed. */
-export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], price?: Price): Units {
+export function transcriptionRules(json: Record<string, unknown>, files: readonly MultipartFile[] = [], tokenPriced = false): Units {
   const file = files.find((f) => f.field === "file");
   if (!file) throw new GatewayError(errors.missingParameter, "The 'file' (audio) is required.");
   refuseStream(json, "transcriptions");
   const format = transcriptFormat(json);
-  if (price && tokenPriced(price) && subtitles.has(format)) {
+  if (tokenPriced && subtitles.has(format)) {
     throw new GatewayError(errors.invalidParameter,
       `'response_format' '${format}' is not available for this model: it is billed by tokens, which only a JSON transcript reports. Use json, verbose_json or text.`);
   }

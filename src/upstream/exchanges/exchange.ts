@@ -3,7 +3,7 @@
 // failover loop picks one per attempt by the channel's protocol.
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
-import type { Endpoint } from "../../config/raw.js";
+import type { Endpoint } from "../../runtime/types.js";
 import type { MultipartPart } from "../../media/multipart.js";
 import type { CanonicalRequest } from "../../protocols/canonical.js";
 import type { Usage } from "../../protocols/usage.js";

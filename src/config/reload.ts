@@ -1,14 +1,16 @@
 // Reloads gateway.yaml into the RuntimeBox: skip unchanged text, compile the whole file,
 // keep the old Runtime on any error, carry restart-only settings over, count every outcome.
-// Reloads run one at a time; requests during one coalesce into a single follow-up.
+// Reloads run one at a time; requests during one coalesce into a single follow-up. Load,
+// compile and watch are config's; of runtime/ it needs only the box it swaps into.
 
 import { readFile } from "node:fs/promises";
-import { compileSource, ConfigError, formatIssue, sourceHashOf } from "../config/index.js";
-import { watchConfig, type ConfigWatch } from "../config/watch.js";
 import { applyLogLevel, log } from "../observability/log.js";
 import { configLastReloadSuccessful, configLastReloadTime, configReloadsTotal } from "../observability/metrics.js";
-import type { RuntimeBox } from "./box.js";
-import type { Runtime } from "./types.js";
+import type { RuntimeBox } from "../runtime/box.js";
+import type { Runtime } from "../runtime/types.js";
+import { ConfigError, formatIssue } from "./issues.js";
+import { compileSource, sourceHashOf } from "./load.js";
+import { watchConfig, type ConfigWatch } from "./watch.js";
 
 /** Why a reload was asked for (logged). */
 export type ReloadReason = "watch" | "signal" | "manual";
