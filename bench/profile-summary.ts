@@ -35,7 +35,7 @@ for (const [id, us] of selfUs) {
 }
 
 // dist/ (the compiled gateway the bench runs by default) is shown as its src/ counterpart.
-const short = (url: string) => url.replace(/^file:\/\/.*?\/(src|dist|bench|test|node_modules)\//, "$1/").replace(/^dist\//, "src/").replace(/^node:/, "node:");
+const short = (url: string) => url.replace(/^file:\/\/.*?\/node_modules\/\.bench\/[^/]+\/dist\//, "src/").replace(/^file:\/\/.*?\/(src|dist|bench|test|node_modules)\//, "$1/").replace(/^dist\//, "src/").replace(/^node:/, "node:");
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${short(f.url)}`;
 
 const callers = new Map<string, number>();
@@ -55,7 +55,7 @@ for (const [id, us] of selfUs) {
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const cf = byId.get(cur)!.callFrame;
-    if (!/\/(src|dist)\//.test(cf.url) || cf.url.includes("/node_modules/")) continue;
+    if (!/\/(src|dist)\//.test(cf.url) || (cf.url.includes("/node_modules/") && !cf.url.includes("/node_modules/.bench/"))) continue;
     const l = label(cf);
     if (seen.has(l)) continue;
     seen.add(l);
