@@ -74,8 +74,9 @@ export const GROUP_COMMIT_MS = 10;
  * a commit costs the writer thread about the same for 1 row as for 100, and on a host
  * where it shares the event loop's core each one takes that core from the requests in
  * flight. At one connection a 10 ms group held a few rows: the writer's CPU per request
- * was a tenth of the gateway's (bench/syscalls.ts). Under load a range fills this within
- * GROUP_COMMIT_MS and nothing changes.
+ * was a tenth of the gateway's (bench/syscalls.ts). A journal line is ~200 B: from about
+ * 16,000 requests a second a range fills this within GROUP_COMMIT_MS (or waits for a busy
+ * writer anyway); at 10,000 it holds ~16 ms of rows instead of 10.
  */
 const GROUP_COMMIT_MIN_BYTES = 32 * 1024;
 
