@@ -16,9 +16,10 @@ if (!file) throw new Error("usage: heap-summary.ts <file> [top]");
 const top = Number(topArg ?? 25);
 const { requests, promotedOnly, profile } = JSON.parse(readFileSync(file, "utf8")) as Written;
 
-const short = (url: string) => url.replace(/^file:\/\/.*?\/(src|dist|node_modules)\//, "$1/");
+// A build for bench/ab.ts lives under node_modules/.bench/<name>/dist: it is the gateway's code.
+const short = (url: string) => url.replace(/^file:\/\/.*?\/node_modules\/\.bench\/[^/]+\/dist\//, "src/").replace(/^file:\/\/.*?\/(src|dist|node_modules)\//, "$1/");
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${short(f.url)}:${f.lineNumber + 1}`;
-const ours = (f: CallFrame) => /\/(src|dist)\//.test(f.url) && !f.url.includes("/node_modules/");
+const ours = (f: CallFrame) => /\/(src|dist)\//.test(f.url) && (!f.url.includes("/node_modules/") || f.url.includes("/node_modules/.bench/"));
 
 const bySelf = new Map<string, number>(), byOurs = new Map<string, number>();
 let total = 0;

@@ -1,6 +1,8 @@
 // Summarises a V8 .cpuprofile (from `BENCH_CPU_PROF=<dir> npm run bench`): self time by
 // function and by file, and total (inclusive) time for functions in src/.
 // Usage: npx tsx bench/profile-summary.ts <file.cpuprofile> [top=25] [function name: show its callers]
+// PROFILE_LAST_S=<s>: only the profile's last <s> seconds (the measured run, not the
+// start-up and module loading before it).
 
 import { readFileSync } from "node:fs";
 
@@ -18,7 +20,13 @@ const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const sampledUs = profile.timeDeltas.reduce((a, b) => a + b, 0);
+const fromUs = process.env.PROFILE_LAST_S ? sampledUs - 1e6 * Number(process.env.PROFILE_LAST_S) : 0;
+let atUs = 0;
+profile.samples.forEach((id, i) => {
+  atUs += profile.timeDeltas[i] ?? 0;
+  if (atUs >= fromUs) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 const idle = new Set(["(idle)", "(program)"]);
 let totalUs = 0, busyUs = 0;
 for (const [id, us] of selfUs) {
@@ -27,7 +35,7 @@ for (const [id, us] of selfUs) {
 }
 
 // dist/ (the compiled gateway the bench runs by default) is shown as its src/ counterpart.
-const short = (url: string) => url.replace(/^file:\/\/.*?\/(src|dist|bench|test|node_modules)\//, "$1/").replace(/^dist\//, "src/").replace(/^node:/, "node:");
+const short = (url: string) => url.replace(/^file:\/\/.*?\/node_modules\/\.bench\/[^/]+\/dist\//, "src/").replace(/^file:\/\/.*?\/(src|dist|bench|test|node_modules)\//, "$1/").replace(/^dist\//, "src/").replace(/^node:/, "node:");
 const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${short(f.url)}`;
 
 const callers = new Map<string, number>();
@@ -47,7 +55,7 @@ for (const [id, us] of selfUs) {
   const seen = new Set<string>();
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const cf = byId.get(cur)!.callFrame;
-    if (!/\/(src|dist)\//.test(cf.url) || cf.url.includes("/node_modules/")) continue;
+    if (!/\/(src|dist)\//.test(cf.url) || (cf.url.includes("/node_modules/") && !cf.url.includes("/node_modules/.bench/"))) continue;
     const l = label(cf);
     if (seen.has(l)) continue;
     seen.add(l);

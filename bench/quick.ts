@@ -6,7 +6,8 @@
 // "--cpu-prof --cpu-prof-dir=/tmp/p"), QUICK_ENV ("K=V,K=V" for the target, e.g.
 // BENCH_HEAP_PROFILE=<file>: see children/gateway.ts), QUICK_MAINONLY=1 (pin only the
 // target's main thread to CPU 1; its helper threads may run on either CPU), QUICK_STREAM=1
-// (streamed chat requests instead of JSON ones).
+// (streamed chat requests instead of JSON ones), QUICK_CONNECTIONS (50; 1 for the
+// one-connection latency).
 import { execFileSync } from "node:child_process";
 import { Child } from "./lib/ipc.js";
 import { measureLoad, streamRequestBody } from "./lib/load.js";
@@ -31,7 +32,7 @@ for (let r = 0; r < Number(process.env.QUICK_ROUNDS ?? 2); r++) {
     execFileSync("taskset", ["-a", "-p", "-c", "0,1", String(target.pid)], { stdio: "ignore" });
     execFileSync("taskset", ["-p", "-c", "1", String(target.pid)], { stdio: "ignore" });
   }
-  const settings = { connections: 50, durationS: Number(process.env.QUICK_S ?? 8), warmupS: 2, body: stream ? streamRequestBody : undefined };
+  const settings = { connections: Number(process.env.QUICK_CONNECTIONS ?? 50), durationS: Number(process.env.QUICK_S ?? 8), warmupS: 2, body: stream ? streamRequestBody : undefined };
   const run = rate ? await measurePaced(target, fake, { ...settings, rate }) : await measureLoad(target, fake, settings);
   const lat = sorted(run.latencies);
   console.log(`${entry}: ${int(run.requests / run.seconds)} req/s, p50 ${ms(percentile(lat, 50))} p99 ${ms(percentile(lat, 99))} ms, ` +

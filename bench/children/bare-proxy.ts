@@ -6,6 +6,9 @@ import http from "node:http";
 import { createProxyServer } from "http-proxy-3";
 import { serveProxy } from "../lib/ipc.js";
 
+// BENCH_TRACE=<file>: a timeline of each request (see trace.ts).
+const writeTrace = process.env.BENCH_TRACE ? (await import("./trace.js")).startTrace(process.env.BENCH_TRACE) : undefined;
+
 const target = process.argv[2];
 if (!target) throw new Error("usage: bare-proxy.ts <upstream url>");
 
@@ -15,4 +18,7 @@ proxy.on("error", (_err, _req, res) => {
   if (res instanceof http.ServerResponse && !res.headersSent) res.writeHead(502).end();
   else res.destroy();
 });
-await serveProxy((req, res) => proxy.web(req, res), () => agent.destroy());
+await serveProxy((req, res) => proxy.web(req, res), () => {
+  agent.destroy();
+  writeTrace?.();
+});

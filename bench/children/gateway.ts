@@ -11,6 +11,8 @@
 // `npx tsx bench/heap-summary.ts <file>` prints bytes per request by function. Allocation is
 // the one cost a shared host does not blur. With BENCH_HEAP_PROMOTED=1 only what outlived
 // minor GCs is kept: what feeds the old generation and its full GCs.
+// BENCH_TRACE=<file>: a timeline of each request (see trace.ts; meant for one connection),
+// written to <file> when the child stops.
 // BENCH_LIMITS=1: the token has a request rate and a total-requests window (never reached),
 // so each request also takes two rate windows, as most operators configure.
 
@@ -28,6 +30,8 @@ const { compileSource } = (await import(`${lib}/config/index.js`)) as typeof imp
 const { RuntimeBox } = (await import(`${lib}/runtime/box.js`)) as typeof import("../../src/runtime/box.js");
 const { startGateway } = (await import(`${lib}/server/server.js`)) as typeof import("../../src/server/server.js");
 const { destroyAgents } = (await import(`${lib}/upstream/agents.js`)) as typeof import("../../src/upstream/agents.js");
+
+const writeTrace = process.env.BENCH_TRACE ? (await import("./trace.js")).startTrace(process.env.BENCH_TRACE) : undefined;
 
 const upstream = process.argv[2];
 const anthropicUpstream = process.argv[3];
@@ -85,6 +89,7 @@ await serveChild(async () => {
       await state?.close();
       legacy?.close();
       rmSync(dir, { recursive: true, force: true });
+      writeTrace?.();
     },
   };
 });

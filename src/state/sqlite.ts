@@ -70,6 +70,20 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
 export const GROUP_COMMIT_MS = 10;
 
 /**
+ * A range smaller than this waits for more, up to GROUP_COMMIT_MAX_MS after its first byte:
+ * a commit costs the writer thread about the same for 1 row as for 100, and on a host
+ * where it shares the event loop's core each one takes that core from the requests in
+ * flight. At one connection a 10 ms group held a few rows: the writer's CPU per request
+ * was a tenth of the gateway's (bench/syscalls.ts). A journal line is ~200 B: from about
+ * 16,000 requests a second a range fills this within GROUP_COMMIT_MS (or waits for a busy
+ * writer anyway); at 10,000 it holds ~16 ms of rows instead of 10.
+ */
+const GROUP_COMMIT_MIN_BYTES = 32 * 1024;
+
+/** The longest a range below GROUP_COMMIT_MIN_BYTES waits before SQLite takes it in. */
+const GROUP_COMMIT_MAX_MS = 100;
+
+/**
  * Backpressure: once the journal holds this many bytes SQLite has not taken in (~45,000
  * entries; the writer takes in over 20,000 a second on one core), a newly journaled charge's
  * answer waits until SQLite is back under it. The charge is durable before the wait. So the
@@ -162,6 +176,8 @@ class JournalCommits implements Commits {
   #sent = { segment: 0, bytes: 0 };
   #latest: JournalMark | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** When the journal first held bytes not handed to the writer (0: it holds none). */
+  #pendingSince = 0;
   #lastSeq = 0n;
   /** Ranges handed to the writer and not yet seen done: its sequence number, and the
    * journal's total bytes once it is done. */
@@ -221,6 +237,7 @@ class JournalCommits implements Commits {
     // Closed with nothing ever recorded: no thread to start just to delete an empty file.
     if (mark.final && mark.bytes === 0 && !this.#writer) return deleteSegment(this.#path, mark.segment);
     this.#latest = mark;
+    if (this.#pendingSince === 0) this.#pendingSince = Date.now();
     if (mark.final) this.#send();
     else this.#timer ??= setTimeout(() => this.#send(), GROUP_COMMIT_MS);
   }
@@ -230,7 +247,8 @@ class JournalCommits implements Commits {
    * the writer is still busy with the last range, a group commit waits for it (unless
    * `now`): the next range then holds everything since, so the busier the writer, the more
    * rows share a transaction and the less each costs (the commit itself dominates a small
-   * one), and ingest speeds up as the load grows.
+   * one), and ingest speeds up as the load grows. A small range waits too (see
+   * GROUP_COMMIT_MIN_BYTES).
    */
   #send(now = false): void {
     if (this.#timer) {
@@ -240,11 +258,16 @@ class JournalCommits implements Commits {
     const mark = this.#latest;
     if (!mark) return;
     const from = mark.segment === this.#sent.segment ? this.#sent.bytes : 0;
-    if (mark.bytes <= from && !mark.final) return;
-    if (!now && !mark.final && this.#writer && this.#writer.done < this.#lastSeq) {
+    if (mark.bytes <= from && !mark.final) {
+      this.#pendingSince = 0;
+      return;
+    }
+    const small = mark.bytes - from < GROUP_COMMIT_MIN_BYTES && Date.now() - this.#pendingSince < GROUP_COMMIT_MAX_MS;
+    if (!now && !mark.final && (small || (this.#writer && this.#writer.done < this.#lastSeq))) {
       this.#timer = setTimeout(() => this.#send(), GROUP_COMMIT_MS);
       return;
     }
+    this.#pendingSince = 0;
     const range: IngestRange = { segment: mark.segment, from, to: mark.bytes, final: mark.final };
     this.#writer ??= this.#makeWriter();
     this.#lastSeq = this.#writer.send(range);
