@@ -6,7 +6,7 @@ import type { Duplex } from "node:stream";
 import type { GatewayError } from "../errors/gateway-error.js";
 import type { WireFamily } from "../protocols/render-error.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
-import type { Route } from "../server/routes.js";
+import type { Route } from "./routes.js";
 import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { Units } from "../billing/cost.js";
 import type { MultipartFile, MultipartPart } from "../media/multipart.js";

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from "node:http";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { BodyBudget } from "../server/body-budget.js";
+import type { BodyBudget } from "./body-budget.js";
 import type { RequestContext } from "./context.js";
 
 /** What a client refused for lack of body memory is told to wait, in seconds. */

@@ -25,9 +25,9 @@ import { sendError } from "../pipeline/respond.js";
 import { renderError } from "../protocols/render-error.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
-import { BodyBudget } from "./body-budget.js";
-import { newRequestId, requestIdHeader } from "./request-id.js";
-import { familyOfPath } from "./routes.js";
+import { BodyBudget } from "../pipeline/body-budget.js";
+import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
+import { familyOfPath } from "../pipeline/routes.js";
 import { tuneHeapForServing } from "./gc-tuning.js";
 import { answerOps, healthAnswer, isOpsRequest, startOpsServer, type OpsEndpoints, type OpsServer } from "./ops.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compose } from "../../src/pipeline/compose.js";
-import { familyOfPath, matchRoute } from "../../src/server/routes.js";
+import { familyOfPath, matchRoute } from "../../src/pipeline/routes.js";
 import { errors } from "../../src/errors/catalogue.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { renderError } from "../../src/protocols/render-error.js";

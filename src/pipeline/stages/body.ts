@@ -1,6 +1,6 @@
 // Reads the JSON request body within its bounds (see read-body.ts) and parses it once.
 
-import type { BodyBudget } from "../../server/body-budget.js";
+import type { BodyBudget } from "../body-budget.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Stage } from "../compose.js";

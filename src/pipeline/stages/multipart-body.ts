@@ -2,7 +2,7 @@
 // so routing and billing see `model` and friends like a JSON body's; the bytes go upstream
 // unchanged.
 
-import type { BodyBudget } from "../../server/body-budget.js";
+import type { BodyBudget } from "../body-budget.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { MultipartReader } from "../../media/multipart.js";

@@ -23,7 +23,7 @@ import { SessionAdmission } from "../realtime-admission.js";
 import { RealtimeCharges } from "../realtime-charges.js";
 import { RealtimeMeter } from "../realtime-meter.js";
 import { RealtimeSession } from "../realtime-session.js";
-import { requestIdHeader } from "../../server/request-id.js";
+import { requestIdHeader } from "../request-id.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { KEY_PROTOCOL } from "./auth.js";

@@ -2,7 +2,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { matchRoute } from "../../server/routes.js";
+import { matchRoute } from "../routes.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import type { WireFamily } from "../../protocols/render-error.js";

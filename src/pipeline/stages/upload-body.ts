@@ -1,7 +1,7 @@
 // Bodies that may be JSON or a multipart upload (video generation with a first-frame file):
 // picks the reader by Content-Type.
 
-import type { BodyBudget } from "../../server/body-budget.js";
+import type { BodyBudget } from "../body-budget.js";
 import type { Stage } from "../compose.js";
 import type { RequestContext } from "../context.js";
 import { bodyStage } from "./body.js";
