@@ -33,6 +33,7 @@ import { settleStage } from "./stages/settle.js";
 import { storedResponsesStage } from "./stages/stored-responses.js";
 import { upstreamStage } from "./stages/upstream.js";
 
+/** What the phases are built from: the state, the routing state and the server's budgets. */
 export interface LifecycleDeps {
   /** Told about every settled request (after billing, before its last bytes go). */
   readonly usage: UsageSink;

@@ -25,6 +25,7 @@ export type Terminal = "upstream" | "count-tokens" | "models" | "billing" | "job
  * query (`?model=`, realtime), or nowhere (a job fetch learns its job's). */
 export type ModelSource = "body" | "path" | "query" | "none";
 
+/** One route: frozen data the lifecycle composes its phases from. */
 export interface Route {
   /** Stable route name, used as the `protocol` label in logs and metrics. */
   readonly name: string;

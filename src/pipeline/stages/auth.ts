@@ -50,6 +50,7 @@ const headerHint: Record<WireFamily, string> = {
   gemini: "Send it as 'x-goog-api-key: <token>'.",
 };
 
+/** The auth phase: the caller is the token presented, or the request is refused (401). */
 export function authStage(): Stage<Needs<"target">, Has<"caller">> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {

@@ -7,6 +7,7 @@ import type { Needs, Stage } from "../context.js";
 
 const toUnits = (nano: bigint): number => Number(nano) / 1e9;
 
+/** The billing terminal: the balance a chat front-end shows. */
 export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" | "account">> {
   return async (ctx) => {
     const token = ctx.caller;

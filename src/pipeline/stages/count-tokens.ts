@@ -23,6 +23,7 @@ import type { Route } from "../routes.js";
 
 type Counting = Needs<"target" | "caller" | "input" | "call">;
 
+/** The count-tokens terminal: counted by a channel of the route's protocol, else estimated. */
 export function countTokensStage(routing: RoutingState, route: Route): Stage<Counting> {
   const spec = countTokensProtocols[route.name];
   const native = (c: Channel) => c.protocol === spec.passthrough.channelProtocol;

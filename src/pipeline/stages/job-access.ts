@@ -13,6 +13,7 @@ import { stateFailure } from "../state-failure.js";
 
 type In = Needs<"target" | "caller">;
 
+/** The job-access phase: the fetched job, once its caller may fetch it. */
 export function jobAccessStage(routing: RoutingState): Stage<In, Has<"job">> {
   return async (ctx, next) => {
     const id = ctx.target.jobId ?? "";

@@ -22,6 +22,7 @@ import { give, type Needs, type Stage } from "../context.js";
 /** A status answer is a small JSON object; past this the copy read for billing is dropped. */
 const STATUS_BODY_LIMIT = 64 * 1024;
 
+/** The job terminal: relays the job's status or bytes from the channel holding it. */
 export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Needs<"target" | "job">> {
   return async (ctx) => {
     const owner = ctx.job; // the job-access phase let this caller fetch it

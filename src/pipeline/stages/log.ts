@@ -15,6 +15,7 @@ import { give, modelNameOf, type RequestContext, type Stage } from "../context.j
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import { sendError } from "../respond.js";
 
+/** The log stage, first of every request: renders what was thrown and records the request. */
 export function logStage(requestLog: RequestLog): Stage<RequestContext> {
   return async (ctx, next) => {
     inflight.count++;

@@ -30,6 +30,7 @@ function accepts(routeEndpoint: Endpoint, model: Model): boolean {
 
 type In = Needs<"target" | "caller"> & { readonly input: Input | undefined };
 
+/** The model phase for a route: its model from the body, the path or the query. */
 export function modelStage(route: Route): Stage<In, Has<"call">> {
   const fromBody = route.model === "body";
   // Synchronous checks: returning next() directly spares a promise per request.

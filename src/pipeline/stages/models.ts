@@ -50,6 +50,7 @@ const lists = {
   gemini: (models: Listed[]) => ({ models: models.map(entries.gemini) }),
 };
 
+/** The models terminal: the list, or one model named in the path. */
 export function modelsStage(): Stage<Needs<"target" | "caller">> {
   return async (ctx) => {
     const { family, pathModel } = ctx.target;

@@ -103,6 +103,7 @@ function acceptClient(wss: WebSocketServer, ctx: Core, upgrade: Upgrade): WebSoc
   throw new GatewayError(errors.clientClosed);
 }
 
+/** What a realtime session is served with. */
 export interface RealtimeDeps {
   readonly routing: Pick<RoutingState, "keys" | "keyHealth">;
   /** Admits each response of a session, and settles its charge. */
@@ -116,6 +117,7 @@ export interface RealtimeDeps {
   readonly live: () => Runtime;
 }
 
+/** The realtime terminal: one WebSocket session, relayed and metered until either side ends it. */
 export function realtimeStage(deps: RealtimeDeps, route: Route): Stage<Needs<"caller" | "account" | "call">> {
   const wss = new WebSocketServer({
     noServer: true, maxPayload: MAX_FRAME_BYTES, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false,

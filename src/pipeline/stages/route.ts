@@ -12,6 +12,7 @@ function familyOf(ctx: RequestContext, route: Route) {
   return route.terminal === "models" && route.family === "openai" ? callerFamily(ctx.req.headers, ctx.query) : route.family;
 }
 
+/** The route stage: the target (route, protocol, what the path named), or 404/405. */
 export function routeStage(): Stage<RequestContext, Has<"target">> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {

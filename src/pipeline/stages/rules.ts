@@ -10,6 +10,7 @@ import type { Route } from "../routes.js";
 
 type In = Needs<"target" | "input" | "call">;
 
+/** The rules phase for a route: request_schema, the route's rules, the billed units. */
 export function rulesStage(route: Route): Stage<In, Has<"rules">> {
   const rules = routeProtocols[route.name]?.rules;
   return (ctx, next) => {

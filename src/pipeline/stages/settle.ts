@@ -40,6 +40,7 @@ export interface SettleDeps {
 
 const nothingHeld: Held = Object.freeze({});
 
+/** The settle phase: wraps the rest of the request and settles it on every path. */
 export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
   const { admitter, usageLog, observer } = deps;
   const admitted = route.admission !== "free";
@@ -50,7 +51,8 @@ export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
     } catch (err) {
       failure = err;
     }
-    if (admitted) await releaseWindows(deps.limiter, ctx, failure);
+    const released = admitted ? releaseWindows(deps.limiter, ctx, failure) : undefined;
+    if (released) await released;
     const entry = usageEntry(ctx, failure);
     give(ctx, "settled", entry);
     const committed = commitCharge(admitter, usageLog, ctx.admission ?? nothingHeld, entry);
@@ -77,16 +79,16 @@ export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
 /** The rate windows once the request ended: an admitted request that failed gets back its
  * hits where failures are not counted; one that passed access but ended before its
  * admission (a bad body, a model it may not use) is counted where failures are. One
- * refused by a window, a slot or a budget is counted nowhere. */
-async function releaseWindows(limiter: Limiter, ctx: Settling, failure: unknown): Promise<void> {
+ * refused by a window, a slot or a budget is counted nowhere. Undefined when there is
+ * nothing to do (no promise to wait for on the common path). */
+function releaseWindows(limiter: Limiter, ctx: Settling, failure: unknown): Promise<void> | undefined {
   const admission = ctx.admission;
   if (admission) {
-    if (admission.hits.length > 0 && failed(ctx, failure)) await refundFailure(limiter, admission.windows, admission.hits, ctx.id);
-    return;
+    return admission.hits.length > 0 && failed(ctx, failure) ? refundFailure(limiter, admission.windows, admission.hits, ctx.id) : undefined;
   }
-  if (!ctx.account) return; // refused by access: counted nowhere
+  if (!ctx.account) return undefined; // refused by access: counted nowhere
   const windows = tokenWindows(ctx.runtime, ctx.caller.name);
-  if (windows) await countUnadmitted(limiter, windows, ctx.id);
+  return windows ? countUnadmitted(limiter, windows, ctx.id) : undefined;
 }
 
 /** Whether the finished request failed (it is not counted by windows that refund failures). */

@@ -14,6 +14,7 @@ import { stateFailure } from "../state-failure.js";
 
 type In = Needs<"caller" | "call">;
 
+/** The stored-responses phase (/v1/responses). */
 export function storedResponsesStage(routing: RoutingState): Stage<In, Has<"edits">> {
   return async (ctx, next) => {
     const state = responsesState(ctx.call.json, ctx.call.model);
