@@ -26,11 +26,12 @@ import { jobAccessStage } from "./stages/job-access.js";
 import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { modelsStage } from "./stages/models.js";
-import { realtimeStage, upgradeStage } from "./stages/realtime.js";
+import { realtimeStage } from "./stages/realtime.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
 import { settleStage } from "./stages/settle.js";
 import { storedResponsesStage } from "./stages/stored-responses.js";
+import { upgradeStage } from "./stages/upgrade.js";
 import { upstreamStage } from "./stages/upstream.js";
 
 /** What the phases are built from: the state, the routing state and the server's budgets. */

@@ -25,7 +25,7 @@ import { RealtimeMeter } from "../realtime-meter.js";
 import { RealtimeSession } from "../realtime-session.js";
 import { requestIdHeader } from "../request-id.js";
 import { candidateTiers } from "../candidates.js";
-import { give, type Core, type Needs, type RequestContext, type Stage, type Upgrade } from "../context.js";
+import { give, type Core, type Needs, type Stage, type Upgrade } from "../context.js";
 import type { Served } from "../../upstream/served.js";
 import { KEY_PROTOCOL } from "../key-protocol.js";
 import type { Route } from "../routes.js";
@@ -35,14 +35,6 @@ import type { Route } from "../routes.js";
 function upstreamProtocols(headers: IncomingHttpHeaders): string[] {
   const offered = String(headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim()).filter(Boolean);
   return offered.filter((p) => !p.startsWith(KEY_PROTOCOL));
-}
-
-/** The upgrade phase: a WebSocket-only route refuses a plain request (426). */
-export function upgradeStage(): Stage<RequestContext> {
-  return (ctx, next) => {
-    if (!ctx.upgrade) throw new GatewayError(errors.upgradeRequired);
-    return next(ctx);
-  };
 }
 
 type Frame = [Buffer, boolean];
