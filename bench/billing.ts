@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { costOf } from "../src/billing/cost.js";
 import { reserveUsage } from "../src/billing/estimate.js";
 import type { Token, User } from "../src/runtime/types.js";
-import { newRequestId } from "../src/server/request-id.js";
+import { newRequestId } from "../src/pipeline/request-id.js";
 import { openState } from "../src/state/open.js";
 
 const requests = Number(process.env.BENCH_BILLING_REQUESTS ?? 200_000);

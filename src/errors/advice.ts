@@ -38,6 +38,10 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "The client took longer than `server.header_timeout` to send its headers, or its body went silent for `server.body_timeout`. Usually a stalled network; the SDKs retry it.",
   body_memory_exhausted:
     "The bodies of the requests in flight together reached `server.max_body_memory`; answered with `Retry-After: 1` and retried by the SDKs. Frequent ones mean the gateway needs a larger budget or more instances.",
+  malformed_request:
+    "node could not parse the request as HTTP (bad framing, an invalid header). Answered before any route, in the OpenAI shape, and the connection is closed. Usually a broken client or a proxy speaking another protocol.",
+  headers_too_large:
+    "The request's headers exceeded node's header size limit. Answered before any route, and the connection is closed. Usually an oversized cookie or a client sending too much in headers.",
   expectation_failed:
     "The request sent an `Expect` header other than `100-continue`. Drop the header.",
   client_closed_request:

@@ -35,6 +35,8 @@ export const errors = Object.freeze({
   // is worth another try, unlike a body that is simply too large.
   requestTimeout: spec(408, "invalid_request_error", "request_timeout", "The request was not received in time."),
   bodyMemoryExhausted: spec(503, "gateway_error", "body_memory_exhausted", "The gateway is holding as many request bodies as it may; retry shortly."),
+  malformedRequest: spec(400, "invalid_request_error", "malformed_request", "The request could not be parsed as HTTP."),
+  headersTooLarge: spec(431, "invalid_request_error", "headers_too_large", "The request headers are too large."),
   expectationFailed: spec(417, "invalid_request_error", "expectation_failed", "The Expect header's expectation is not supported (only 100-continue is)."),
   clientClosed: spec(499, "invalid_request_error", "client_closed_request", "The client closed the connection before its request was received."),
   invalidJson: spec(400, "invalid_request_error", "invalid_json", "The request body is not valid JSON."),

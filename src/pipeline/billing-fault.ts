@@ -8,6 +8,7 @@ import { log } from "../observability/log.js";
 import { billingFaults } from "../observability/metrics.js";
 import type { Usage } from "../protocols/usage.js";
 import type { RequestContext } from "./context.js";
+import { modelNameOf } from "./context.js";
 
 /** Why an answer is a billing fault (the metric's `reason` label). */
 export type BillingFaultReason = "missing_usage";
@@ -21,16 +22,20 @@ export interface FaultCharge {
 /** The charge of a whole answer without usage on a token-priced model, logged and counted;
  * undefined when the answer is no billing fault (or no reservation was held to bill). */
 export function billingFault(ctx: RequestContext): FaultCharge | undefined {
-  const served = ctx.served;
+  const served = ctx.outcome?.served;
   // A realtime session (101) reports usage per response, and may rightly have none: it is
   // metered by its own rules, not judged here.
   if (!served || served.charge !== "reported" || served.usage !== undefined || served.status === 101) return undefined;
-  if (!ctx.model || !tokenPriced(ctx.model.price) || !ctx.reservation || !ctx.reservedUsage) return undefined;
+  const model = ctx.call?.model;
+  const reservation = ctx.admission?.reservation;
+  const reservedUsage = ctx.admission?.reservedUsage;
+  if (!model || !tokenPriced(model.price) || !reservation || !reservedUsage) return undefined;
+  const channel = ctx.outcome?.channel;
   const reason: BillingFaultReason = "missing_usage";
-  billingFaults.inc({ channel: ctx.channel?.name ?? "", reason });
+  billingFaults.inc({ channel: channel?.name ?? "", reason });
   log.warn("billing fault: the answer carried no usage; billed at the reservation", {
-    requestId: ctx.id, reason, model: ctx.modelName, channel: ctx.channel?.name, protocol: ctx.route?.name,
-    costNano: ctx.reservation.amountNano,
+    requestId: ctx.id, reason, model: modelNameOf(ctx), channel: channel?.name, protocol: ctx.target?.route.name,
+    costNano: reservation.amountNano,
   });
-  return { usage: ctx.reservedUsage, costNano: ctx.reservation.amountNano };
+  return { usage: reservedUsage, costNano: reservation.amountNano };
 }

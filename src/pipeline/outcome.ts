@@ -7,12 +7,13 @@ import type { RequestContext } from "./context.js";
  * withheld until settlement; 101 for a WebSocket session), 499 when the client left before
  * any answer. */
 export function answeredStatus(ctx: RequestContext): number {
-  if (ctx.served) return ctx.served.status;
+  const served = ctx.outcome?.served;
+  if (served) return served.status;
   return ctx.res.headersSent ? ctx.res.statusCode : 499;
 }
 
 /** Whether an upstream served the request (what is charged, and counts as not failed). */
 export function upstreamServed(ctx: RequestContext): boolean {
-  const s = ctx.served?.status;
+  const s = ctx.outcome?.served?.status;
   return s !== undefined && ((s >= 200 && s < 300) || s === 101);
 }

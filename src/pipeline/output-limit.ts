@@ -6,23 +6,24 @@
 import { requestedAnswers, requestedMaxTokens } from "../billing/estimate.js";
 import { outboundAdapterFor, passesThrough, routeProtocols } from "../protocols/registry.js";
 import type { CanonicalRequest } from "../protocols/canonical.js";
-import type { RequestContext, ReservedOutput } from "./context.js";
+import type { Needs, ReservedOutput } from "./context.js";
 
 /** The output a request of `ctx` reserves for. A client's cap counts only on the routes
  * whose upstream is held to it (the model-calling protocols, which have an inbound
  * adapter); elsewhere (speech, images, transcription) no field of the client's bounds the
  * answer, and the model's max_output_tokens is the bound. */
-export function reservedOutput(ctx: RequestContext): ReservedOutput {
-  const route = ctx.route!.name;
+export function reservedOutput(ctx: Needs<"target" | "caller" | "call">): ReservedOutput {
+  const route = ctx.target.route.name;
+  const { json, model } = ctx.call;
   const protocol = routeProtocols[route];
   // A client's limit above the model's maximum was clamped already (capabilities.ts); the
   // model's own default is held to that maximum too.
-  const limit = (protocol?.inbound ? requestedMaxTokens(ctx.json) : undefined)
-    ?? Math.min(ctx.model!.maxOutputTokens, ctx.model!.capabilities?.maxOutput ?? Infinity);
-  const tokens = limit * requestedAnswers(ctx.json);
-  if (!protocol?.inbound || !ctx.json) return { limit, tokens };
-  const endpoints = ctx.model!.endpoints;
-  const tiers = ctx.runtime.candidates.get(ctx.token!.group)?.get(ctx.modelName!) ?? [];
+  const limit = (protocol?.inbound ? requestedMaxTokens(json) : undefined)
+    ?? Math.min(model.maxOutputTokens, model.capabilities?.maxOutput ?? Infinity);
+  const tokens = limit * requestedAnswers(json);
+  if (!protocol?.inbound) return { limit, tokens };
+  const endpoints = model.endpoints;
+  const tiers = ctx.runtime.candidates.get(ctx.caller.group)?.get(ctx.call.name) ?? [];
   let canonical: CanonicalRequest | undefined;
   let most = tokens;
   for (const tier of tiers) {
@@ -31,7 +32,7 @@ export function reservedOutput(ctx: RequestContext): ReservedOutput {
       const outbound = outboundAdapterFor(channel.protocol, endpoints);
       if (!outbound.outputCap) continue;
       try {
-        canonical ??= protocol.inbound.decodeRequest(ctx.json, { pathModel: ctx.pathModel, pathStream: ctx.pathAction === "streamGenerateContent" });
+        canonical ??= protocol.inbound.decodeRequest(json, { pathModel: ctx.target.pathModel, pathStream: ctx.target.pathAction === "streamGenerateContent" });
       } catch {
         // Not convertible: the converting exchange refuses it (400) before anything is sent.
         return { limit, tokens };

@@ -1,8 +1,9 @@
-// A token's request-count windows (limits.total_requests, limits.request_rate), as the
-// limits stage takes them, or hands them to the reserve stage to take together with the
-// pre-deduction (one round trip on a shared store); a model's window (models.<name>.limits
-// .request_rate, every token's calls together), which the reserve stage adds once the model
-// is known; and the 429 a full window answers.
+// A token's request-count windows (limits.total_requests, limits.request_rate) and a model's
+// (models.<name>.limits.request_rate, every token's calls together), as the admit phase takes
+// them (with the pre-deduction, one round trip on a shared store, or alone); the 429 a full
+// window answers; and what settlement does with them once the request ends: a failed
+// request's hits given back where failures do not count, and a request that ended before its
+// admission counted where they do.
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
@@ -17,15 +18,6 @@ export interface LimitWindow extends WindowTake {
   readonly refundsFailure: boolean;
 }
 
-/** Windows a billed request takes with its reservation (the reserve stage admits them). */
-export interface PendingLimits {
-  /** The token's windows; the reserve stage adds the model's. */
-  windows: readonly LimitWindow[];
-  /** pending until the reserve stage admits ("admitted", hits set) or a window refuses. */
-  outcome: "pending" | "admitted" | "refused";
-  hits?: readonly Hit[];
-}
-
 /** The token's windows in the order they are taken, or undefined when it has none. */
 export function tokenWindows(runtime: Runtime, tokenName: string): LimitWindow[] | undefined {
   const { requestRate, totalRequests } = runtime.limits;
@@ -34,13 +26,6 @@ export function tokenWindows(runtime: Runtime, tokenName: string): LimitWindow[]
   if (totalRequests) windows.push({ key: `${tokenName}\0total`, window: totalRequests, what: "Total request limit", refundsFailure: false });
   if (requestRate) windows.push({ key: `${tokenName}\0rate`, window: requestRate, what: "Request rate limit", refundsFailure: true });
   return windows;
-}
-
-/** Whether any model has a request rate of its own (model calls then hand their windows,
- * even none of the token's, to the reserve stage). */
-export function anyModelWindow(runtime: Runtime): boolean {
-  for (const model of runtime.models.values()) if (model.requestRate) return true;
-  return false;
 }
 
 /** The model's request rate, shared by every token; refunded on failure as request_rate. */
@@ -92,6 +77,24 @@ export async function refundHits(limiter: Limiter, windows: readonly LimitWindow
       await limiter.refund(windows[i].key, hits[i]);
     } catch (err) {
       log.warn("rate limit hit not refunded", { requestId, error: String(err) });
+    }
+  }
+}
+
+/** A failed request's hits in the windows that do not count failures are taken back. */
+export function refundFailure(limiter: Limiter, windows: readonly LimitWindow[], hits: readonly Hit[], requestId: string): Promise<void> {
+  return refundHits(limiter, windows, hits, requestId, (w) => w.refundsFailure);
+}
+
+/** A request that failed before its admission still counts where failures count. */
+export async function countUnadmitted(limiter: Limiter, windows: readonly LimitWindow[], requestId: string): Promise<void> {
+  const now = Date.now();
+  for (const w of windows) {
+    if (w.refundsFailure) continue;
+    try {
+      await limiter.take(w.key, w.window, now);
+    } catch (err) {
+      log.warn("rate limit hit not counted", { requestId, error: String(err) });
     }
   }
 }

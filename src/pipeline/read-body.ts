@@ -7,8 +7,8 @@
 import type { IncomingMessage } from "node:http";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { BodyBudget } from "../server/body-budget.js";
-import type { RequestContext } from "./context.js";
+import type { BodyBudget } from "./body-budget.js";
+import type { Core } from "./context.js";
 
 /** What a client refused for lack of body memory is told to wait, in seconds. */
 const BUDGET_RETRY_AFTER = "1";
@@ -18,7 +18,7 @@ const BUDGET_RETRY_AFTER = "1";
  * `onChunk` sees each chunk as it arrives (multipart parsing streams along), and a throw
  * from it fails the request.
  */
-export function readBody(ctx: RequestContext, budget: BodyBudget, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
+export function readBody(ctx: Core, budget: BodyBudget, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   const { req, res } = ctx;
   const limit = ctx.runtime.server.maxBodyBytes;
   const header = req.headers["content-length"];

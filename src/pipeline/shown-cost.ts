@@ -14,9 +14,9 @@ import { upstreamServed } from "./outcome.js";
 /** The cost shown for a settled request: for a whole answer an upstream served and that
  * was priced (a free model's is "0"); undefined for anything else, or when hidden. */
 export function shownCost(ctx: RequestContext, entry: UsageEntry, failure: unknown): string | undefined {
-  const served = ctx.served;
+  const served = ctx.outcome?.served;
   if (failure !== undefined || !served || served.ending !== "complete" || served.charge === "none" || !upstreamServed(ctx)) return undefined;
-  return ctx.model && shows(ctx) ? formatNano(entry.costNano) : undefined;
+  return ctx.call && shows(ctx) ? formatNano(entry.costNano) : undefined;
 }
 
 /**
@@ -26,13 +26,14 @@ export function shownCost(ctx: RequestContext, entry: UsageEntry, failure: unkno
  * before their end. Undefined when the group hides costs.
  */
 export function requestQuote(ctx: RequestContext, usage: Usage | undefined): string | undefined {
-  if (!ctx.model || !shows(ctx)) return undefined;
-  const group = groupOf(ctx)!;
-  return formatNano(costOf(usage ?? fallbackUsage(ctx.body?.length ?? 0, 0), ctx.model.price, group.multiplierPpm, ctx.units));
+  const call = ctx.call;
+  const group = groupOf(ctx);
+  if (!call || !group?.showCost) return undefined;
+  return formatNano(costOf(usage ?? fallbackUsage(call.body.length, 0), call.model.price, group.multiplierPpm, ctx.rules?.units));
 }
 
 function groupOf(ctx: RequestContext): Group | undefined {
-  return ctx.group ?? (ctx.token ? ctx.runtime.groups.get(ctx.token.group) : undefined);
+  return ctx.account?.group ?? (ctx.caller ? ctx.runtime.groups.get(ctx.caller.group) : undefined);
 }
 
 function shows(ctx: RequestContext): boolean {

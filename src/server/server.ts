@@ -1,5 +1,7 @@
 // The HTTP server: raw node:http, a request id on every response, health and metrics
-// endpoints outside the chain, and a graceful drain on shutdown.
+// endpoints outside the lifecycle, and a graceful drain on shutdown. Starting is a few
+// named steps: open the state, build the lifecycle, create the server, listen, start the
+// background work; the drain is its own.
 
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -18,16 +20,17 @@ import { GatewayError } from "../errors/gateway-error.js";
 import { errorText, log } from "../observability/log.js";
 import { countConfigGeneration, countReservations, registry, reportKeys } from "../observability/metrics.js";
 import { RequestLog } from "../observability/request-log.js";
-import { buildChain } from "../pipeline/chain.js";
-import type { RequestContext, Upgrade } from "../pipeline/context.js";
+import { buildLifecycle } from "../pipeline/lifecycle.js";
+import { newContext, type RequestContext, type Upgrade } from "../pipeline/context.js";
+import type { RoutingState } from "../routing/routing-state.js";
 import { boundUnreadBody } from "../pipeline/read-body.js";
 import { sendError } from "../pipeline/respond.js";
 import { renderError } from "../protocols/render-error.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
-import { BodyBudget } from "./body-budget.js";
-import { newRequestId, requestIdHeader } from "./request-id.js";
-import { familyOfPath } from "./routes.js";
+import { BodyBudget } from "../pipeline/body-budget.js";
+import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
+import { familyOfPath } from "../pipeline/routes.js";
 import { tuneHeapForServing } from "./gc-tuning.js";
 import { answerOps, healthAnswer, isOpsRequest, startOpsServer, type OpsEndpoints, type OpsServer } from "./ops.js";
 
@@ -70,84 +73,135 @@ export interface GatewayServer {
 
 /** Starts the gateway on the Runtime's listen address (port 0 picks a free port). */
 export async function startGateway(opts: GatewayServerOptions): Promise<GatewayServer> {
-  const { box } = opts;
-  const metricsText = opts.metricsText ?? (() => registry.metrics());
   tuneHeapForServing();
+  const opened = openState(opts);
+  const lifecycle = buildLifecycle({
+    usage: opened.usage, accounts: opened.state.accounts, usageLog: opened.state.usageLog, limiter: opened.state.limiter,
+    admitter: opened.state.admitter, routing: opened.routing, bodyBudget: opened.bodyBudget, jobs: opened.jobs,
+    requestLog: opened.requestLog, live: () => opts.box.current,
+  });
+  const requests = new Requests(opts.box, lifecycle, opened.ops);
+  const server = createServer(opts.box, requests);
+  const { host, port } = opts.box.current.server;
+  await listen(server, host, port);
+  const opsServer = await startBackground(opts, opened, server);
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    server, box: opts.box, state: opened.state, bodyBudget: opened.bodyBudget, port: address.port,
+    url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url,
+    drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, opsServer, timeoutMs),
+  };
+}
+
+/** What the server holds open for its life: the state, the routing state over it, the
+ * operator endpoints, and what stops reporting them at the drain. */
+interface Opened {
+  readonly state: State;
+  readonly usage: UsageSink;
+  readonly requestLog: RequestLog;
+  readonly bodyBudget: BodyBudget;
+  readonly routing: RoutingState;
+  readonly jobs: JobOutcomes;
+  readonly jobWatch: JobWatch;
+  readonly ops: OpsEndpoints & { draining: boolean };
+  /** Stops the gauges this server registered. */
+  readonly unreport: () => void;
+}
+
+/** Opens (or takes) the state and what works over it. */
+function openState(opts: GatewayServerOptions): Opened {
+  const { box } = opts;
   const state = opts.state ?? inProcessState(new StoreUsageLog(createMemoryStore()));
-  const { accounts, usageLog, limiter, admitter, keyed } = state;
+  const { accounts, usageLog, keyed } = state;
   const uncountReservations = countReservations(() => accounts.reservationsHeld);
   const uncountGeneration = countConfigGeneration(() => box.current.generation);
-  const requestLog = opts.requestLog ?? new RequestLog();
-  const usage: UsageSink = opts.usage ?? noUsageSink;
-  // server.* applies at start only, so the budget's limit is fixed for the server's life.
-  const bodyBudget = new BodyBudget(box.current.server.maxBodyMemoryBytes);
   // Failed jobs are refunded when a client poll or the background check sees them.
   const routing = routingState(keyed, { shared: state.shared });
   const unreportKeys = reportKeys(keyReportSource(routing, () => box.current));
   const jobs = new JobOutcomes({ accounts, usageLog, keyed });
-  const jobWatch = new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, keyHealth: routing.keyHealth, timing: opts.jobWatch });
-  const chain = buildChain({ usage, accounts, usageLog, limiter, admitter, routing, bodyBudget, jobs, requestLog, live: () => box.current });
-  // Requests in flight are counted, not kept in a Set: a long-lived Set whose table has
-  // reached V8's old generation allocates every later table there too, and each table it
-  // replaces keeps pointers to the requests it held, which minor GCs cannot see are dead.
-  // That kept every request alive until the next full GC (measured: ~1.4 MB promoted per
-  // scavenge, 3-4 ms pauses). WebSocket sessions, few and long, are kept so a drain can
-  // close them.
-  let inflight = 0;
-  const sessions = new Set<Duplex>();
-  let draining = false;
-  const ops: OpsEndpoints = {
-    metricsPath: box.current.metricsPath, metricsText, health: () => healthAnswer(draining, state.health().degraded),
+  const ops = {
+    metricsPath: box.current.metricsPath, metricsText: opts.metricsText ?? (() => registry.metrics()), draining: false,
+    health: () => healthAnswer(ops.draining, state.health().degraded),
   };
+  return {
+    state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
+    // server.* applies at start only, so the budget's limit is fixed for the server's life.
+    bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
+    routing, jobs, ops,
+    jobWatch: new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, keyHealth: routing.keyHealth, timing: opts.jobWatch }),
+    unreport: () => {
+      uncountReservations();
+      uncountGeneration();
+      unreportKeys();
+    },
+  };
+}
+
+/**
+ * The requests in flight, and how one is handed to the lifecycle. Requests in flight are
+ * counted, not kept in a Set: a long-lived Set whose table has reached V8's old generation
+ * allocates every later table there too, and each table it replaces keeps pointers to the
+ * requests it held, which minor GCs cannot see are dead. That kept every request alive
+ * until the next full GC (measured: ~1.4 MB promoted per scavenge, 3-4 ms pauses).
+ * WebSocket sessions, few and long, are kept so a drain can close them.
+ */
+class Requests {
+  inflight = 0;
+  readonly sessions = new Set<Duplex>();
   // metrics.listen (restart-only, like metrics.path): the operator endpoints move off the main listener.
-  const metricsListen = box.current.metricsListen;
+  readonly #opsHere: boolean;
+
+  constructor(
+    readonly box: RuntimeBox,
+    readonly lifecycle: (ctx: RequestContext) => Promise<void>,
+    readonly ops: OpsEndpoints & { draining: boolean },
+  ) {
+    this.#opsHere = !box.current.metricsListen;
+  }
 
   /** Serves one request; for a WebSocket upgrade, `upgrade` holds the raw socket (and `res`
    * is bound to it, so a refusal is still an ordinary HTTP answer). */
-  const handle = (req: http.IncomingMessage, res: http.ServerResponse, upgrade?: Upgrade) => {
+  handle(req: http.IncomingMessage, res: http.ServerResponse, upgrade?: Upgrade): void {
     const id = newRequestId();
     res.setHeader(requestIdHeader, id);
+    const draining = this.ops.draining;
     if (draining) res.setHeader("connection", "close");
-    const runtime = box.current;
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    if (!upgrade && !metricsListen && isOpsRequest(path, req.method, ops.metricsPath)) {
-      void answerOps(path, res, ops);
+    if (!upgrade && this.#opsHere && isOpsRequest(path, req.method, this.ops.metricsPath)) {
+      void answerOps(path, res, this.ops);
       return;
     }
-    // Every field present from the start: one object shape for all requests, no
-    // hidden-class transitions as stages fill it in.
-    const ctx: RequestContext = {
-      id, req, res, runtime, path, startNs: process.hrtime.bigint(),
-      query: q === -1 ? "" : url.slice(q + 1), family: familyOfPath(path), attempts: 0,
-      route: undefined, pathModel: undefined, pathAction: undefined, clientIp: undefined, token: undefined,
-      user: undefined, group: undefined, body: undefined, json: undefined, files: undefined, parts: undefined, modelName: undefined, model: undefined,
-      fitted: undefined, bodyMembers: undefined, channel: undefined, upstreamModel: undefined, limits: undefined, reservation: undefined, reservedUsage: undefined, output: undefined,
-      holds: undefined, units: undefined, jobId: undefined, job: undefined,
-      served: undefined, settled: undefined, error: undefined, upgrade,
-    };
+    const ctx = newContext(id, req, res, this.box.current, path, q === -1 ? "" : url.slice(q + 1), upgrade);
     if (draining) {
       sendError(ctx, new GatewayError(errors.shuttingDown));
       return;
     }
-    inflight++;
-    if (upgrade) sessions.add(upgrade.socket);
-    const done = () => {
-      inflight--;
-      if (upgrade) sessions.delete(upgrade.socket);
-    };
-    chain(ctx).then(
-      done,
-      (err) => {
-        done();
+    this.inflight++;
+    if (upgrade) this.sessions.add(upgrade.socket);
+    this.lifecycle(ctx).then(
+      () => this.#done(upgrade),
+      (err: unknown) => {
+        this.#done(upgrade);
         log.error("request failed outside the chain", { requestId: id, error: errorText(err) });
         if (upgrade) upgrade.socket.destroy();
         else if (!res.writableEnded) res.destroy();
       },
     );
-  };
-  const server = http.createServer(connectionTimeouts(box.current.server.headerTimeoutMs), (req, res) => handle(req, res));
+  }
+
+  #done(upgrade: Upgrade | undefined): void {
+    this.inflight--;
+    if (upgrade) this.sessions.delete(upgrade.socket);
+  }
+}
+
+/** The HTTP server: requests and WebSocket upgrades to the lifecycle, malformed requests
+ * and unknown expectations answered from the catalogue. */
+function createServer(box: RuntimeBox, requests: Requests): http.Server {
+  const server = http.createServer(connectionTimeouts(box.current.server.headerTimeoutMs), (req, res) => requests.handle(req, res));
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     // node:http leaves an upgraded socket with no 'error' listener: a client that resets it
     // while the upstream is being reached would otherwise end the process.
@@ -158,56 +212,61 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     // nothing in node:http ends a socket a hand-made response was bound to.
     res.shouldKeepAlive = false;
     res.once("finish", () => socket.end());
-    handle(req, res, { socket, head });
+    requests.handle(req, res, { socket, head });
   });
   server.on("clientError", answerMalformed);
   server.on("checkExpectation", refuseExpectation(box));
+  return server;
+}
 
-  const { host, port } = box.current.server;
-  await new Promise<void>((resolve, reject) => {
+/** Listens on the address; rejects when it cannot (taken, not allowed). */
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
+}
+
+/** Starts the operator listener (metrics.listen, unless a cluster primary serves it) and
+ * the background job check. */
+async function startBackground(opts: GatewayServerOptions, opened: Opened, server: http.Server): Promise<OpsServer | undefined> {
+  const metricsListen = opts.box.current.metricsListen;
   let opsServer: OpsServer | undefined;
   if (metricsListen && !opts.opsServedElsewhere) {
     try {
-      opsServer = await startOpsServer(metricsListen, ops);
+      opsServer = await startOpsServer(metricsListen, opened.ops);
     } catch (err) {
       server.close();
       throw new Error(`metrics.listen: ${(err as Error).message}`);
     }
   }
-  jobWatch.start();
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  opened.jobWatch.start();
+  return opsServer;
+}
 
-  return {
-    server, box, state, bodyBudget, port: address.port, url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url,
-    async drain(timeoutMs = box.current.server.drainTimeoutMs) {
-      draining = true;
-      const watchStopped = jobWatch.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = Date.now() + timeoutMs;
-      while (inflight > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 25));
-        server.closeIdleConnections();
-      }
-      const forced = inflight;
-      if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
-      for (const socket of sessions) socket.destroy(); // WebSocket sessions are not server connections
-      server.closeAllConnections();
-      await Promise.all([closed, watchStopped, opsServer?.close()]);
-      requestLog.flush();
-      uncountReservations();
-      uncountGeneration();
-      unreportKeys();
-      return { forced };
-    },
-  };
+/** Stops accepting, lets the requests in flight finish up to `timeoutMs`, then closes
+ * what is left and stops the background work. */
+async function drain(server: http.Server, requests: Requests, opened: Opened, opsServer: OpsServer | undefined, timeoutMs: number): Promise<{ forced: number }> {
+  opened.ops.draining = true;
+  const watchStopped = opened.jobWatch.stop();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const deadline = Date.now() + timeoutMs;
+  while (requests.inflight > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 25));
+    server.closeIdleConnections();
+  }
+  const forced = requests.inflight;
+  if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
+  for (const socket of requests.sessions) socket.destroy(); // WebSocket sessions are not server connections
+  server.closeAllConnections();
+  await Promise.all([closed, watchStopped, opsServer?.close()]);
+  opened.requestLog.flush();
+  opened.unreport();
+  return { forced };
 }
 
 /**
@@ -232,15 +291,15 @@ function destroySocket(this: Duplex): void {
 /** Requests node cannot parse (bad framing, oversized headers) or whose headers came too
  * slowly still get a JSON error with a request id, not a bare socket close; never written
  * into a response already under way. */
-function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
   const inFlight = (socket as { _httpMessage?: http.ServerResponse | null })._httpMessage;
   if (!socket.writable || err.code === "ECONNRESET" || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const { status, reason, code, message } = malformedAnswer(err.code);
-  const body = JSON.stringify({ error: { message, type: "invalid_request_error", code, param: null } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\n` +
+  const error = malformedError(err.code);
+  const body = renderError("openai", error);
+  socket.end(`HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}\r\n` +
     `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
     `${requestIdHeader}: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`);
 }
@@ -251,8 +310,9 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: import("node:stream
  * writing to, and the client could lose the answer. */
 function refuseExpectation(box: RuntimeBox): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
-    const body = renderError(familyOfPath(req.url ?? "/"), new GatewayError(errors.expectationFailed));
-    res.writeHead(417, {
+    const error = new GatewayError(errors.expectationFailed);
+    const body = renderError(familyOfPath(req.url ?? "/"), error);
+    res.writeHead(error.status, {
       [requestIdHeader]: newRequestId(), "content-type": "application/json", "content-length": Buffer.byteLength(body),
     });
     res.end(body);
@@ -260,14 +320,11 @@ function refuseExpectation(box: RuntimeBox): (req: http.IncomingMessage, res: ht
   };
 }
 
-function malformedAnswer(code: string | undefined): { status: number; reason: string; code: string; message: string } {
-  if (code === "HPE_HEADER_OVERFLOW") {
-    return { status: 431, reason: "Request Header Fields Too Large", code: "headers_too_large", message: "The request headers are too large." };
-  }
-  if (code === "ERR_HTTP_REQUEST_TIMEOUT") {
-    return { status: 408, reason: "Request Timeout", code: "request_timeout", message: "The request headers were not received in time." };
-  }
-  return { status: 400, reason: "Bad Request", code: "malformed_request", message: "The request could not be parsed as HTTP." };
+/** The catalogued error for what node could not parse. */
+function malformedError(code: string | undefined): GatewayError {
+  if (code === "HPE_HEADER_OVERFLOW") return new GatewayError(errors.headersTooLarge);
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return new GatewayError(errors.requestTimeout, "The request headers were not received in time.");
+  return new GatewayError(errors.malformedRequest);
 }
 
 export { RuntimeBox };

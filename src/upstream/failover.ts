@@ -1,9 +1,9 @@
 // Decides what an upstream answer means for failover: relay it, or try the next channel.
 // Connection errors, 429 and 5xx other than 504 fail over; everything else is the answer.
 // Nothing is retried after the first byte. A channel credential problem is met before
-// this: the model-call stage retries a key the provider refused or found out of credit on
+// this: the failover loop retries a key the provider refused or found out of credit on
 // the channel's next key, and passes a channel whose keys are all out
-// (pipeline/stages/upstream.ts); a 401/403 the provider's fields do not blame on the key
+// (upstream/attempts.ts); a 401/403 the provider's fields do not blame on the key
 // (a header or a file the request names) is the request's own answer, like a 400, so a
 // client cannot make a channel fail with it.
 

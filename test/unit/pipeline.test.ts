@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compose } from "../../src/pipeline/compose.js";
-import { familyOfPath, matchRoute } from "../../src/server/routes.js";
+import { familyOfPath, matchRoute } from "../../src/pipeline/routes.js";
 import { errors } from "../../src/errors/catalogue.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { renderError } from "../../src/protocols/render-error.js";
@@ -51,7 +51,7 @@ test("Google's GA path: /v1/models/{model}:{action} is generate-content on v1; o
   // OpenAI's fine-tuned ids hold colons: one model, not an action.
   const ft = matchRoute("GET", "/v1/models/ft:gpt-4o-mini:org:abc123");
   assert.ok(ft.kind === "ok");
-  assert.equal(ft.route.handler, "models");
+  assert.equal(ft.route.terminal, "models");
   assert.equal(ft.pathModel, "ft:gpt-4o-mini:org:abc123");
   const one = matchRoute("GET", "/v1beta/models/gemini-2.5-flash");
   assert.equal(one.kind === "ok" && one.route.family, "gemini");

@@ -3,16 +3,16 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import type { Needs, Stage } from "../context.js";
 
-export function anthropicVersionStage(): Stage<RequestContext> {
+/** The version-header phase: a messages-protocol route refuses a call without one (400). */
+export function anthropicVersionStage(): Stage<Needs<"target">> {
   return (ctx, next) => {
     const version = ctx.req.headers["anthropic-version"];
     if (typeof version !== "string" || version.trim() === "") {
       throw new GatewayError(errors.missingVersionHeader,
         "The anthropic-version header is required on /v1/messages (for example: anthropic-version: 2023-06-01).");
     }
-    return next();
+    return next(ctx);
   };
 }

@@ -5,11 +5,9 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { WireFamily } from "../../protocols/render-error.js";
 import { sha256Hex } from "../../config/hash.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import { give, type Has, type Needs, type Stage } from "../context.js";
+import { KEY_PROTOCOL } from "../key-protocol.js";
 
-/** The browser form of a token, as a WebSocket subprotocol (realtime); never sent upstream. */
-export const KEY_PROTOCOL = "openai-insecure-api-key.";
 
 /** Compares two equal-length strings in time independent of where they differ. */
 function constantTimeEqual(a: string, b: string): boolean {
@@ -23,7 +21,7 @@ function constantTimeEqual(a: string, b: string): boolean {
 const tokenShape = /^[\x21-\x7e]{1,512}$/;
 
 /** Where each protocol family carries the token, first match wins. */
-function presentedToken(ctx: RequestContext, family: WireFamily): string | undefined {
+function presentedToken(ctx: Needs<"target">, family: WireFamily): string | undefined {
   const h = ctx.req.headers;
   if (family === "anthropic" && h["x-api-key"] !== undefined) return String(h["x-api-key"]);
   if (family === "gemini") {
@@ -52,18 +50,19 @@ const headerHint: Record<WireFamily, string> = {
   gemini: "Send it as 'x-goog-api-key: <token>'.",
 };
 
-export function authStage(): Stage<RequestContext> {
+/** The auth phase: the caller is the token presented, or the request is refused (401). */
+export function authStage(): Stage<Needs<"target">, Has<"caller">> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {
-    const presented = presentedToken(ctx, ctx.family);
+    const family = ctx.target.family;
+    const presented = presentedToken(ctx, family);
     if (presented === undefined || presented === "") {
-      throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[ctx.family]}`);
+      throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[family]}`);
     }
     if (!tokenShape.test(presented)) throw new GatewayError(errors.invalidToken);
     const hash = sha256Hex(presented);
     const token = ctx.runtime.tokensByHash.get(hash);
     if (!token || !constantTimeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
-    ctx.token = token;
-    return next();
+    return next(give(ctx, "caller", token));
   };
 }

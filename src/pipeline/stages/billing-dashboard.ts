@@ -3,17 +3,17 @@
 // in cents). A token with a quota reports its own quota; otherwise its user's credit.
 
 import type { Accounts } from "../../state/interfaces.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import type { Needs, Stage } from "../context.js";
 
 const toUnits = (nano: bigint): number => Number(nano) / 1e9;
 
-export function billingDashboardStage(accounts: Accounts): Stage<RequestContext> {
+/** The billing terminal: the balance a chat front-end shows. */
+export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" | "account">> {
   return async (ctx) => {
-    const token = ctx.token!;
-    const user = ctx.user!;
+    const token = ctx.caller;
+    const user = ctx.account.user;
     const byToken = token.quotaNano !== undefined;
-    const limit = toUnits(byToken ? token.quotaNano! : user.creditNano);
+    const limit = toUnits(token.quotaNano ?? user.creditNano);
     const spent = await (byToken ? accounts.spentByToken(token.name) : accounts.spentByUser(user.name));
     const body = ctx.path.endsWith("/subscription")
       ? {

@@ -1,24 +1,23 @@
 // Who may fetch an asynchronous job (a video's status or bytes): only the user whose token
 // created it (another user's job is as unknown as one that never was), and only with a
 // token that could ask for it anew: its model allowlist names the job's model and its group
-// reaches the job's channel (403 otherwise; the IP allowlist is the access stage's). A
-// fetch reaches the upstream, so it takes the token's and the model's rate windows as a
-// new request would, handed over by the limits stage; it is not billed.
+// reaches the job's channel (403 otherwise; the IP allowlist is the access phase's). A
+// fetch reaches the upstream, so the admit phase then takes the token's and the model's
+// rate windows as a new request would; it is not billed.
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { RoutingState } from "../../routing/routing-state.js";
-import type { Model } from "../../runtime/types.js";
-import type { Limiter } from "../../state/interfaces.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
-import { modelWindow, takeWindows, type PendingLimits } from "../rate-windows.js";
+import { give, type Has, type Needs, type Stage } from "../context.js";
 import { stateFailure } from "../state-failure.js";
 
-export function jobAccessStage(routing: RoutingState, limiter: Limiter): Stage<RequestContext> {
+type In = Needs<"target" | "caller">;
+
+/** The job-access phase: the fetched job, once its caller may fetch it. */
+export function jobAccessStage(routing: RoutingState): Stage<In, Has<"job">> {
   return async (ctx, next) => {
-    const id = ctx.jobId!;
-    const token = ctx.token!;
+    const id = ctx.target.jobId ?? "";
+    const token = ctx.caller;
     const owner = await routing.jobs.owner(id).catch((err: unknown) => {
       throw stateFailure(err, "job records");
     });
@@ -32,23 +31,6 @@ export function jobAccessStage(routing: RoutingState, limiter: Limiter): Stage<R
     if (channel && !channel.groups.has(token.group)) {
       throw new GatewayError(errors.groupNotAllowed, `This access token's group '${token.group}' has no access to the route that holds this job.`);
     }
-    ctx.job = owner;
-    ctx.modelName = owner.model;
-    if (ctx.limits) await takeJobWindows(limiter, ctx.limits, ctx.runtime.models.get(owner.model), ctx.id);
-    return next();
+    return next(give(ctx, "job", owner));
   };
-}
-
-/** Takes the token's windows and the model's, in order; a full one gives back the hits
- * before it and answers 429. The limits stage refunds or counts them once the fetch ends. */
-async function takeJobWindows(limiter: Limiter, limits: PendingLimits, model: Model | undefined, requestId: string): Promise<void> {
-  const ofModel = model && modelWindow(model);
-  if (ofModel) limits.windows = [...limits.windows, ofModel];
-  try {
-    limits.hits = await takeWindows(limiter, limits.windows, requestId);
-  } catch (err) {
-    limits.outcome = "refused"; // not counted anywhere, as a refused request is not
-    throw err instanceof GatewayError ? err : stateFailure(err, "rate limits");
-  }
-  limits.outcome = "admitted";
 }

@@ -15,24 +15,25 @@ import { relay } from "../../upstream/relay.js";
 import { cutOff, endingOf, served } from "../../upstream/served.js";
 import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/send.js";
 import { exhaustedError } from "../../upstream/failover.js";
-import type { Stage } from "../compose.js";
 import { keyInRotation } from "../../routing/key-pick.js";
-import type { RequestContext } from "../context.js";
+import type { Served } from "../../upstream/served.js";
+import { give, type Needs, type Stage } from "../context.js";
 
 /** A status answer is a small JSON object; past this the copy read for billing is dropped. */
 const STATUS_BODY_LIMIT = 64 * 1024;
 
-export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<RequestContext> {
+/** The job terminal: relays the job's status or bytes from the channel holding it. */
+export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Needs<"target" | "job">> {
   return async (ctx) => {
-    const id = ctx.jobId!;
-    const owner = ctx.job!; // the job-access stage let this caller fetch it
+    const owner = ctx.job; // the job-access phase let this caller fetch it
+    const id = owner.id;
     const channel = ctx.runtime.channels.get(owner.channel);
     if (!channel || !channel.enabled) {
       throw new GatewayError(errors.affinityChannelUnavailable, "The channel that holds this video job is no longer available.");
     }
-    ctx.channel = channel;
+    let answer: Served | undefined;
     const provider = providers[channel.protocol];
-    const content = ctx.pathAction === "content";
+    const content = ctx.target.pathAction === "content";
     const query = forwardedQuery(ctx.query, content ? videoContentQuery : undefined);
     const path = videoJobPath(id, content) + (query ? "?" + query : "");
     const cancel = new Cancellation();
@@ -55,7 +56,7 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Re
       });
       const parts = { status: upstream.status, ending: endingOf(relayed.end), charge: "none", firstByteNs: relayed.firstByteNs } as const;
       // A cut answer is cut for the client too; a whole one ends when settlement releases it.
-      ctx.served = relayed.end === "ended" ? served(ctx.res, parts) : cutOff(ctx.res, parts);
+      answer = relayed.end === "ended" ? served(ctx.res, parts) : cutOff(ctx.res, parts);
       // Acted on before the answer ends, so a client that reads its balance next sees it.
       const body = relayed.end === "ended" ? copy?.bytes() : undefined;
       if (body) await outcomes.observeAnswer(owner, body, "client");
@@ -67,6 +68,7 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Re
       throw err;
     } finally {
       ctx.res.off("close", onClose);
+      give(ctx, "outcome", { served: answer, channel, upstreamModel: undefined, attempts: 0 });
     }
   };
 }

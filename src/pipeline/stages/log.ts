@@ -11,19 +11,19 @@ import {
 } from "../../observability/metrics.js";
 import { requestLevel, type RequestLine, type RequestLog } from "../../observability/request-log.js";
 import type { Usage } from "../../protocols/usage.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import { give, modelNameOf, type RequestContext, type Stage } from "../context.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import { sendError } from "../respond.js";
 
+/** The log stage, first of every request: renders what was thrown and records the request. */
 export function logStage(requestLog: RequestLog): Stage<RequestContext> {
   return async (ctx, next) => {
     inflight.count++;
     try {
-      await next();
+      await next(ctx);
     } catch (err) {
-      ctx.error = err instanceof GatewayError ? err : internal(ctx, err);
-      sendError(ctx, ctx.error);
+      const error = err instanceof GatewayError ? err : internal(ctx, err);
+      sendError(give(ctx, "error", error), error);
     } finally {
       inflight.count--;
       record(ctx, requestLog);
@@ -40,14 +40,16 @@ function internal(ctx: RequestContext, err: unknown): GatewayError {
 function record(ctx: RequestContext, requestLog: RequestLog): void {
   const status = answeredStatus(ctx);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
-  const protocol = ctx.route?.name ?? "unknown";
+  const protocol = ctx.target?.route.name ?? "unknown";
+  const outcome = ctx.outcome;
+  const served = outcome?.served;
   // A model the client named that the config does not declare is counted as "other".
-  const model = modelLabel(ctx.runtime.models, ctx.modelName ?? requestedModel(ctx));
-  const channel = ctx.channel?.name ?? "";
+  const model = modelLabel(ctx.runtime.models, modelNameOf(ctx) ?? requestedModel(ctx));
+  const channel = outcome?.channel?.name ?? "";
   const statusLabel = String(status);
-  requestTally.add(1, protocol, model, channel, ctx.token?.group ?? "", statusLabel);
+  requestTally.add(1, protocol, model, channel, ctx.caller?.group ?? "", statusLabel);
   requestDuration.observe(durationMs / 1000, protocol, model, statusLabel);
-  const u = ctx.served?.usage;
+  const u = served?.usage;
   if (u) {
     if (u.input) tokenTally.add(u.input, model, "input");
     if (u.cacheRead) tokenTally.add(u.cacheRead, model, "cache_read");
@@ -55,7 +57,7 @@ function record(ctx: RequestContext, requestLog: RequestLog): void {
     if (u.output) tokenTally.add(u.output, model, "output");
     if (u.reasoning) tokenTally.add(u.reasoning, model, "reasoning");
   }
-  const firstByteNs = ctx.served?.firstByteNs;
+  const firstByteNs = served?.firstByteNs;
   const ttfbMs = firstByteNs === undefined ? undefined : Number(firstByteNs - ctx.startNs) / 1e6;
   if (ttfbMs !== undefined && upstreamServed(ctx)) timeToFirstToken.observe(ttfbMs / 1000, model, channel);
   const level = requestLevel(status);
@@ -64,28 +66,29 @@ function record(ctx: RequestContext, requestLog: RequestLog): void {
 
 /** The model a request named, declared or not (only for its bounded metrics label). */
 function requestedModel(ctx: RequestContext): string | undefined {
-  const named = ctx.pathModel ?? ctx.json?.model;
+  const named = ctx.target?.pathModel ?? ctx.input?.json.model;
   return typeof named === "string" ? named : undefined;
 }
 
 /** The request's log line: names and numbers, never a key, a header or a body. */
 function requestLine(ctx: RequestContext, status: number, durationMs: number, ttfbMs: number | undefined): RequestLine {
   const settled = ctx.settled;
-  const usage = settled?.usage ?? ctx.served?.usage;
-  const token = ctx.token;
+  const outcome = ctx.outcome;
+  const usage = settled?.usage ?? outcome?.served?.usage;
+  const token = ctx.caller;
   return {
     requestId: ctx.id,
     method: ctx.req.method,
     // The path only (the query can carry a Gemini-style key), bounded.
     path: ctx.path.length > 200 ? ctx.path.slice(0, 200) : ctx.path,
-    protocol: ctx.route?.name ?? "unknown",
+    protocol: ctx.target?.route.name ?? "unknown",
     token: token?.name,
     user: token?.user,
     group: token?.group,
-    model: ctx.modelName,
-    upstreamModel: ctx.upstreamModel,
-    channel: ctx.channel?.name,
-    attempts: ctx.attempts || undefined,
+    model: modelNameOf(ctx),
+    upstreamModel: outcome?.upstreamModel,
+    channel: outcome?.channel?.name,
+    attempts: outcome?.attempts || undefined,
     status,
     error: ctx.error?.code ?? settled?.error,
     tokens: usage ? tokenCounts(usage) : undefined,

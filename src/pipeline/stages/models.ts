@@ -5,8 +5,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { RequestContext } from "../context.js";
-import type { Stage } from "../compose.js";
+import type { Needs, Stage } from "../context.js";
 
 const ownerOf = { openai: "openai", anthropic: "anthropic", gemini: "google" } as const;
 /** Stable `created` stamp: the price list does not record when a model appeared. */
@@ -18,8 +17,8 @@ interface Listed {
   readonly owner: string;
 }
 
-function usableModels(ctx: RequestContext): Listed[] {
-  const token = ctx.token!;
+function usableModels(ctx: Needs<"caller">): Listed[] {
+  const token = ctx.caller;
   const listed: Listed[] = [];
   for (const [id, tiers] of ctx.runtime.candidates.get(token.group) ?? []) {
     if (token.allowModel && !token.allowModel(id)) continue;
@@ -51,16 +50,18 @@ const lists = {
   gemini: (models: Listed[]) => ({ models: models.map(entries.gemini) }),
 };
 
-export function modelsStage(): Stage<RequestContext> {
+/** The models terminal: the list, or one model named in the path. */
+export function modelsStage(): Stage<Needs<"target" | "caller">> {
   return async (ctx) => {
-    const body = JSON.stringify(ctx.pathModel === undefined ? lists[ctx.family](usableModels(ctx)) : entries[ctx.family](oneModel(ctx, ctx.pathModel)));
+    const { family, pathModel } = ctx.target;
+    const body = JSON.stringify(pathModel === undefined ? lists[family](usableModels(ctx)) : entries[family](oneModel(ctx, pathModel)));
     ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
     ctx.res.end(body);
   };
 }
 
 /** The usable model named in the path. */
-function oneModel(ctx: RequestContext, name: string): Listed {
+function oneModel(ctx: Needs<"caller">, name: string): Listed {
   const found = usableModels(ctx).find((m) => m.id === name);
   if (!found) throw new GatewayError(errors.modelNotFound, `The model '${name}' does not exist or this access token cannot use it.`);
   return found;

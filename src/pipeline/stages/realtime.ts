@@ -23,11 +23,12 @@ import { SessionAdmission } from "../realtime-admission.js";
 import { RealtimeCharges } from "../realtime-charges.js";
 import { RealtimeMeter } from "../realtime-meter.js";
 import { RealtimeSession } from "../realtime-session.js";
-import { requestIdHeader } from "../../server/request-id.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
-import { KEY_PROTOCOL } from "./auth.js";
-import { candidateTiers } from "./candidates.js";
+import { requestIdHeader } from "../request-id.js";
+import { candidateTiers } from "../candidates.js";
+import { give, type Core, type Needs, type Stage, type Upgrade } from "../context.js";
+import type { Served } from "../../upstream/served.js";
+import { KEY_PROTOCOL } from "../key-protocol.js";
+import type { Route } from "../routes.js";
 
 
 /** Subprotocols to offer upstream: the client's, minus the one carrying its token. */
@@ -36,22 +37,13 @@ function upstreamProtocols(headers: IncomingHttpHeaders): string[] {
   return offered.filter((p) => !p.startsWith(KEY_PROTOCOL));
 }
 
-/** Takes the model from the query (`?model=`), where realtime clients name it. */
-export function realtimeModelStage(): Stage<RequestContext> {
-  return (ctx, next) => {
-    if (!ctx.upgrade) throw new GatewayError(errors.upgradeRequired);
-    ctx.pathModel = new URLSearchParams(ctx.query).get("model") ?? undefined;
-    return next();
-  };
-}
-
 type Frame = [Buffer, boolean];
 
 /** Opens the upstream socket; rejects with the gateway error for a refusal. The upstream
  * speaks first (session.created), so its frames are held in `early` from the start, before
  * the client is connected to receive them. */
 function connectUpstream(
-  ctx: RequestContext, channel: Channel, key: string, upstreamModel: string, early: Frame[],
+  ctx: Core, channel: Channel, key: string, upstreamModel: string, early: Frame[],
 ): Promise<{ upstream: WebSocket; hold: (data: WebSocket.RawData, isBinary: boolean) => void }> {
   const url = upstreamUrl(channel.baseUrl, `/v1/realtime?model=${encodeURIComponent(upstreamModel)}`);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
@@ -81,8 +73,8 @@ function connectUpstream(
  * write), and a client that left while the upstream was reached ends the request, instead of
  * a wait for a callback that never comes.
  */
-function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
-  const { socket, head } = ctx.upgrade!;
+function acceptClient(wss: WebSocketServer, ctx: Core, upgrade: Upgrade): WebSocket {
+  const { socket, head } = upgrade;
   let client: WebSocket | undefined;
   let refusal: Error | undefined;
   const addId = (headers: string[]) => { headers.push(`${requestIdHeader}: ${ctx.id}`); };
@@ -103,6 +95,7 @@ function acceptClient(wss: WebSocketServer, ctx: RequestContext): WebSocket {
   throw new GatewayError(errors.clientClosed);
 }
 
+/** What a realtime session is served with. */
 export interface RealtimeDeps {
   readonly routing: Pick<RoutingState, "keys" | "keyHealth">;
   /** Admits each response of a session, and settles its charge. */
@@ -116,56 +109,72 @@ export interface RealtimeDeps {
   readonly live: () => Runtime;
 }
 
-export function realtimeStage(deps: RealtimeDeps): Stage<RequestContext> {
+/** The realtime terminal: one WebSocket session, relayed and metered until either side ends it. */
+export function realtimeStage(deps: RealtimeDeps, route: Route): Stage<Needs<"caller" | "account" | "call">> {
   const wss = new WebSocketServer({
     noServer: true, maxPayload: MAX_FRAME_BYTES, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false,
   });
   return async (ctx) => {
-    const plan = planAttempts(candidateTiers(ctx), 1, (c) => c.protocol === "openai");
+    const { call, caller: token } = ctx;
+    const upgrade = ctx.upgrade;
+    if (!upgrade) throw new GatewayError(errors.upgradeRequired); // the upgrade phase ran before
+    const plan = planAttempts(candidateTiers(ctx.runtime, token.group, call.name), 1, (c) => c.protocol === "openai");
     if (plan.length === 0) {
-      throw new GatewayError(errors.conversionUnsupported, `Model '${ctx.modelName}' has no OpenAI-protocol channel for realtime sessions.`);
+      throw new GatewayError(errors.conversionUnsupported, `Model '${call.name}' has no OpenAI-protocol channel for realtime sessions.`);
     }
     const channel = plan[0];
-    ctx.channel = channel;
-    ctx.upstreamModel = channel.modelMap.get(ctx.modelName!) ?? ctx.modelName!;
-    const early: Frame[] = [];
-    const key = await keyInRotation(deps.routing.keys, deps.routing.keyHealth, channel);
-    const { upstream, hold } = await connectUpstream(ctx, channel, key, ctx.upstreamModel, early);
-    let client: WebSocket;
+    const upstreamModel = channel.modelMap.get(call.name) ?? call.name;
+    let served: Served | undefined;
     try {
-      client = acceptClient(wss, ctx);
-    } catch (err) {
-      upstream.terminate();
-      throw err;
+      served = await runSession(ctx, deps, wss, upgrade, channel, upstreamModel, route);
+    } finally {
+      give(ctx, "outcome", { served, channel, upstreamModel, attempts: 0 });
     }
-    upstream.off("message", hold);
-    const firstByteNs = process.hrtime.bigint();
-    const model = ctx.model!;
-    const group = ctx.group!;
-    const token = ctx.token!;
-    const meter = new RealtimeMeter();
-    const charges = new RealtimeCharges({
-      admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm,
-      base: {
-        token: token.name, user: token.user, group: token.group, model: ctx.modelName ?? "", upstreamModel: ctx.upstreamModel,
-        channel: channel.name, inboundProtocol: ctx.route?.name ?? "unknown", upstreamProtocol: channel.protocol,
-      },
-    });
-    const admission = new SessionAdmission({
-      admitter: deps.admitter, accounts: deps.accounts, live: deps.live, requestId: ctx.id, charges, token, model, group,
-    });
-    const session = new RealtimeSession({
-      requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
-      worst: () => ({ input: meter.nextInputTokens(), cacheRead: 0, cacheWrite: 0, output: model.maxOutputTokens, reasoning: 0 }),
-    });
-    await session.run(early);
-    // A response cut mid-way is charged as its own entry now; every other hold goes back.
-    await admission.end(meter.unreported());
-    // Usage is in the entries above: this one holds the session (and any per-request price).
-    const none = () => {};
-    ctx.served = {
-      status: 101, ending: "complete", charge: "reported", usage: emptyUsage(), usageEstimated: false,
-      units: undefined, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: none, abandon: none,
-    };
+  };
+}
+
+/** Connects both sides, relays the session until either ends, and settles what it left. */
+async function runSession(
+  ctx: Needs<"caller" | "account" | "call">, deps: RealtimeDeps, wss: WebSocketServer, upgrade: Upgrade, channel: Channel,
+  upstreamModel: string, route: Route,
+): Promise<Served> {
+  const early: Frame[] = [];
+  const key = await keyInRotation(deps.routing.keys, deps.routing.keyHealth, channel);
+  const { upstream, hold } = await connectUpstream(ctx, channel, key, upstreamModel, early);
+  let client: WebSocket;
+  try {
+    client = acceptClient(wss, ctx, upgrade);
+  } catch (err) {
+    upstream.terminate();
+    throw err;
+  }
+  upstream.off("message", hold);
+  const firstByteNs = process.hrtime.bigint();
+  const { model, name: modelName } = ctx.call;
+  const group = ctx.account.group;
+  const token = ctx.caller;
+  const meter = new RealtimeMeter();
+  const charges = new RealtimeCharges({
+    admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm,
+    base: {
+      token: token.name, user: token.user, group: token.group, model: modelName, upstreamModel,
+      channel: channel.name, inboundProtocol: route.name, upstreamProtocol: channel.protocol,
+    },
+  });
+  const admission = new SessionAdmission({
+    admitter: deps.admitter, accounts: deps.accounts, live: deps.live, requestId: ctx.id, charges, token, model, group,
+  });
+  const session = new RealtimeSession({
+    requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
+    worst: () => ({ input: meter.nextInputTokens(), cacheRead: 0, cacheWrite: 0, output: model.maxOutputTokens, reasoning: 0 }),
+  });
+  await session.run(early);
+  // A response cut mid-way is charged as its own entry now; every other hold goes back.
+  await admission.end(meter.unreported());
+  // Usage is in the entries above: this one holds the session (and any per-request price).
+  const none = () => {};
+  return {
+    status: 101, ending: "complete", charge: "reported", usage: emptyUsage(), usageEstimated: false,
+    units: undefined, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: none, abandon: none,
   };
 }

@@ -1,9 +1,11 @@
-// Settlement: the stage around everything that can cost money (reserve → upstream). Once
-// the rest of the chain is done it prices what the upstream served (its usage, or a marked
-// estimate), settles the reservation against the accounts and appends the usage-log entry
-// together, waits until both are done when they charge anything (the entry durable, the
-// spend updated), and only then releases the answer's last bytes. A charge that cannot be
-// committed withholds them: nothing is served unbilled.
+// Settlement: the phase around everything after auth. Once the rest of the request is done
+// it gives back what admission took that the request does not keep (a failed request's
+// hits in the windows that refund failures; a request that ended before its admission is
+// counted in the windows that count failures), prices what the upstream served (its usage,
+// or a marked estimate), settles the reservation and the holds against the accounts and
+// appends the usage-log entry together, waits until both are done when they charge
+// anything (the entry durable, the spend updated), and only then releases the answer's
+// last bytes. A charge that cannot be committed withholds them: nothing is served unbilled.
 
 import { costOf, unitPriced } from "../../billing/cost.js";
 import { cutAnswerUsage } from "../../billing/estimate.js";
@@ -13,28 +15,49 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { costTally } from "../../observability/metrics.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
-import type { Admitter, UsageLog } from "../../state/interfaces.js";
-import { commitCharge } from "../commit-charge.js";
+import type { Group } from "../../runtime/types.js";
+import type { Admitter, Limiter, UsageLog } from "../../state/interfaces.js";
 import type { UsageEntry } from "../../state/store.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import type { Served } from "../../upstream/served.js";
+import { commitCharge, type Held } from "../commit-charge.js";
+import { give, modelNameOf, type Call, type Needs, type Stage } from "../context.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
+import { countUnadmitted, refundFailure, tokenWindows } from "../rate-windows.js";
+import type { Route } from "../routes.js";
 import { shownCost } from "../shown-cost.js";
 import { billingFault } from "../billing-fault.js";
 
-export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: UsageSink): Stage<RequestContext> {
+type Settling = Needs<"target" | "caller">;
+
+/** What settlement needs. */
+export interface SettleDeps {
+  readonly admitter: Admitter;
+  readonly limiter: Limiter;
+  readonly usageLog: UsageLog;
+  /** Told about every settled request (after billing, before its last bytes go). */
+  readonly observer: UsageSink;
+}
+
+const nothingHeld: Held = Object.freeze({});
+
+/** The settle phase: wraps the rest of the request and settles it on every path. */
+export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
+  const { admitter, usageLog, observer } = deps;
+  const admitted = route.admission !== "free";
   return async (ctx, next) => {
     let failure: unknown;
     try {
-      await next();
+      await next(ctx);
     } catch (err) {
       failure = err;
     }
+    const released = admitted ? releaseWindows(deps.limiter, ctx, failure) : undefined;
+    if (released) await released;
     const entry = usageEntry(ctx, failure);
-    ctx.settled = entry;
-    const committed = commitCharge(admitter, usageLog, ctx, entry);
-    observer.record({ entry, attempts: ctx.attempts });
-    const served = ctx.served;
+    give(ctx, "settled", entry);
+    const committed = commitCharge(admitter, usageLog, ctx.admission ?? nothingHeld, entry);
+    observer.record({ entry, attempts: ctx.outcome?.attempts ?? 0 });
+    const served = ctx.outcome?.served;
     if (entry.costNano > 0n) {
       costTally.add(Number(entry.costNano), entry.model, entry.group);
       try {
@@ -53,18 +76,38 @@ export function settleStage(admitter: Admitter, usageLog: UsageLog, observer: Us
   };
 }
 
+/** The rate windows once the request ended: an admitted request that failed gets back its
+ * hits where failures are not counted; one that passed access but ended before its
+ * admission (a bad body, a model it may not use) is counted where failures are. One
+ * refused by a window, a slot or a budget is counted nowhere. Undefined when there is
+ * nothing to do (no promise to wait for on the common path). */
+function releaseWindows(limiter: Limiter, ctx: Settling, failure: unknown): Promise<void> | undefined {
+  const admission = ctx.admission;
+  if (admission) {
+    return admission.hits.length > 0 && failed(ctx, failure) ? refundFailure(limiter, admission.windows, admission.hits, ctx.id) : undefined;
+  }
+  if (!ctx.account) return undefined; // refused by access: counted nowhere
+  const windows = tokenWindows(ctx.runtime, ctx.caller.name);
+  return windows ? countUnadmitted(limiter, windows, ctx.id) : undefined;
+}
+
+/** Whether the finished request failed (it is not counted by windows that refund failures). */
+function failed(ctx: Settling, failure: unknown): boolean {
+  return failure !== undefined || (!upstreamServed(ctx) && answeredStatus(ctx) >= 400);
+}
+
 function causeText(err: unknown): string {
   return String((err as { cause?: unknown }).cause ?? err);
 }
 
 /** The request's usage-log entry: what it is charged, and how it ended. */
-function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
-  const token = ctx.token!;
-  const served = ctx.served;
-  const group = ctx.group ?? ctx.runtime.groups.get(token.group);
-  const billed = ctx.model && group ? billedUsage(ctx) : undefined;
-  const costNano = !billed ? 0n
-    : billed.costNano ?? costOf(billed.usage, ctx.model!.price, group!.multiplierPpm, served!.units ?? ctx.units);
+function usageEntry(ctx: Settling, failure: unknown): UsageEntry {
+  const token = ctx.caller;
+  const outcome = ctx.outcome;
+  const served = outcome?.served;
+  const group = ctx.account?.group ?? ctx.runtime.groups.get(token.group);
+  const call = ctx.call;
+  const billed = call && group && served ? billedUsage(ctx, call, group, served) : undefined;
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const firstByteNs = served?.firstByteNs;
   return {
@@ -73,45 +116,53 @@ function usageEntry(ctx: RequestContext, failure: unknown): UsageEntry {
     token: token.name,
     user: token.user,
     group: token.group,
-    model: ctx.modelName ?? "",
-    upstreamModel: ctx.upstreamModel,
-    channel: ctx.channel?.name,
-    inboundProtocol: ctx.route?.name ?? "unknown",
-    upstreamProtocol: ctx.channel?.protocol,
+    model: modelNameOf(ctx) ?? "",
+    upstreamModel: outcome?.upstreamModel,
+    channel: outcome?.channel?.name,
+    inboundProtocol: ctx.target.route.name,
+    upstreamProtocol: outcome?.channel?.protocol,
     usage: billed?.usage ?? emptyUsage(),
-    costNano,
+    costNano: billed?.costNano ?? 0n,
     status: failure === undefined ? answeredStatus(ctx) : failedStatus(ctx, failure),
     error: failure === undefined ? undefined : failure instanceof GatewayError ? failure.code : errors.internal.code,
     durationMs,
     ttfbMs: firstByteNs ? Number(firstByteNs - ctx.startNs) / 1e6 : undefined,
-    estimated: billed !== undefined && (billed.estimated || (served!.unitsEstimated && unitPriced(ctx.model!.price))),
+    estimated: billed?.estimated ?? false,
     droppedFields: served?.droppedFields,
   };
 }
 
-/** What is priced: the reported usage; the reservation (usage and amount) for a whole
- * answer that reported none on a token-priced model (a billing fault); an estimate
- * (cutAnswerUsage: what was reported, else input from the request's size and output from
- * the text delivered and, for a client that left, the time read) when the answer did not
- * complete or its model is not priced by tokens; undefined (nothing is charged) when no
- * upstream served it. */
-function billedUsage(ctx: RequestContext): { usage: Usage; estimated: boolean; costNano?: bigint } | undefined {
-  const served = ctx.served;
-  if (!served || served.charge === "none" || !upstreamServed(ctx)) return undefined;
-  if (served.charge === "reported" && served.usage) return { usage: served.usage, estimated: served.usageEstimated === true };
-  const fault = billingFault(ctx);
-  if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
+/** What is priced, and its cost: the reported usage; the reservation (usage and amount)
+ * for a whole answer that reported none on a token-priced model (a billing fault); an
+ * estimate (cutAnswerUsage: what was reported, else input from the request's size and
+ * output from the text delivered and, for a client that left, the time read) when the
+ * answer did not complete or its model is not priced by tokens; undefined (nothing is
+ * charged) when no upstream served it. */
+function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): { usage: Usage; estimated: boolean; costNano: bigint } | undefined {
+  if (served.charge === "none" || !upstreamServed(ctx)) return undefined;
+  let usage: Usage;
+  let estimated: boolean;
+  if (served.charge === "reported" && served.usage) {
+    usage = served.usage;
+    estimated = served.usageEstimated === true;
+  } else {
+    const fault = billingFault(ctx);
+    if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
+    usage = cutAnswerUsage({
+      bodyBytes: call.body.length, outputChars: served.outputChars, reported: served.usage,
+      readMs: served.readMs, reservedOutput: ctx.admission?.output?.tokens,
+    });
+    estimated = true;
+  }
+  const price = call.model.price;
   return {
-    usage: cutAnswerUsage({
-      bodyBytes: ctx.body?.length ?? 0, outputChars: served.outputChars, reported: served.usage,
-      readMs: served.readMs, reservedOutput: ctx.output?.tokens,
-    }),
-    estimated: true,
+    usage, estimated: estimated || (served.unitsEstimated && unitPriced(price)),
+    costNano: costOf(usage, price, group.multiplierPpm, served.units ?? ctx.rules?.units),
   };
 }
 
 /** The status a failed request's client sees: the error's, unless the answer had started. */
-function failedStatus(ctx: RequestContext, failure: unknown): number {
+function failedStatus(ctx: Settling, failure: unknown): number {
   if (ctx.res.headersSent) return ctx.res.statusCode;
   return failure instanceof GatewayError ? failure.status : errors.internal.status;
 }

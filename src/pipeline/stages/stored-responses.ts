@@ -9,14 +9,16 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { responsesState, STORE_FALSE } from "../../protocols/openai/responses-state.js";
 import type { RoutingState } from "../../routing/routing-state.js";
-import type { Stage } from "../compose.js";
-import type { RequestContext } from "../context.js";
+import { give, type Has, type Needs, type Stage } from "../context.js";
 import { stateFailure } from "../state-failure.js";
 
-export function storedResponsesStage(routing: RoutingState): Stage<RequestContext> {
+type In = Needs<"caller" | "call">;
+
+/** The stored-responses phase (/v1/responses). */
+export function storedResponsesStage(routing: RoutingState): Stage<In, Has<"edits">> {
   return async (ctx, next) => {
-    const state = responsesState(ctx.json!, ctx.model!);
-    const user = ctx.token!.user;
+    const state = responsesState(ctx.call.json, ctx.call.model);
+    const user = ctx.caller.user;
     if (state.previous !== undefined) {
       const creator = await routing.responses.creator(state.previous).catch((err: unknown) => {
         throw stateFailure(err, "stored responses");
@@ -29,9 +31,8 @@ export function storedResponsesStage(routing: RoutingState): Stage<RequestContex
     }
     // The body stays as received (estimates and the usage log read it); the pass-through adds
     // the member upstream with its other edits.
-    if (state.addStoreFalse) ctx.bodyMembers = STORE_FALSE;
-    await next();
-    const served = ctx.served;
+    await next(give(ctx, "edits", { members: state.addStoreFalse ? STORE_FALSE : undefined }));
+    const served = ctx.outcome?.served;
     if (!state.stored || served?.answerId === undefined || served.status >= 300) return;
     try {
       await routing.responses.remember(served.answerId, user);
