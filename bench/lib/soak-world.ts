@@ -6,12 +6,12 @@ import { stringify } from "yaml";
 import type { Usage } from "../../src/protocols/usage.js";
 
 /** Channel protocols, as gateway.yaml names them. */
-export type ChannelProtocol = "openai" | "anthropic" | "gemini";
+export type Protocol = "openai" | "anthropic" | "gemini";
 
 /** A priced model served by exactly one channel, so its route is known in advance. */
 export interface SoakModel {
   readonly name: string;
-  readonly channel: ChannelProtocol;
+  readonly channel: Protocol;
   readonly endpoint: "chat" | "responses";
   /** Decimal text, fiat per 1M tokens / plain ratios (kept as text: no float on money). */
   readonly price: { readonly input: string; readonly output: string; readonly cacheRead?: string; readonly cacheWrite?: string };
@@ -71,7 +71,7 @@ export const TOKENS: readonly SoakToken[] = [
 ];
 
 /** Base URLs of the fake upstreams, one per channel protocol. */
-export type UpstreamUrls = Readonly<Record<ChannelProtocol, string>>;
+export type UpstreamUrls = Readonly<Record<Protocol, string>>;
 
 export interface ConfigInputs {
   readonly port: number;
@@ -85,7 +85,7 @@ export interface ConfigInputs {
 /** gateway.yaml for the soak. */
 export function renderConfig(w: ConfigInputs): string {
   const weight = 1 + (w.revision % 5);
-  const channelOf = (protocol: ChannelProtocol) => ({
+  const channelOf = (protocol: Protocol) => ({
     name: `ch-${protocol}`, protocol, base_url: w.upstreams[protocol], keys: [`sk-upstream-${protocol}-soak`],
     groups: Object.keys(GROUPS), models: Object.values(MODELS).filter((m) => m.channel === protocol).map((m) => m.name),
     weight,

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { GatewayError } from "../errors/gateway-error.js";
-import type { WireFamily } from "../protocols/render-error.js";
+import type { Protocol } from "../runtime/types.js";
 import type { Channel, Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Hit, LimitHolds, Reservation } from "../state/interfaces.js";
 import type { MultipartFile, MultipartPart } from "../media/multipart.js";
@@ -57,7 +57,7 @@ export interface Target {
   readonly route: Route;
   /** The wire protocol errors and the model list answer in (the route's, or on a path
    * shared by the SDKs the caller's). */
-  readonly family: WireFamily;
+  readonly protocol: Protocol;
   /** Model named in the path (generate-content), or in the query (realtime's ?model=). */
   readonly pathModel: string | undefined;
   /** Action named in the path (generate-content: generateContent | streamGenerateContent;

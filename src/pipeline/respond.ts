@@ -2,8 +2,8 @@
 // already set on the response, so errors carry it too.
 
 import type { RequestContext } from "./context.js";
-import { familyOfPath, isGoogleCaller, maxPathLength } from "./routes.js";
-import type { WireFamily } from "../protocols/render-error.js";
+import { protocolOfPath, isGoogleCaller, maxPathLength } from "./routes.js";
+import type { Protocol } from "../runtime/types.js";
 import type { GatewayError } from "../errors/gateway-error.js";
 import { renderError } from "../protocols/render-error.js";
 import { boundUnreadBody } from "./read-body.js";
@@ -15,7 +15,7 @@ export function sendError(ctx: RequestContext, err: GatewayError): void {
     if (!res.writableEnded) res.destroy();
     return;
   }
-  const body = renderError(errorFamily(ctx), err);
+  const body = renderError(errorProtocol(ctx), err);
   // Refused before its body was all received: read and discard the rest, within bounds.
   if (!ctx.req.complete && !ctx.upgrade) boundUnreadBody(ctx.req, ctx.runtime.server);
   res.writeHead(err.status, {
@@ -28,8 +28,8 @@ export function sendError(ctx: RequestContext, err: GatewayError): void {
 
 /** The shape an error answers in: the route's once it is known; before, the protocol
  * guessed from the path (an unknown /v1 path called with a Google key: Gemini's). */
-export function errorFamily(ctx: RequestContext): WireFamily {
-  if (ctx.target) return ctx.target.family;
-  const guessed = familyOfPath(ctx.path);
+export function errorProtocol(ctx: RequestContext): Protocol {
+  if (ctx.target) return ctx.target.protocol;
+  const guessed = protocolOfPath(ctx.path);
   return guessed === "openai" && ctx.path.length <= maxPathLength && ctx.path.startsWith("/v1/") && isGoogleCaller(ctx.req.headers, ctx.query) ? "gemini" : guessed;
 }

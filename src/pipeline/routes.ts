@@ -5,7 +5,7 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import type { Endpoint } from "../runtime/types.js";
-import type { WireFamily } from "../protocols/render-error.js";
+import type { Protocol } from "../runtime/types.js";
 
 /** How a route's request body is read: JSON, multipart/form-data, either (an upload), or not at all. */
 export type BodyKind = "json" | "multipart" | "upload" | "none";
@@ -31,7 +31,7 @@ export interface Route {
   readonly name: string;
   readonly method: "GET" | "POST";
   /** The wire protocol the route speaks: its auth header and its error shape. */
-  readonly family: WireFamily;
+  readonly protocol: Protocol;
   /** The price-list endpoint kind a model must have to be called here. */
   readonly endpoint?: Endpoint;
   readonly body: BodyKind;
@@ -60,7 +60,7 @@ export interface Route {
 
 /** The fields most routes share: an OpenAI-protocol model call reading a JSON body. */
 const modelCall = {
-  method: "POST", family: "openai", body: "json", model: "body", admission: "reserve", terminal: "upstream",
+  method: "POST", protocol: "openai", body: "json", model: "body", admission: "reserve", terminal: "upstream",
   requestRules: true, websocket: false, storedResponses: false, inputEstimate: "text", poll: false,
 } as const;
 
@@ -78,20 +78,20 @@ const openaiPost = (name: string, endpoint: Endpoint, body: BodyKind = "json"): 
   route({ ...modelCall, name, endpoint, body, inputEstimate: body === "json" ? "text" : "size" });
 
 const billing = route({
-  name: "billing", method: "GET", family: "openai", body: "none", model: "none", admission: "free", terminal: "billing",
+  name: "billing", method: "GET", protocol: "openai", body: "none", model: "none", admission: "free", terminal: "billing",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
 });
 
 /** Fixed paths → route. */
 const exact = new Map<string, Route>([
   ["/v1/chat/completions", openaiPost("chat-completions", "chat")],
-  ["/v1/models", route({ ...listing, name: "models", family: "openai" })],
+  ["/v1/models", route({ ...listing, name: "models", protocol: "openai" })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
     .map((p) => [p, billing] as const),
   ["/v1/responses", route({ ...modelCall, name: "responses", endpoint: "responses", storedResponses: true, inputEstimate: "size" })],
-  ["/v1/messages", route({ ...modelCall, name: "messages", family: "anthropic", endpoint: "chat", versionHeader: "anthropic-version" })],
+  ["/v1/messages", route({ ...modelCall, name: "messages", protocol: "anthropic", endpoint: "chat", versionHeader: "anthropic-version" })],
   ["/v1/messages/count_tokens", route({
-    ...modelCall, name: "messages-count-tokens", family: "anthropic", endpoint: "chat", versionHeader: "anthropic-version",
+    ...modelCall, name: "messages-count-tokens", protocol: "anthropic", endpoint: "chat", versionHeader: "anthropic-version",
     admission: "windows", terminal: "count-tokens", requestRules: false,
   })],
   ["/v1/embeddings", openaiPost("embeddings", "embeddings")],
@@ -111,9 +111,9 @@ const exact = new Map<string, Route>([
 /** Generate-content routes per API version: the same route but for the version kept upstream. */
 function generateRoutes(apiVersion: string) {
   return {
-    generate: route({ ...modelCall, name: "generate-content", family: "gemini", endpoint: "chat", model: "path", apiVersion }),
+    generate: route({ ...modelCall, name: "generate-content", protocol: "gemini", endpoint: "chat", model: "path", apiVersion }),
     count: route({
-      ...modelCall, name: "generate-content-count-tokens", family: "gemini", endpoint: "chat", model: "path", apiVersion,
+      ...modelCall, name: "generate-content-count-tokens", protocol: "gemini", endpoint: "chat", model: "path", apiVersion,
       admission: "windows", terminal: "count-tokens", requestRules: false,
     }),
   };
@@ -122,12 +122,12 @@ const geminiVersions: Readonly<Record<string, ReturnType<typeof generateRoutes>>
   "/v1beta/models/": generateRoutes("v1beta"),
   "/v1/models/": generateRoutes("v1"),
 };
-const geminiModels = route({ ...listing, name: "models", family: "gemini" });
+const geminiModels = route({ ...listing, name: "models", protocol: "gemini" });
 /** One model by name (`pathModel`), answered by the model list; on /v1 the route stage
  * picks the shape from the caller's headers, as for the list. */
 const modelInfo = {
-  gemini: route({ ...listing, name: "models", family: "gemini" }),
-  openai: route({ ...listing, name: "models", family: "openai" }),
+  gemini: route({ ...listing, name: "models", protocol: "gemini" }),
+  openai: route({ ...listing, name: "models", protocol: "openai" }),
 } as const;
 
 /** Every route of the table, each once (the lifecycle composes one chain per route). */
@@ -161,7 +161,7 @@ export function matchRoute(method: string, path: string): RouteMatch {
 
 /** A job fetch: a poll that still takes the rate windows (it reaches the upstream). */
 const videoJob = route({
-  name: "video-jobs", method: "GET", family: "openai", body: "none", model: "none", admission: "windows", terminal: "job",
+  name: "video-jobs", method: "GET", protocol: "openai", body: "none", model: "none", admission: "windows", terminal: "job",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
 });
 
@@ -200,8 +200,8 @@ function isGaGenerateContent(path: string): boolean {
   return path.startsWith("/v1/models/") && /:(generateContent|streamGenerateContent|countTokens)$/.test(path);
 }
 
-/** Guess the wire family of an unknown path, so even a 404 comes back in the caller's shape. */
-export function familyOfPath(path: string): WireFamily {
+/** Guess the protocol of an unknown path, so even a 404 comes back in the caller's shape. */
+export function protocolOfPath(path: string): Protocol {
   if (path.startsWith("/v1beta") || isGaGenerateContent(path)) return "gemini";
   if (path.startsWith("/v1/messages")) return "anthropic";
   return "openai";
@@ -221,9 +221,9 @@ export function isGoogleCaller(headers: IncomingHttpHeaders, query: string): boo
   return headers["x-goog-api-key"] !== undefined || (query !== "" && new URLSearchParams(query).has("key"));
 }
 
-/** The family of a caller on a path shared by the SDKs (`/v1/models`), or of an unknown
+/** The protocol of a caller on a path shared by the SDKs (`/v1/models`), or of an unknown
  * `/v1` path: Google's and Anthropic's SDKs are told apart by their headers. */
-export function callerFamily(headers: IncomingHttpHeaders, query: string): WireFamily {
+export function callerProtocol(headers: IncomingHttpHeaders, query: string): Protocol {
   if (isGoogleCaller(headers, query)) return "gemini";
   return isAnthropicCaller(headers) ? "anthropic" : "openai";
 }

@@ -5,7 +5,7 @@ import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "./usage.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "./canonical.js";
-import type { Wire } from "./field-policy.js";
+import type { HubRoute } from "./field-policy.js";
 import type { StreamFraming } from "./stream-framing.js";
 
 /**
@@ -49,7 +49,7 @@ export interface StreamDecoder {
 
 export interface InboundAdapter {
   /** The protocol it speaks: its rows in the field policy's table (field-policy.ts). */
-  readonly wire: Wire;
+  readonly wire: HubRoute;
   /**
    * Reads a client request. Throws GatewayError (400 invalid_request_error, naming the
    * field) for anything malformed or that the table refuses; never drops a field silently:

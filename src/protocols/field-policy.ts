@@ -7,12 +7,13 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { ChannelProtocol } from "../runtime/types.js";
+import type { Protocol } from "../runtime/types.js";
 import type { CanonicalRequest } from "./canonical.js";
 
-/** The wire protocols of the hub, named as the routes that speak them. */
-export type Wire = "chat-completions" | "messages" | "generate-content" | "responses";
-export const WIRES: readonly Wire[] = ["chat-completions", "messages", "generate-content", "responses"];
+/** The routes the hub converts between (a protocol's model-call APIs: OpenAI's two, and
+ * the messages and generate-content APIs), by route name. */
+export type HubRoute = "chat-completions" | "messages" | "generate-content" | "responses";
+export const HUB_ROUTES: readonly HubRoute[] = ["chat-completions", "messages", "generate-content", "responses"];
 
 export type Treatment = "map" | "drop" | "refuse";
 
@@ -26,10 +27,10 @@ interface TargetRule {
   readonly present: (r: CanonicalRequest) => boolean;
   /** The condition `present` tests, for the README ("" when any value counts). */
   readonly when: string;
-  readonly to: Readonly<Record<Wire, Treatment>>;
+  readonly to: Readonly<Record<HubRoute, Treatment>>;
   /** Targets whose treatment depends on the rest of the request: the first condition that
    * holds decides (none: map), instead of `present` and `to`. */
-  readonly at?: Readonly<Partial<Record<Wire, readonly Condition[]>>>;
+  readonly at?: Readonly<Partial<Record<HubRoute, readonly Condition[]>>>;
   /** Why a target drops or refuses it, for the README. */
   readonly why: string;
 }
@@ -76,8 +77,8 @@ export const refusedBesideThinking = {
   topP: (r: CanonicalRequest): boolean => thinking(r) && r.topP !== undefined && r.topP < 0.95,
   topK: (r: CanonicalRequest): boolean => thinking(r) && r.topK !== undefined,
 } as const;
-const everywhere: Record<Wire, Treatment> = { "chat-completions": "map", messages: "map", "generate-content": "map", responses: "map" };
-const only = (where: Partial<Record<Wire, Treatment>>): Record<Wire, Treatment> => ({ ...everywhere, ...where });
+const everywhere: Record<HubRoute, Treatment> = { "chat-completions": "map", messages: "map", "generate-content": "map", responses: "map" };
+const only = (where: Partial<Record<HubRoute, Treatment>>): Record<HubRoute, Treatment> => ({ ...everywhere, ...where });
 
 /** Per canonical feature, what each target protocol does with it. */
 export const TARGET_FIELDS: Readonly<Record<TargetField, TargetRule>> = {
@@ -162,7 +163,7 @@ function offersWebSearch(r: CanonicalRequest): boolean {
 }
 
 /** Whether the request's web search goes to a target of protocol `to` as its own tool. */
-export function mapsWebSearch(to: Wire, r: CanonicalRequest): boolean {
+export function mapsWebSearch(to: HubRoute, r: CanonicalRequest): boolean {
   return offersWebSearch(r) && treatmentFor(TARGET_FIELDS.webSearch, to, r) === "map";
 }
 
@@ -366,19 +367,19 @@ const RESPONSES: readonly ClientRule[] = [
 ];
 
 /** Every client protocol's fields. */
-export const CLIENT_FIELDS: Readonly<Record<Wire, readonly ClientRule[]>> = {
+export const CLIENT_FIELDS: Readonly<Record<HubRoute, readonly ClientRule[]>> = {
   "chat-completions": CHAT, messages: MESSAGES, "generate-content": GENERATE, responses: RESPONSES,
 };
 
-const byField = new Map(WIRES.map((w) => [w, new Map(CLIENT_FIELDS[w].map((r) => [r.field, r]))]));
+const byField = new Map(HUB_ROUTES.map((w) => [w, new Map(CLIENT_FIELDS[w].map((r) => [r.field, r]))]));
 
 /** The rule for `field` (a path with `[]` for array items) of a client protocol. */
-export function clientRule(wire: Wire, field: string): ClientRule | undefined {
+export function clientRule(wire: HubRoute, field: string): ClientRule | undefined {
   return byField.get(wire)!.get(field);
 }
 
 /** The protocol a channel speaks. */
-export function targetWireOf(protocol: ChannelProtocol): Wire {
+export function targetRouteOf(protocol: Protocol): HubRoute {
   return protocol === "openai" ? "chat-completions" : protocol === "anthropic" ? "messages" : "generate-content";
 }
 
@@ -402,7 +403,7 @@ export const TOP: At = { path: "", where: "" };
  * counts as absent.
  */
 export function screenKeys(
-  wire: Wire, obj: Readonly<Record<string, unknown>>, at: At, dropped: string[], readHere?: ReadonlySet<string>,
+  wire: HubRoute, obj: Readonly<Record<string, unknown>>, at: At, dropped: string[], readHere?: ReadonlySet<string>,
 ): void {
   for (const key of Object.keys(obj)) {
     const value = obj[key];
@@ -459,7 +460,7 @@ export function dropUnknownKeys(obj: Readonly<Record<string, unknown>>, known: R
 }
 
 /** The client's name for a target feature (its first rule), or the canonical name. */
-function clientName(wire: Wire, field: TargetField): string {
+function clientName(wire: HubRoute, field: TargetField): string {
   return CLIENT_FIELDS[wire].find((r) => r.fate === field)?.field ?? field;
 }
 
@@ -467,7 +468,7 @@ function clientName(wire: Wire, field: TargetField): string {
  * What the target protocol does with the request's target-dependent features: throws the 400
  * for a refused one, and returns the client's names for the dropped ones.
  */
-export function targetDrops(from: Wire, to: Wire, request: CanonicalRequest): string[] {
+export function targetDrops(from: HubRoute, to: HubRoute, request: CanonicalRequest): string[] {
   const dropped: string[] = [];
   for (const [field, r] of Object.entries(TARGET_FIELDS) as [TargetField, TargetRule][]) {
     const treatment = treatmentFor(r, to, request);
@@ -480,7 +481,7 @@ export function targetDrops(from: Wire, to: Wire, request: CanonicalRequest): st
 }
 
 /** What a target does with a feature of this request ("map" when the request does not use it). */
-export function treatmentFor(r: TargetRule, to: Wire, request: CanonicalRequest): Treatment {
+export function treatmentFor(r: TargetRule, to: HubRoute, request: CanonicalRequest): Treatment {
   const cases = r.at?.[to];
   if (cases) return cases.find((c) => c.present(request))?.treatment ?? "map";
   return r.present(request) ? r.to[to] : "map";
@@ -493,7 +494,7 @@ export function strictRefusal(fields: readonly string[]): GatewayError {
 }
 
 /** A client field's treatment toward a target, for the README ("—": the same protocol passes through). */
-export function treatmentOf(from: Wire, r: ClientRule, to: Wire): string {
+export function treatmentOf(from: HubRoute, r: ClientRule, to: HubRoute): string {
   if (from === to) return "—";
   if (r.fate === "map") return r.fate;
   if (r.fate === "drop" || r.fate === "refuse") return r.when ? `${r.fate} if ${r.when}` : r.fate;
@@ -507,12 +508,12 @@ export function treatmentOf(from: Wire, r: ClientRule, to: Wire): string {
 /** The README's tables: one per client protocol, a column per target protocol. */
 export function fieldPolicyMarkdown(): string {
   const out: string[] = [];
-  for (const from of WIRES) {
-    out.push(`**${from} clients**`, "", `| field | ${WIRES.map((w) => `→ ${w}`).join(" | ")} | why |`,
-      `|${" --- |".repeat(WIRES.length + 2)}`);
+  for (const from of HUB_ROUTES) {
+    out.push(`**${from} clients**`, "", `| field | ${HUB_ROUTES.map((w) => `→ ${w}`).join(" | ")} | why |`,
+      `|${" --- |".repeat(HUB_ROUTES.length + 2)}`);
     for (const r of CLIENT_FIELDS[from]) {
       const why = r.why || (r.fate in TARGET_FIELDS ? TARGET_FIELDS[r.fate as TargetField].why : "");
-      out.push(`| \`${r.field}\` | ${WIRES.map((to) => treatmentOf(from, r, to)).join(" | ")} | ${why} |`);
+      out.push(`| \`${r.field}\` | ${HUB_ROUTES.map((to) => treatmentOf(from, r, to)).join(" | ")} | ${why} |`);
     }
     out.push("");
   }

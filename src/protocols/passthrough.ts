@@ -4,7 +4,7 @@
 
 import type { GatewayError } from "../errors/gateway-error.js";
 import { replaceField, type MultipartPart } from "../media/multipart.js";
-import type { ChannelProtocol } from "../runtime/types.js";
+import type { Protocol } from "../runtime/types.js";
 import { normalizeOpenAIUsage } from "./openai/usage.js";
 import type { PortableBody } from "./reasoning.js";
 import type { CostStamp } from "./stream-cost.js";
@@ -43,7 +43,7 @@ export interface PassRequest {
 
 export interface PassthroughSpec {
   /** The channel protocol this inbound protocol passes through to. */
-  readonly channelProtocol: ChannelProtocol;
+  readonly channelProtocol: Protocol;
   /** Whether the client asked for a stream. */
   isStream(req: PassRequest): boolean;
   /** Query parameters of the client that go upstream (and their values); none when absent. */

@@ -1,9 +1,9 @@
 // The one table between reasoning effort levels and thinking budgets, so every protocol
 // converts "high" to the same budget and back.
 
-import type { ChannelProtocol } from "../runtime/types.js";
+import type { Protocol } from "../runtime/types.js";
 import type { Block, CanonicalEvent, CanonicalRequest, Message, ReasoningEffort } from "./canonical.js";
-import { noteDropped, type Wire } from "./field-policy.js";
+import { noteDropped, type HubRoute } from "./field-policy.js";
 
 const budgets: Readonly<Record<ReasoningEffort, number>> = { minimal: 1024, low: 2048, medium: 8192, high: 24576 };
 
@@ -29,7 +29,7 @@ export function effortOf(budget: number): ReasoningEffort {
 // in a client's request is its own protocol's provider's (it came through a pass-through).
 
 /** Who issued a signature: a channel protocol. */
-export type Issuer = ChannelProtocol;
+export type Issuer = Protocol;
 
 const SEALED = /^gw:(openai|anthropic|gemini):/;
 
@@ -50,12 +50,12 @@ export function openSignature(value: string, unsealedIssuer: Issuer): { readonly
 }
 
 /** The issuer of the unsealed signatures a client of each protocol sends. */
-export const clientIssuer: Readonly<Record<Wire, Issuer>> = {
+export const clientIssuer: Readonly<Record<HubRoute, Issuer>> = {
   "chat-completions": "openai", responses: "openai", messages: "anthropic", "generate-content": "gemini",
 };
 
 /** How each protocol's clients name signed reasoning (in x-gateway-dropped-fields). */
-const signatureField: Readonly<Record<Wire, string>> = {
+const signatureField: Readonly<Record<HubRoute, string>> = {
   "chat-completions": "reasoning signature", responses: "reasoning.encrypted_content",
   messages: "thinking.signature", "generate-content": "thoughtSignature",
 };
@@ -66,7 +66,7 @@ const signatureField: Readonly<Record<Wire, string>> = {
  * unsigned, which each encoder treats as another vendor's reasoning; redacted data goes
  * entirely), and named once per issuer. The request itself when nothing changes.
  */
-export function portableReasoning(req: CanonicalRequest, from: Wire, target: Issuer): { request: CanonicalRequest; dropped: string[] } {
+export function portableReasoning(req: CanonicalRequest, from: HubRoute, target: Issuer): { request: CanonicalRequest; dropped: string[] } {
   const dropped: string[] = [];
   const unsealed = clientIssuer[from];
   const name = (issuer: Issuer) => noteForeign(dropped, signatureField[from], issuer);

@@ -1,9 +1,9 @@
 // Which adapters serve which route and channel protocol: the hub's wiring, as data.
 
 import type { MultipartFile } from "../media/multipart.js";
-import type { ChannelProtocol, Endpoint } from "../runtime/types.js";
+import type { Protocol, Endpoint } from "../runtime/types.js";
 import type { InboundAdapter, OutboundAdapter } from "./adapter.js";
-import { targetWireOf, type Wire } from "./field-policy.js";
+import { targetRouteOf, type HubRoute } from "./field-policy.js";
 import { messagesInbound, messagesOutbound } from "./anthropic/index.js";
 import { messagesPassthrough } from "./anthropic/passthrough.js";
 import { messagesCountTokens } from "./anthropic/count-tokens.js";
@@ -59,7 +59,7 @@ export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.fr
  * model there: its responses clients are converted to chat-completions. Chat-completions
  * clients of a responses-only model are converted the other way (outboundAdapterFor).
  */
-export function passesThrough(routeName: string, route: RouteProtocol, channelProtocol: ChannelProtocol, endpoints: ReadonlySet<Endpoint>): boolean {
+export function passesThrough(routeName: string, route: RouteProtocol, channelProtocol: Protocol, endpoints: ReadonlySet<Endpoint>): boolean {
   if (channelProtocol !== route.passthrough.channelProtocol) return false;
   if (routeName === "chat-completions") return !servedOnResponses(endpoints);
   return routeName !== "responses" || !endpoints.has("chat");
@@ -71,7 +71,7 @@ export const countTokensProtocols: Readonly<Record<string, CountTokensSpec>> = O
   "generate-content-count-tokens": generateCountTokens,
 });
 
-export const outboundAdapters: Readonly<Record<ChannelProtocol, OutboundAdapter>> = Object.freeze({
+export const outboundAdapters: Readonly<Record<Protocol, OutboundAdapter>> = Object.freeze({
   openai: chatOutbound,
   anthropic: messagesOutbound,
   gemini: generateOutbound,
@@ -86,11 +86,11 @@ function servedOnResponses(endpoints: ReadonlySet<Endpoint>): boolean {
 /** The outbound adapter a converted request uses for a channel and the model's endpoints:
  * the channel protocol's own, but the responses protocol on an OpenAI-protocol channel for
  * a model served only there. */
-export function outboundAdapterFor(channelProtocol: ChannelProtocol, endpoints: ReadonlySet<Endpoint>): OutboundAdapter {
+export function outboundAdapterFor(channelProtocol: Protocol, endpoints: ReadonlySet<Endpoint>): OutboundAdapter {
   return channelProtocol === "openai" && servedOnResponses(endpoints) ? responsesOutbound : outboundAdapters[channelProtocol];
 }
 
 /** The wire protocol outboundAdapterFor speaks, for field-policy.ts's table. */
-export function targetWireFor(channelProtocol: ChannelProtocol, endpoints: ReadonlySet<Endpoint>): Wire {
-  return channelProtocol === "openai" && servedOnResponses(endpoints) ? "responses" : targetWireOf(channelProtocol);
+export function targetRouteFor(channelProtocol: Protocol, endpoints: ReadonlySet<Endpoint>): HubRoute {
+  return channelProtocol === "openai" && servedOnResponses(endpoints) ? "responses" : targetRouteOf(channelProtocol);
 }

@@ -1,4 +1,4 @@
-// Picks the error shape of the caller's wire family; one entry point for every stage.
+// Picks the error shape of the caller's protocol; one entry point for every stage.
 
 import { errorByCode, errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
@@ -7,18 +7,15 @@ import { renderGeminiError } from "./gemini/errors.js";
 import type { Protocol } from "../runtime/types.js";
 import { renderOpenAIError } from "./openai/errors.js";
 
-/** @deprecated The same as Protocol (runtime/types.ts); its uses are renamed to it. */
-export type WireFamily = Protocol;
-
-const renderers: Record<WireFamily, (err: GatewayError) => string> = {
+const renderers: Record<Protocol, (err: GatewayError) => string> = {
   openai: renderOpenAIError,
   anthropic: renderAnthropicError,
   gemini: renderGeminiError,
 };
 
-/** Serialises a gateway error for the given wire family. */
-export function renderError(family: WireFamily, err: GatewayError): string {
-  return renderers[family](err);
+/** Serialises a gateway error in the given protocol's shape. */
+export function renderError(protocol: Protocol, err: GatewayError): string {
+  return renderers[protocol](err);
 }
 
 /** The gateway error a canonical stream's error event stands for: its catalogued code when

@@ -4,7 +4,7 @@
 // only: the one event carrying the final usage is parsed and re-serialised, nothing else.
 
 import { eventData } from "./sse.js";
-import type { Wire } from "./field-policy.js";
+import type { HubRoute } from "./field-policy.js";
 
 /** The usage field that carries the cost: snake_case on the OpenAI and messages wires,
  * camelCase on generate-content (its own convention). A string: an exact decimal. */
@@ -97,7 +97,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Each inbound wire's stamp. */
-export const streamCost: Readonly<Record<Wire, CostStamp>> = Object.freeze({
+export const streamCost: Readonly<Record<HubRoute, CostStamp>> = Object.freeze({
   // The usage-only chunk before [DONE] (sent when the client set stream_options.include_usage).
   "chat-completions": costStamp({ mark: /"usage"\s*:\s*\{/, usageOf: (d) => d.usage, field: STREAM_COST_FIELD }),
   // response.completed: the whole response, its usage inside.

@@ -1,7 +1,7 @@
 // Provider knowledge as data: each upstream kind is a small manifest of paths, auth and
 // quirks, so transport code never branches on a vendor name.
 
-import type { ChannelProtocol } from "../runtime/types.js";
+import type { Protocol } from "../runtime/types.js";
 
 /** Why a channel key is taken out of rotation: the provider refused it (its invalid-key or
  * forbidden answer), or the account behind it is out of credit or quota. */
@@ -68,7 +68,7 @@ export interface RequestHeaderPolicy {
 export const COMMON_PASSED_HEADERS = ["user-agent", "accept-language"] as const;
 
 export interface ProviderSpec {
-  readonly protocol: ChannelProtocol;
+  readonly protocol: Protocol;
   /** What a client's request headers may carry upstream. */
   readonly requestHeaders: RequestHeaderPolicy;
   /** Upstream paths by operation, appended to the channel's base_url. */

@@ -5,9 +5,6 @@
  * gateway.yaml's `protocol:`. */
 export type Protocol = "openai" | "anthropic" | "gemini";
 
-/** @deprecated The same as Protocol; its uses are renamed to it. */
-export type ChannelProtocol = Protocol;
-
 /** The kind of endpoint a model is priced for (models.<name>.endpoint). */
 export type Endpoint =
   | "chat"
@@ -175,7 +172,7 @@ export interface Model {
 
 export interface Channel {
   readonly name: string;
-  readonly protocol: ChannelProtocol;
+  readonly protocol: Protocol;
   /** Base URL without a trailing slash, e.g. "https://api.openai.com". */
   readonly baseUrl: URL;
   readonly keys: readonly string[];

@@ -30,7 +30,7 @@ import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
 import { BodyBudget } from "../pipeline/body-budget.js";
 import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
-import { familyOfPath } from "../pipeline/routes.js";
+import { protocolOfPath } from "../pipeline/routes.js";
 import { tuneHeapForServing } from "./gc-tuning.js";
 import { answerOps, healthAnswer, isOpsRequest, startOpsServer, type OpsEndpoints, type OpsServer } from "./ops.js";
 
@@ -311,7 +311,7 @@ function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
 function refuseExpectation(box: RuntimeBox): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     const error = new GatewayError(errors.expectationFailed);
-    const body = renderError(familyOfPath(req.url ?? "/"), error);
+    const body = renderError(protocolOfPath(req.url ?? "/"), error);
     res.writeHead(error.status, {
       [requestIdHeader]: newRequestId(), "content-type": "application/json", "content-length": Buffer.byteLength(body),
     });

@@ -17,7 +17,7 @@ import { providers } from "../providers/index.js";
 import { judgeKeyFault, type KeyFault, type KeyVerdict } from "../providers/provider.js";
 import { isOut, type KeyOut } from "../routing/key-health.js";
 import type { RoutingState } from "../routing/routing-state.js";
-import type { Channel, ChannelProtocol } from "../runtime/types.js";
+import type { Channel, Protocol } from "../runtime/types.js";
 import { BrokenAnswer, readAll, type Exchange } from "./exchanges/exchange.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "./failover.js";
 import { discard, send, UpstreamFailure, type Cancellation, type UpstreamResponse } from "./send.js";
@@ -28,7 +28,7 @@ export interface AttemptPlan {
   /** The channels to try, in order (routing/plan.ts, a session's channel first). */
   readonly channels: readonly Channel[];
   /** The exchange that speaks a channel protocol for this request. */
-  readonly exchangeFor: (protocol: ChannelProtocol) => Exchange;
+  readonly exchangeFor: (protocol: Protocol) => Exchange;
   /** Cancels the call in flight when the client leaves (released once an answer is relayed). */
   readonly cancel: Cancellation;
   readonly routing: RoutingState;

@@ -16,23 +16,23 @@ import { CHANNEL_KEY, TOKEN, config, token, type Obj } from "../integration/supp
 
 /** The client protocols, by route. */
 export type Client = "chat" | "responses" | "messages" | "generate";
-export type ChannelProtocol = "openai" | "anthropic" | "gemini";
+export type Protocol = "openai" | "anthropic" | "gemini";
 
 /** The channel protocol each client protocol passes through to. */
-export const PASSTHROUGH: Readonly<Record<Client, ChannelProtocol>> = {
+export const PASSTHROUGH: Readonly<Record<Client, Protocol>> = {
   chat: "openai", responses: "openai", messages: "anthropic", generate: "gemini",
 };
 
 /** Every (client protocol, channel protocol) pair the gateway serves: each model client
  * protocol with its own channel (pass-through) and the two others (converted); responses
  * only passed through. */
-export const PAIRS: readonly { readonly client: Client; readonly channel: ChannelProtocol }[] = [
+export const PAIRS: readonly { readonly client: Client; readonly channel: Protocol }[] = [
   ...(["chat", "messages", "generate"] as const).flatMap((client) =>
     (["openai", "anthropic", "gemini"] as const).map((channel) => ({ client, channel }))),
   { client: "responses", channel: "openai" },
 ];
 
-export function pairName(p: { client: Client; channel: ChannelProtocol }): string {
+export function pairName(p: { client: Client; channel: Protocol }): string {
   return `${p.client} → ${p.channel} (${PASSTHROUGH[p.client] === p.channel ? "pass-through" : "converted"})`;
 }
 
@@ -60,7 +60,7 @@ export function estimate(bodyBytes: number, outputChars: number): bigint {
 
 /** The model a request names: served by the faulty upstream on a `channel` channel alone,
  * or (backed) with a healthy channel of the same protocol at a lower priority. */
-export function modelFor(client: Client, channel: ChannelProtocol, backed: boolean): string {
+export function modelFor(client: Client, channel: Protocol, backed: boolean): string {
   if (client === "responses") return backed ? "resp-backed" : "resp-solo";
   return `${backed ? "backed" : "solo"}-${channel}`;
 }
@@ -68,9 +68,9 @@ export function modelFor(client: Client, channel: ChannelProtocol, backed: boole
 /** Channel names: the faulty channel of solo models, the faulty one tried first for backed
  * models (its own, so failures of solo requests never cool it down), the healthy fallback. */
 export const CHANNEL = {
-  solo: (p: ChannelProtocol) => `faulty-${p}`,
-  backedFirst: (p: ChannelProtocol) => `faulty-${p}-first`,
-  fallback: (p: ChannelProtocol) => `healthy-${p}`,
+  solo: (p: Protocol) => `faulty-${p}`,
+  backedFirst: (p: Protocol) => `faulty-${p}-first`,
+  fallback: (p: Protocol) => `healthy-${p}`,
 } as const;
 
 export interface FaultWorld {
@@ -115,10 +115,10 @@ export async function startFaultWorld(): Promise<FaultWorld> {
   const faulty = await startFaultyUpstream();
   const healthy = await startFaultyUpstream({ healthy: true });
   const protocols = ["openai", "anthropic", "gemini"] as const;
-  const ch = (name: string, protocol: ChannelProtocol, url: string, models: string[], priority: number): Obj => ({
+  const ch = (name: string, protocol: Protocol, url: string, models: string[], priority: number): Obj => ({
     name, protocol, base_url: url, keys: [CHANNEL_KEY], groups: ["default"], models, priority,
   });
-  const served = (p: ChannelProtocol, backed: boolean) =>
+  const served = (p: Protocol, backed: boolean) =>
     [modelFor("chat", p, backed), ...(p === "openai" ? [modelFor("responses", p, backed)] : [])];
   const models: Obj = {};
   for (const p of protocols) for (const backed of [false, true]) for (const m of served(p, backed)) {

@@ -14,7 +14,7 @@ import {
 } from "../helpers/client-wire.js";
 import {
   CHANNEL, IDLE_MS, PAIRS, PASSTHROUGH, estimate, forgetHealth, modelFor, nanoFor, pairName, startFaultWorld,
-  upstreamSide, worstCase, type Call, type ChannelProtocol, type Client, type FaultWorld,
+  upstreamSide, worstCase, type Call, type Protocol, type Client, type FaultWorld,
 } from "../helpers/fault-world.js";
 
 /** The stream faults of the matrix (html-200 has its own tests below). */
@@ -33,7 +33,7 @@ interface Expected {
   readonly upstreamEnd: FaultExchange["end"];
 }
 
-function expected(client: Client, channel: ChannelProtocol, fault: StreamFault): Expected {
+function expected(client: Client, channel: Protocol, fault: StreamFault): Expected {
   // The faulty stream's text deltas: "Hello", " world", then "!" before its terminal event
   // (a generate-content stream carries its last text in the terminal chunk itself).
   const text = fault === "idle-at-start" ? ""
@@ -50,7 +50,7 @@ function expected(client: Client, channel: ChannelProtocol, fault: StreamFault):
 }
 
 /** Usage a faulty upstream of `channel` reported before `fault` cut its stream (fake-faulty.ts). */
-function reportedBefore(client: Client, channel: ChannelProtocol, fault: StreamFault): { input: number; output: number } | undefined {
+function reportedBefore(client: Client, channel: Protocol, fault: StreamFault): { input: number; output: number } | undefined {
   if (fault === "idle-at-start") return undefined;
   if (channel === "anthropic") return { input: REPORTED.input, output: fault === "unterminated-late" ? REPORTED.output : 1 };
   if (channel === "gemini") return { input: REPORTED.input, output: 0 };

@@ -10,7 +10,7 @@ import { GatewayError } from "../../src/errors/gateway-error.js";
 import type { InboundAdapter, OutboundAdapter } from "../../src/protocols/adapter.js";
 import type { CanonicalRequest } from "../../src/protocols/canonical.js";
 import {
-  CLIENT_FIELDS, TARGET_FIELDS, WIRES, fieldPolicyMarkdown, strictRefusal, targetDrops, treatmentFor, type ClientRule, type TargetField, type Wire,
+  CLIENT_FIELDS, TARGET_FIELDS, HUB_ROUTES, fieldPolicyMarkdown, strictRefusal, targetDrops, treatmentFor, type ClientRule, type TargetField, type HubRoute,
 } from "../../src/protocols/field-policy.js";
 import { messagesInbound, messagesOutbound } from "../../src/protocols/anthropic/index.js";
 import { generateInbound, generateOutbound } from "../../src/protocols/gemini/index.js";
@@ -20,7 +20,7 @@ import { responsesOutbound } from "../../src/protocols/openai/responses-outbound
 type Json = Record<string, unknown>;
 
 /** A minimal valid request per client protocol, and where array-item rules find their item. */
-const clients: Partial<Record<Wire, { inbound: InboundAdapter; base: Json; items: Record<string, Json> }>> = {
+const clients: Partial<Record<HubRoute, { inbound: InboundAdapter; base: Json; items: Record<string, Json> }>> = {
   "chat-completions": {
     inbound: chatInbound,
     base: { model: "m", messages: [{ role: "user", content: "hi" }] },
@@ -48,7 +48,7 @@ const parents: Record<string, Json> = {
 };
 
 /** The request `base` with `value` at the rule's path ("a.b", "tools[].x", "tools[].functionDeclarations[].y"). */
-function withField(wire: Wire, base: Json, path: string, value: unknown): Json {
+function withField(wire: HubRoute, base: Json, path: string, value: unknown): Json {
   const items = clients[wire]!.items;
   const set = (obj: Json, parts: string[], prefix: string): Json => {
     const [head, ...rest] = parts;
@@ -65,7 +65,7 @@ function withField(wire: Wire, base: Json, path: string, value: unknown): Json {
   return set(base, path.split("."), "");
 }
 
-const decode = (wire: Wire, body: Json): CanonicalRequest =>
+const decode = (wire: HubRoute, body: Json): CanonicalRequest =>
   clients[wire]!.inbound.decodeRequest(body, { pathModel: "gemini-2.5-flash", pathStream: false });
 
 /** A value the rule drops or refuses: the first candidate its predicate accepts. */
@@ -97,7 +97,7 @@ describe("field policy: client decoders follow the table", () => {
     assert.deepEqual(decode("chat-completions", { model: "m", messages: [{ role: "user", content: "x", images: [image] }] }).dropped, ["messages[].images"]);
   });
 
-  for (const wire of WIRES) {
+  for (const wire of HUB_ROUTES) {
     if (!clients[wire]) continue; // responses: its decoder is tested with it
     const { base } = clients[wire]!;
     test(`${wire}: every drop row is dropped and named as the row says`, () => {
@@ -139,7 +139,7 @@ describe("field policy: client decoders follow the table", () => {
 
 /** A request using each target feature, and how each target's body shows it. */
 const plain: CanonicalRequest = { model: "m", system: [], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], stream: false };
-const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<Record<Wire, (body: Json) => boolean>> }> = {
+const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<Record<HubRoute, (body: Json) => boolean>> }> = {
   temperature: { request: { ...plain, temperature: 1.5 }, shows: { "chat-completions": (b) => b.temperature === 1.5, "generate-content": (b) => (b.generationConfig as Json)?.temperature === 1.5, responses: (b) => b.temperature === 1.5 } },
   reasoning: { request: { ...plain, reasoning: { effort: "high" }, maxTokens: 100 }, shows: { "chat-completions": (b) => b.reasoning_effort === "high", messages: (b) => (b.thinking as Json)?.type === "enabled", "generate-content": (b) => JSON.stringify(b).includes("thinkingBudget"), responses: (b) => (b.reasoning as Json)?.effort === "high" } },
   topP: { request: { ...plain, topP: 0.37 }, shows: { "chat-completions": (b) => b.top_p === 0.37, messages: (b) => b.top_p === 0.37, "generate-content": (b) => (b.generationConfig as Json)?.topP === 0.37, responses: (b) => b.top_p === 0.37 } },
@@ -188,12 +188,12 @@ const features: Record<TargetField, { request: CanonicalRequest; shows: Partial<
 
 const pick = (b: Json) => [b.temperature, b.top_p, b.top_k];
 
-const outbound: Record<Wire, OutboundAdapter> = {
+const outbound: Record<HubRoute, OutboundAdapter> = {
   "chat-completions": chatOutbound, messages: messagesOutbound, "generate-content": generateOutbound, responses: responsesOutbound,
 };
 
 describe("field policy: targets follow the table", () => {
-  for (const to of WIRES) {
+  for (const to of HUB_ROUTES) {
     test(`→ ${to}: refused features are a 400, dropped ones named and left out, mapped ones written`, () => {
       for (const [field, rule] of Object.entries(TARGET_FIELDS) as [TargetField, (typeof TARGET_FIELDS)[TargetField]][]) {
         const { request, shows } = features[field];
@@ -304,7 +304,7 @@ describe("field policy: docs/conversion.md shows the table", () => {
   });
 
   test("every client protocol has rows of each kind, and no field twice", () => {
-    for (const wire of WIRES) {
+    for (const wire of HUB_ROUTES) {
       const fates = new Set<string>(CLIENT_FIELDS[wire].map((r) => (r.fate === "map" || r.fate === "drop" || r.fate === "refuse" ? r.fate : "target")));
       for (const kind of ["map", "drop", "refuse", "target"]) assert.ok(fates.has(kind), `${wire} has a ${kind} row`);
       const names = CLIENT_FIELDS[wire].map((r) => r.field);

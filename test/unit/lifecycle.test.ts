@@ -57,7 +57,7 @@ test("each route runs the phases of the table, in the lifecycle's order", () => 
 
 test("the table covers every route", () => {
   const covered = new Set(Object.keys(table).map(routeOf));
-  const missing = allRoutes().filter((r) => !covered.has(r)).map((r) => `${r.name} (${r.family})`);
+  const missing = allRoutes().filter((r) => !covered.has(r)).map((r) => `${r.name} (${r.protocol})`);
   assert.deepEqual(missing, []);
 });
 

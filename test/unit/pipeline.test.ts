@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { compose } from "../../src/pipeline/compose.js";
-import { familyOfPath, matchRoute } from "../../src/pipeline/routes.js";
+import { protocolOfPath, matchRoute } from "../../src/pipeline/routes.js";
 import { errors } from "../../src/errors/catalogue.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { renderError } from "../../src/protocols/render-error.js";
@@ -33,15 +33,15 @@ test("routes match exact paths, gemini model paths and report wrong methods", ()
   assert.equal(matchRoute("POST", "/chat/completions").kind, "not-found");
   assert.equal(matchRoute("POST", "/v1beta/models/x:unknownAction").kind, "not-found");
   assert.equal(matchRoute("POST", "/v1beta/models/%E0%A4%A:generateContent").kind, "not-found");
-  assert.equal(familyOfPath("/v1beta/whatever"), "gemini");
-  assert.equal(familyOfPath("/v1/messages/x"), "anthropic");
+  assert.equal(protocolOfPath("/v1beta/whatever"), "gemini");
+  assert.equal(protocolOfPath("/v1/messages/x"), "anthropic");
 });
 
 test("Google's GA path: /v1/models/{model}:{action} is generate-content on v1; other /v1/models/{id} names one model", () => {
   const ga = matchRoute("POST", "/v1/models/gemini-2.5-flash:streamGenerateContent");
   assert.ok(ga.kind === "ok");
   assert.equal(ga.route.name, "generate-content");
-  assert.equal(ga.route.family, "gemini");
+  assert.equal(ga.route.protocol, "gemini");
   assert.equal(ga.route.apiVersion, "v1");
   assert.equal(ga.pathModel, "gemini-2.5-flash");
   const count = matchRoute("POST", "/v1/models/m:countTokens");
@@ -54,9 +54,9 @@ test("Google's GA path: /v1/models/{model}:{action} is generate-content on v1; o
   assert.equal(ft.route.terminal, "models");
   assert.equal(ft.pathModel, "ft:gpt-4o-mini:org:abc123");
   const one = matchRoute("GET", "/v1beta/models/gemini-2.5-flash");
-  assert.equal(one.kind === "ok" && one.route.family, "gemini");
-  assert.equal(familyOfPath("/v1/models/m:countTokens"), "gemini");
-  assert.equal(familyOfPath("/v1/models"), "openai");
+  assert.equal(one.kind === "ok" && one.route.protocol, "gemini");
+  assert.equal(protocolOfPath("/v1/models/m:countTokens"), "gemini");
+  assert.equal(protocolOfPath("/v1/models"), "openai");
 });
 
 test("each family renders errors in its own wire shape with our code alongside", () => {

@@ -3,7 +3,7 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { WireFamily } from "../../protocols/render-error.js";
+import type { Protocol } from "../../runtime/types.js";
 import { sha256Hex } from "../../config/hash.js";
 import { give, type Has, type Needs, type Stage } from "../context.js";
 import { KEY_PROTOCOL } from "../key-protocol.js";
@@ -20,11 +20,11 @@ function constantTimeEqual(a: string, b: string): boolean {
 /** A token is visible ASCII only: surrounding whitespace or line breaks make it invalid. */
 const tokenShape = /^[\x21-\x7e]{1,512}$/;
 
-/** Where each protocol family carries the token, first match wins. */
-function presentedToken(ctx: Needs<"target">, family: WireFamily): string | undefined {
+/** Where each protocol carries the token, first match wins. */
+function presentedToken(ctx: Needs<"target">, protocol: Protocol): string | undefined {
   const h = ctx.req.headers;
-  if (family === "anthropic" && h["x-api-key"] !== undefined) return String(h["x-api-key"]);
-  if (family === "gemini") {
+  if (protocol === "anthropic" && h["x-api-key"] !== undefined) return String(h["x-api-key"]);
+  if (protocol === "gemini") {
     if (h["x-goog-api-key"] !== undefined) return String(h["x-goog-api-key"]);
     const fromQuery = new URLSearchParams(ctx.query).get("key");
     if (fromQuery !== null) return fromQuery;
@@ -44,7 +44,7 @@ function protocolToken(header: string | undefined): string | undefined {
   return undefined;
 }
 
-const headerHint: Record<WireFamily, string> = {
+const headerHint: Record<Protocol, string> = {
   openai: "Send it as 'Authorization: Bearer <token>'.",
   anthropic: "Send it as 'x-api-key: <token>'.",
   gemini: "Send it as 'x-goog-api-key: <token>'.",
@@ -54,10 +54,10 @@ const headerHint: Record<WireFamily, string> = {
 export function authStage(): Stage<Needs<"target">, Has<"caller">> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {
-    const family = ctx.target.family;
-    const presented = presentedToken(ctx, family);
+    const protocol = ctx.target.protocol;
+    const presented = presentedToken(ctx, protocol);
     if (presented === undefined || presented === "") {
-      throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[family]}`);
+      throw new GatewayError(errors.missingToken, `No access token was provided. ${headerHint[protocol]}`);
     }
     if (!tokenShape.test(presented)) throw new GatewayError(errors.invalidToken);
     const hash = sha256Hex(presented);

@@ -53,8 +53,8 @@ const lists = {
 /** The models terminal: the list, or one model named in the path. */
 export function modelsStage(): Stage<Needs<"target" | "caller">> {
   return async (ctx) => {
-    const { family, pathModel } = ctx.target;
-    const body = JSON.stringify(pathModel === undefined ? lists[family](usableModels(ctx)) : entries[family](oneModel(ctx, pathModel)));
+    const { protocol, pathModel } = ctx.target;
+    const body = JSON.stringify(pathModel === undefined ? lists[protocol](usableModels(ctx)) : entries[protocol](oneModel(ctx, pathModel)));
     ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
     ctx.res.end(body);
   };

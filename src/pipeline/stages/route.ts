@@ -1,15 +1,15 @@
 // Matches the path to a route; unknown paths get a JSON 404 in the caller's protocol shape
-// (respond.ts: errorFamily).
+// (respond.ts: errorProtocol).
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { callerFamily, matchRoute, maxPathLength, type Route } from "../routes.js";
+import { callerProtocol, matchRoute, maxPathLength, type Route } from "../routes.js";
 import { give, type Has, type RequestContext, type Stage } from "../context.js";
 
 /** The wire protocol a matched route answers in: one model list, three SDKs, each listing
  * models (and asking for one) with its own headers. */
-function familyOf(ctx: RequestContext, route: Route) {
-  return route.terminal === "models" && route.family === "openai" ? callerFamily(ctx.req.headers, ctx.query) : route.family;
+function protocolOf(ctx: RequestContext, route: Route) {
+  return route.terminal === "models" && route.protocol === "openai" ? callerProtocol(ctx.req.headers, ctx.query) : route.protocol;
 }
 
 /** The route stage: the target (route, protocol, what the path named), or 404/405. */
@@ -21,11 +21,11 @@ export function routeStage(): Stage<RequestContext, Has<"target">> {
     if (match.kind === "not-found") throw new GatewayError(errors.notFound);
     const route = match.route;
     if (match.kind === "method") {
-      give(ctx, "target", { route, family: familyOf(ctx, route), pathModel: undefined, pathAction: undefined, jobId: undefined });
+      give(ctx, "target", { route, protocol: protocolOf(ctx, route), pathModel: undefined, pathAction: undefined, jobId: undefined });
       throw new GatewayError(errors.methodNotAllowed, undefined, { headers: { allow: route.method } });
     }
     // Realtime clients name the model in the query.
     const pathModel = route.model === "query" ? new URLSearchParams(ctx.query).get("model") ?? undefined : match.pathModel;
-    return next(give(ctx, "target", { route, family: familyOf(ctx, route), pathModel, pathAction: match.pathAction, jobId: match.pathId }));
+    return next(give(ctx, "target", { route, protocol: protocolOf(ctx, route), pathModel, pathAction: match.pathAction, jobId: match.pathId }));
   };
 }

@@ -10,7 +10,7 @@ import { passesThrough, routeProtocols, type RouteProtocol } from "../../protoco
 import { planAttempts } from "../../routing/plan.js";
 import { affinityKey, sessionOf } from "../../routing/affinity.js";
 import type { RoutingState } from "../../routing/routing-state.js";
-import type { Channel, ChannelProtocol, ChannelTier } from "../../runtime/types.js";
+import type { Channel, Protocol, ChannelTier } from "../../runtime/types.js";
 import { attemptAll } from "../../upstream/attempts.js";
 import { convertExchange } from "../../upstream/exchanges/convert.js";
 import type { Exchange, ExchangeInput } from "../../upstream/exchanges/exchange.js";
@@ -116,7 +116,7 @@ function preferBound(
  * channel). */
 function exchanges(
   input: ExchangeInput, route: Route, protocol: RouteProtocol, endpoints: ExchangeInput["modelEndpoints"],
-): (c: ChannelProtocol) => Exchange {
+): (c: Protocol) => Exchange {
   let passthrough: Exchange | undefined;
   let converting: Exchange | undefined;
   const inbound = protocol.inbound;

@@ -9,9 +9,9 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
 import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
-import { strictRefusal, targetDrops, type Wire } from "../../protocols/field-policy.js";
+import { strictRefusal, targetDrops, type HubRoute } from "../../protocols/field-policy.js";
 import { portableReasoning, sealedBlocks, sealedEvent, type Issuer } from "../../protocols/reasoning.js";
-import { outboundAdapterFor, targetWireFor } from "../../protocols/registry.js";
+import { outboundAdapterFor, targetRouteFor } from "../../protocols/registry.js";
 import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import { streamCost } from "../../protocols/stream-cost.js";
 import { framedTail } from "../../protocols/stream-framing.js";
@@ -33,13 +33,13 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
   if (input.conversion === "strict" && (canonical.dropped?.length ?? 0) > 0) throw strictRefusal(canonical.dropped!);
   // The capability fit's changes are the model's, not the conversion's: named, never refused.
   const decoderDrops = input.fitted ? [...input.fitted, ...(canonical.dropped ?? [])] : canonical.dropped ?? [];
-  const byTarget = new Map<Wire, { readonly request: CanonicalRequest; readonly dropped: readonly string[] }>();
+  const byTarget = new Map<HubRoute, { readonly request: CanonicalRequest; readonly dropped: readonly string[] }>();
   /** The request for a target protocol, its signed reasoning fitted to the target's provider
    * (reasoning.ts), and every field it leaves out (the decoder's, the signatures of other
    * providers, and the target's), checked once per target protocol: a refusal (or, under
    * conversion: strict, any drop) is a 400. */
   const forTarget = (channel: Channel): { readonly request: CanonicalRequest; readonly dropped: readonly string[] } => {
-    const to = targetWireFor(channel.protocol, input.modelEndpoints);
+    const to = targetRouteFor(channel.protocol, input.modelEndpoints);
     let target = byTarget.get(to);
     if (target === undefined) {
       // Other providers' signatures are not the client's to keep: left out, never refused.
