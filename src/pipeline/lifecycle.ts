@@ -5,7 +5,7 @@
 // each phase's needs are given by an earlier phase of the same route, and kept in a Map:
 // a request only looks its route up.
 
-import type { UsageSink } from "../billing/usage-sink.js";
+import type { UsageSink } from "./usage-sink.js";
 import type { RequestLog } from "../observability/request-log.js";
 import type { JobOutcomes } from "../routing/job-outcomes.js";
 import type { RoutingState } from "../routing/routing-state.js";

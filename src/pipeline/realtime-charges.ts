@@ -6,7 +6,7 @@
 // input transcriptions.
 
 import { costOf } from "../billing/cost.js";
-import type { UsageSink } from "../billing/usage-sink.js";
+import type { UsageSink } from "./usage-sink.js";
 import { costTally } from "../observability/metrics.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";

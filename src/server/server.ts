@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { noUsageSink, type UsageSink } from "../billing/usage-sink.js";
+import { noUsageSink, type UsageSink } from "../pipeline/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
 import { keyReportSource } from "../routing/key-report.js";

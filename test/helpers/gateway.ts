@@ -1,7 +1,7 @@
 // Starts the real gateway on 127.0.0.1:0 from inline YAML, for integration tests.
 
 import { compileSource } from "../../src/config/index.js";
-import type { UsageSink } from "../../src/billing/usage-sink.js";
+import type { UsageSink } from "../../src/pipeline/usage-sink.js";
 import type { Store, UsageEntry } from "../../src/state/store.js";
 import type { JobWatchTiming } from "../../src/routing/job-watch.js";
 import { ChannelHealth } from "../../src/routing/health.js";

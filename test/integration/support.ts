@@ -4,7 +4,7 @@
 import http from "node:http";
 import net from "node:net";
 import { stringify } from "yaml";
-import type { UsageSink } from "../../src/billing/usage-sink.js";
+import type { UsageSink } from "../../src/pipeline/usage-sink.js";
 import type { Usage } from "../../src/protocols/usage.js";
 
 /** The client access token most suites use. */

@@ -15,7 +15,7 @@ import { keyInRotation } from "../../routing/key-pick.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel, Runtime } from "../../runtime/types.js";
-import type { UsageSink } from "../../billing/usage-sink.js";
+import type { UsageSink } from "../usage-sink.js";
 import { emptyUsage } from "../../protocols/usage.js";
 import type { Accounts, Admitter, UsageLog } from "../../state/interfaces.js";
 import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";

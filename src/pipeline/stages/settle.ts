@@ -9,7 +9,7 @@
 
 import { costOf, unitPriced } from "../../billing/cost.js";
 import { cutAnswerUsage } from "../../billing/estimate.js";
-import type { UsageSink } from "../../billing/usage-sink.js";
+import type { UsageSink } from "../usage-sink.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";

@@ -1,5 +1,5 @@
-// The usage hook: told about every settled request that had a token, with its usage-log
-// entry as committed. Tests capture the entries; by default nothing listens.
+// The pipeline's usage hook: told about every settled request that had a token, with its
+// usage-log entry as committed. Tests capture the entries; by default nothing listens.
 
 import type { UsageEntry } from "../state/store.js";
 
