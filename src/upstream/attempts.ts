@@ -15,8 +15,6 @@ import {
 } from "../observability/metrics.js";
 import { providers } from "../providers/index.js";
 import { judgeKeyFault, type KeyFault, type KeyVerdict } from "../providers/provider.js";
-import { isOut, type KeyOut } from "../routing/key-health.js";
-import type { RoutingState } from "../routing/routing-state.js";
 import type { Channel, Protocol } from "../runtime/types.js";
 import { BrokenAnswer, readAll, type Exchange } from "./exchanges/exchange.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "./failover.js";
@@ -31,7 +29,7 @@ export interface AttemptPlan {
   readonly exchangeFor: (protocol: Protocol) => Exchange;
   /** Cancels the call in flight when the client leaves (released once an answer is relayed). */
   readonly cancel: Cancellation;
-  readonly routing: RoutingState;
+  readonly routing: AttemptState;
   readonly requestId: string;
   /** The model as the client named it (each channel maps it to its own name). */
   readonly modelName: string;
@@ -40,6 +38,37 @@ export interface AttemptPlan {
   readonly idleTimeoutMs: number;
   /** The client's response: once destroyed, no other channel or key is tried for it. */
   readonly client: { readonly destroyed: boolean };
+}
+
+/** A key out of rotation: why, and until when (epoch ms). */
+export interface KeyOutMark {
+  readonly reason: KeyFault;
+  readonly until: number;
+}
+
+/**
+ * The channel and key state the loop reads and records, as it needs it (routing/'s
+ * RoutingState is the one the gateway passes): the channel's health, its key rotation, each
+ * key's health and statistics, and the probe that confirms a fault named only in a message.
+ * Declared here so that upstream/ does not depend on routing/, which sends through it.
+ */
+export interface AttemptState {
+  readonly health: {
+    recordFailure(channel: string): Promise<void>;
+    recordSuccess(channel: string): Promise<void>;
+  };
+  readonly keys: { pick(channel: Channel, usable: (index: number) => boolean): number | undefined };
+  readonly keyHealth: {
+    view(channel: Channel): readonly (KeyOutMark | undefined)[] | Promise<readonly (KeyOutMark | undefined)[]>;
+    fingerprints(channel: Channel): readonly string[];
+    markOut(channel: Channel, index: number, reason: KeyFault): Promise<void>;
+  };
+  readonly keyStats: { record(channel: string, key: string, seconds: number, failed: boolean): void };
+  readonly keyProbes: {
+    confirm(suspect: {
+      readonly channel: Channel; readonly index: number; readonly fingerprint: string; readonly upstreamModel: string; readonly fault: KeyFault;
+    }): Promise<KeyFault | undefined>;
+  };
 }
 
 /** One attempt: where it went and how it ended. */
@@ -109,7 +138,7 @@ async function tryChannel(run: Run, channel: Channel): Promise<Then> {
   /** Keys refused in this request (indexes), beside those out of rotation before it. */
   let refused: number[] | undefined;
   const now = Date.now();
-  const usable = (i: number) => !isOut(outs[i], now) && !refused?.includes(i);
+  const usable = (i: number) => !((outs[i]?.until ?? 0) > now) && !refused?.includes(i);
   for (;;) {
     const index = keys.pick(channel, usable);
     if (index === undefined) {
@@ -216,7 +245,7 @@ async function relayAnswer(run: Run, channel: Channel, exchange: Exchange, upstr
 }
 
 /** No key known out: what routing assumes when key health cannot be read. */
-const noKeysOut: readonly (KeyOut | undefined)[] = [];
+const noKeysOut: readonly (KeyOutMark | undefined)[] = [];
 
 /** Health is advice: a store that cannot read or note it does not fail the request. */
 function noted<T>(recorded: Promise<T>, channel: Channel, fallback?: T): Promise<T> {
@@ -251,7 +280,7 @@ function header(res: UpstreamResponse, name: string): string | undefined {
 
 /** Metrics and key statistics of one attempt. */
 function observeAttempt(
-  channel: Channel, modelName: string, started: bigint, outcome: string, routing: RoutingState, key: string, fault?: KeyFault,
+  channel: Channel, modelName: string, started: bigint, outcome: string, routing: AttemptState, key: string, fault?: KeyFault,
 ): void {
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   upstreamDuration.observe(seconds, channel.name, modelName, outcome);
