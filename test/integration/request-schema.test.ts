@@ -68,6 +68,26 @@ describe("request_schema", () => {
     assert.equal((await chat({ model: "gpt-4o-mini", messages })).status, 200);
   });
 
+  /** A messages-protocol call (Anthropic's headers and error shape). */
+  const messagesCall = (path: string, body: Record<string, unknown>) => fetch(`${gw.url}${path}`, {
+    method: "POST", headers: { "x-api-key": TOKEN, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+  test("/v1/messages is checked too, its error in the messages protocol's shape; token counting is not", async () => {
+    const before = fake.received.length;
+    const refused = await messagesCall("/v1/messages", { model: "tagged", max_tokens: 16, messages });
+    assert.equal(refused.status, 400);
+    const body = await refused.json() as { type: string; error: { type: string; message: string } };
+    assert.equal(body.type, "error");
+    assert.equal(body.error.type, "invalid_request_error");
+    assert.match(body.error.message, /'user'/);
+    assert.equal(fake.received.length, before, "nothing sent upstream");
+    // A count body is no generation request: the schema (which wants `user`) does not judge it.
+    const counted = await messagesCall("/v1/messages/count_tokens", { model: "tagged", messages });
+    assert.equal(counted.status, 200, await counted.clone().text());
+  });
+
   test("a schema file that is not a JSON Schema is a config error naming the key", () => {
     writeFileSync(join(dir, "schemas", "requests", "broken.json"), "{ not json");
     const yaml = config({
