@@ -1,12 +1,21 @@
 // Committing one charge: the reservation settled (the limit holds given back with it: slots
 // freed, token estimates replaced by the tokens billed) and the usage-log entry appended,
-// both started at once. The settle stage commits each request's charge this way, and a
-// realtime session each response's and transcription's.
+// both started at once, the usage hook and the cost metric told. The settle stage commits
+// each request's charge this way, and a realtime session each response's and transcription's.
 
+import { costTally } from "../observability/metrics.js";
 import type { Admitter, LimitHolds, Reservation, UsageLog } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
 import { totalTokens } from "./admission-limits.js";
 import { stateFailure, type StatePart } from "./state-failure.js";
+import type { UsageSink } from "./usage-sink.js";
+
+/** Where a charge goes: the accounts (through the admitter), the usage log, the usage hook. */
+export interface Ledger {
+  readonly admitter: Admitter;
+  readonly usageLog: UsageLog;
+  readonly observer: UsageSink;
+}
 
 /** What the charge settles: the admission's reservation and limit holds, if any. */
 export interface Held {
@@ -20,7 +29,8 @@ export interface Held {
  * 503 naming the part, its cause kept); the spend stays counted either way (money an
  * upstream served is never offered again).
  */
-export function commitCharge(admitter: Admitter, usageLog: UsageLog, held: Held, entry: UsageEntry): Promise<unknown> {
+export function commitCharge(ledger: Ledger, held: Held, entry: UsageEntry, attempts: number): Promise<unknown> {
+  const { admitter, usageLog, observer } = ledger;
   const { reservation, holds } = held;
   const charge = { requestId: entry.requestId, token: entry.token, user: entry.user, costNano: entry.costNano };
   // Nothing held and nothing charged (a refusal): the accounts have nothing to do.
@@ -31,6 +41,8 @@ export function commitCharge(admitter: Admitter, usageLog: UsageLog, held: Held,
   // A shared store keeps the charge's record until both are done (see Admitter.whenLogged).
   if (settled && charge.costNano > 0n && admitter.whenLogged) admitter.whenLogged(charge.requestId, Promise.allSettled([settled, logged]));
   const appended = logged.catch((err: unknown) => thrown(err, "usage log"));
+  observer.record({ entry, attempts });
+  if (charge.costNano > 0n) costTally.add(Number(charge.costNano), entry.model, entry.group);
   return Promise.all([settled, appended]);
 }
 

@@ -6,13 +6,11 @@
 // input transcriptions.
 
 import { costOf } from "../billing/cost.js";
-import type { UsageSink } from "./usage-sink.js";
-import { costTally } from "../observability/metrics.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
-import type { Admitter, LimitHolds, Reservation, UsageLog } from "../state/interfaces.js";
+import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
-import { commitCharge } from "./commit-charge.js";
+import { commitCharge, type Ledger } from "./commit-charge.js";
 import { billable } from "./realtime-meter.js";
 
 /** What every entry of the session shares (whose, which model and channel). */
@@ -34,10 +32,7 @@ export interface ChargePart {
   readonly startedAt: number;
 }
 
-export interface RealtimeChargesOptions {
-  readonly admitter: Admitter;
-  readonly usageLog: UsageLog;
-  readonly observer: UsageSink;
+export interface RealtimeChargesOptions extends Ledger {
   readonly base: SessionEntryBase;
   readonly price: Price;
   readonly multiplierPpm: bigint;
@@ -56,7 +51,7 @@ export class RealtimeCharges {
    * session's per-request price is its own entry's: these are priced by usage alone.
    */
   async commit(part: ChargePart): Promise<UsageEntry> {
-    const { admitter, usageLog, observer, base, price, multiplierPpm } = this.#o;
+    const { base, price, multiplierPpm } = this.#o;
     const billed = billable(part.usage, part.seconds, price);
     const costNano = costOf(billed.usage, price, multiplierPpm, { ...billed.units, requests: 0 });
     const now = Date.now();
@@ -64,10 +59,7 @@ export class RealtimeCharges {
       ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
       durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
     };
-    const committed = commitCharge(admitter, usageLog, part, entry);
-    observer.record({ entry, attempts: 1 });
-    if (costNano > 0n) costTally.add(Number(costNano), entry.model, entry.group);
-    await committed;
+    await commitCharge(this.#o, part, entry, 1);
     return entry;
   }
 }

@@ -9,17 +9,15 @@
 
 import { costOf, unitPriced } from "../../billing/cost.js";
 import { cutAnswerUsage } from "../../billing/estimate.js";
-import type { UsageSink } from "../usage-sink.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
-import { costTally } from "../../observability/metrics.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
 import type { Group } from "../../runtime/types.js";
-import type { Admitter, Limiter, UsageLog } from "../../state/interfaces.js";
+import type { Limiter } from "../../state/interfaces.js";
 import type { UsageEntry } from "../../state/store.js";
 import type { Served } from "../../upstream/served.js";
-import { commitCharge, type Held } from "../commit-charge.js";
+import { commitCharge, type Held, type Ledger } from "../commit-charge.js";
 import { give, modelNameOf, type Call, type Needs, type Stage } from "../context.js";
 import { answeredStatus, upstreamServed } from "../outcome.js";
 import { countUnadmitted, refundFailure, tokenWindows } from "../rate-windows.js";
@@ -30,19 +28,14 @@ import { billingFault } from "../billing-fault.js";
 type Settling = Needs<"target" | "caller">;
 
 /** What settlement needs. */
-export interface SettleDeps {
-  readonly admitter: Admitter;
+export interface SettleDeps extends Ledger {
   readonly limiter: Limiter;
-  readonly usageLog: UsageLog;
-  /** Told about every settled request (after billing, before its last bytes go). */
-  readonly observer: UsageSink;
 }
 
 const nothingHeld: Held = Object.freeze({});
 
 /** The settle phase: wraps the rest of the request and settles it on every path. */
 export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
-  const { admitter, usageLog, observer } = deps;
   const admitted = route.admission !== "free";
   return async (ctx, next) => {
     let failure: unknown;
@@ -55,11 +48,9 @@ export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
     if (released) await released;
     const entry = usageEntry(ctx, failure);
     give(ctx, "settled", entry);
-    const committed = commitCharge(admitter, usageLog, ctx.admission ?? nothingHeld, entry);
-    observer.record({ entry, attempts: ctx.outcome?.attempts ?? 0 });
+    const committed = commitCharge(deps, ctx.admission ?? nothingHeld, entry, ctx.outcome?.attempts ?? 0);
     const served = ctx.outcome?.served;
     if (entry.costNano > 0n) {
-      costTally.add(Number(entry.costNano), entry.model, entry.group);
       try {
         await committed;
       } catch (err) {
