@@ -72,18 +72,31 @@ export function createReloader(opts: ReloaderOptions): Reloader {
   const { path, box } = opts;
   noteLoad(true); // the config the reloader starts from loaded
 
+  /** The hash of the text last rejected: the watcher seeing it again (an editor's second
+   * write, or the edit a SIGHUP already reloaded) finds it unchanged, not a second rejection
+   * logged and counted. A signal or a manual reload tries it again (an env variable or a
+   * file it names may have been fixed). */
+  let rejectedHash: string | undefined;
+
   async function run(reason: ReloadReason): Promise<ReloadOutcome> {
     const outcome = await attempt(reason);
     configReloadsTotal.inc({ outcome });
-    noteLoad(outcome !== "rejected");
+    // The file as it stands loads: applied, or the running config's text (not a text rejected before).
+    noteLoad(outcome !== "rejected" && rejectedHash === undefined);
     return outcome;
   }
 
   async function attempt(reason: ReloadReason): Promise<ReloadOutcome> {
     const running = box.current;
+    let hash: string | undefined;
     try {
       const text = await readFile(path, "utf8");
-      if (sourceHashOf(text) === running.sourceHash) return "unchanged";
+      hash = sourceHashOf(text);
+      if (hash === running.sourceHash) {
+        rejectedHash = undefined;
+        return "unchanged";
+      }
+      if (hash === rejectedHash && reason === "watch") return "unchanged";
       const { runtime, warnings } = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
       const applied = withStaticSettings(runtime, running);
       box.swap(applied);
@@ -91,8 +104,10 @@ export function createReloader(opts: ReloaderOptions): Reloader {
       for (const warning of warnings) log.warn(warning, { config: path });
       log.info("config reloaded", { config: path, reason, generation: runtime.generation });
       opts.onApplied?.(text, applied);
+      rejectedHash = undefined;
       return "applied";
     } catch (error) {
+      rejectedHash = hash;
       const issues = error instanceof ConfigError ? error.issues.map(formatIssue) : [String((error as Error)?.message ?? error)];
       log.error("config rejected; keeping the running config", { config: path, reason, generation: running.generation, issues });
       return "rejected";

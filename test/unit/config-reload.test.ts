@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadConfigFile } from "../../src/config/index.js";
 import { RuntimeBox } from "../../src/runtime/box.js";
 import { createReloader, type Reloader } from "../../src/config/reload.js";
-import { configReloadsTotal } from "../../src/observability/metrics.js";
+import { configReloadsTotal, registry } from "../../src/observability/metrics.js";
 import { setLogLevel, setLogSink } from "../../src/observability/log.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-reload-"));
@@ -115,6 +115,21 @@ test("unchanged content is skipped and counted", async () => {
   assert.equal(await reloader.reload("manual"), "unchanged");
   assert.equal(box.current.generation, 1);
   assert.equal((await counts()).unchanged, before.unchanged + 1);
+  await reloader.close();
+});
+
+test("the watcher finds a text just rejected unchanged; a signal tries it again; fixed, it applies", async () => {
+  const { path, box, reloader } = await setup("rejected-once.yaml", false);
+  const before = await counts();
+  writeFileSync(path, "server: [not a mapping\n");
+  assert.equal(await reloader.reload("signal"), "rejected");
+  assert.equal(await reloader.reload("watch"), "unchanged");
+  assert.equal((await counts()).rejected, before.rejected + 1);
+  assert.match(await registry.metrics(), /^gateway_config_last_reload_successful 0$/m, "the file still does not load");
+  assert.equal(await reloader.reload("signal"), "rejected");
+  writeFileSync(path, configText({ input: 4 }));
+  assert.equal(await reloader.reload("signal"), "applied");
+  assert.equal(inputPrice(box), 4_000_000_000n);
   await reloader.close();
 });
 
