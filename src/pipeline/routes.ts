@@ -53,6 +53,12 @@ export interface Route {
   readonly inputEstimate: "text" | "size";
   /** A poll (balance, job status) rather than a use: it answers with the money gone. */
   readonly poll: boolean;
+  /** It costs nothing and reaches no upstream (the model lists): it still answers while the
+   * accounts or the rate limiter are unreachable. */
+  readonly answersWithoutState: boolean;
+  /** A path every SDK calls (`/v1/models`): the caller's headers pick the protocol it
+   * answers in, not the path. */
+  readonly protocolFromCaller: boolean;
   /** The API version the client called (generate-content: `v1beta`, or `v1`, Google's GA
    * path); a pass-through keeps it toward channels of the same protocol. */
   readonly apiVersion?: string;
@@ -62,12 +68,14 @@ export interface Route {
 const modelCall = {
   method: "POST", protocol: "openai", body: "json", model: "body", admission: "reserve", terminal: "upstream",
   requestRules: true, websocket: false, storedResponses: false, inputEstimate: "text", poll: false,
+  answersWithoutState: false, protocolFromCaller: false,
 } as const;
 
 /** A GET that reads nothing and takes only the token's windows (the model lists). */
 const listing = {
   method: "GET", body: "none", model: "none", admission: "windows", terminal: "models",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: false,
+  answersWithoutState: true, protocolFromCaller: false,
 } as const;
 
 function route(r: Route): Route {
@@ -80,12 +88,13 @@ const openaiPost = (name: string, endpoint: Endpoint, body: BodyKind = "json"): 
 const billing = route({
   name: "billing", method: "GET", protocol: "openai", body: "none", model: "none", admission: "free", terminal: "billing",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
+  answersWithoutState: false, protocolFromCaller: false,
 });
 
 /** Fixed paths → route. */
 const exact = new Map<string, Route>([
   ["/v1/chat/completions", openaiPost("chat-completions", "chat")],
-  ["/v1/models", route({ ...listing, name: "models", protocol: "openai" })],
+  ["/v1/models", route({ ...listing, name: "models", protocol: "openai", protocolFromCaller: true })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
     .map((p) => [p, billing] as const),
   ["/v1/responses", route({ ...modelCall, name: "responses", endpoint: "responses", storedResponses: true, inputEstimate: "size" })],
@@ -127,7 +136,7 @@ const geminiModels = route({ ...listing, name: "models", protocol: "gemini" });
  * picks the shape from the caller's headers, as for the list. */
 const modelInfo = {
   gemini: route({ ...listing, name: "models", protocol: "gemini" }),
-  openai: route({ ...listing, name: "models", protocol: "openai" }),
+  openai: route({ ...listing, name: "models", protocol: "openai", protocolFromCaller: true }),
 } as const;
 
 /** Every route of the table, each once (the lifecycle composes one chain per route). */
@@ -163,6 +172,7 @@ export function matchRoute(method: string, path: string): RouteMatch {
 const videoJob = route({
   name: "video-jobs", method: "GET", protocol: "openai", body: "none", model: "none", admission: "windows", terminal: "job",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
+  answersWithoutState: false, protocolFromCaller: false,
 });
 
 /** `/v1/videos/{id}` (the job) and `/v1/videos/{id}/content` (the video). */

@@ -26,8 +26,6 @@ type In = Needs<"target" | "caller">;
  */
 export function accessStage(accounts: Accounts, route: Route): Stage<In, Has<"account">> {
   const admitsLater = route.admission === "reserve" || route.admission === "session";
-  // The model list costs nothing: it still answers while the accounts are unreachable.
-  const freeWhenUnreachable = route.terminal === "models";
   // Synchronous checks first: a poll returns next() directly, sparing a promise.
   return (ctx, next) => {
     const token = ctx.caller;
@@ -44,7 +42,7 @@ export function accessStage(accounts: Accounts, route: Route): Stage<In, Has<"ac
     const account: Account = { user, group, clientIp: ip };
     if (route.poll || (admitsLater && !largeBodyToCome(ctx))) return next(give(ctx, "account", account));
     return accounts.checkNotExhausted(token, user).then(() => next(give(ctx, "account", account)), (err: unknown) => {
-      if (freeWhenUnreachable && !(err instanceof GatewayError)) return next(give(ctx, "account", account));
+      if (route.answersWithoutState && !(err instanceof GatewayError)) return next(give(ctx, "account", account));
       throw stateFailure(err, "accounts");
     });
   };

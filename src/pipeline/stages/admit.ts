@@ -90,13 +90,13 @@ export function admitCallStage(admitter: Admitter, route: Route, session: boolea
  * The admission of a request that is not a model call: the token's rate windows (a job
  * fetch: and its job's model's), taken in order; a full one gives back the hits before it
  * and answers 429. Refused or not taken, it counts nowhere.
- * @param limiter the free model list is let through while it is unreachable
+ * @param limiter a route that answers without state (the model list) is let through while it
+ * is unreachable
  */
 export function admitWindowsStage(limiter: Limiter, route: Route): Stage<Polled, Has<"admission">> {
-  const freeWhenUnreachable = route.terminal === "models";
-  const ofJob = route.terminal === "job";
   return (ctx, next) => {
-    const job = ofJob ? ctx.job : undefined;
+    // Only a job fetch's job-access phase gives a job.
+    const job = ctx.job;
     const windows = job ? windowsOf(ctx.runtime, ctx.caller, ctx.runtime.models.get(job.model)) : tokenWindows(ctx.runtime, ctx.caller.name);
     // Without windows the stage is a plain call: no promise of its own.
     if (!windows || windows.length === 0) return next(give(ctx, "admission", nothingTaken));
@@ -105,7 +105,7 @@ export function admitWindowsStage(limiter: Limiter, route: Route): Stage<Polled,
         refused: false, reservation: undefined, holds: undefined, reservedUsage: undefined, output: undefined, windows, hits,
       })),
       (err: unknown) => {
-        if (!(err instanceof GatewayError) && freeWhenUnreachable) return next(give(ctx, "admission", nothingTaken));
+        if (!(err instanceof GatewayError) && route.answersWithoutState) return next(give(ctx, "admission", nothingTaken));
         give(ctx, "admission", refusal);
         throw err instanceof GatewayError ? err : stateFailure(err, "rate limits");
       },

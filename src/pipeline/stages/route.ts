@@ -9,7 +9,7 @@ import { give, type Has, type RequestContext, type Stage } from "../context.js";
 /** The wire protocol a matched route answers in: one model list, three SDKs, each listing
  * models (and asking for one) with its own headers. */
 function protocolOf(ctx: RequestContext, route: Route) {
-  return route.terminal === "models" && route.protocol === "openai" ? callerProtocol(ctx.req.headers, ctx.query) : route.protocol;
+  return route.protocolFromCaller ? callerProtocol(ctx.req.headers, ctx.query) : route.protocol;
 }
 
 /** The route stage: the target (route, protocol, what the path named), or 404/405. */
