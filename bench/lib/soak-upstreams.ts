@@ -80,15 +80,21 @@ async function startDelayFront(
         if (!res.writableFinished) counts.cutByGateway++;
       });
     });
-    const relay = (body: Buffer) => {
+    const relay = (body: Buffer, retried = false) => {
       if (res.destroyed) return;
-      counts.forwarded++;
+      if (!retried) counts.forwarded++;
       const up = http.request(target(req.url ?? "/") + (req.url ?? "/"), { method: req.method, headers: req.headers, agent }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
         answer.on("error", () => res.destroy());
       });
-      up.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+      up.on("error", (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the fake closed just as it was reused: the front's own race
+        // (node's documented one), not the gateway's; the request is sent again once.
+        if (!retried && up.reusedSocket && err.code === "ECONNRESET" && !res.headersSent) return relay(body, true);
+        if (res.headersSent) res.destroy();
+        else res.writeHead(502).end();
+      });
       res.on("close", () => { if (!res.writableFinished) up.destroy(); });
       up.end(body);
     };
