@@ -30,6 +30,7 @@ import { realtimeStage } from "./stages/realtime.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
 import { settleStage } from "./stages/settle.js";
+import type { PriceFallbacks } from "./price-fallbacks.js";
 import { storedResponsesStage } from "./stages/stored-responses.js";
 import { upgradeStage } from "./stages/upgrade.js";
 import { upstreamStage } from "./stages/upstream.js";
@@ -53,6 +54,8 @@ export interface LifecycleDeps {
   readonly requestLog: RequestLog;
   /** The config in force now (a realtime session checks each response against it). */
   readonly live: () => Runtime;
+  /** Warns once per model about components billed at a base price. */
+  readonly priceFallbacks: PriceFallbacks;
 }
 
 /** One phase of the lifecycle: what it needs and gives by name, and its stage for a route. */
@@ -87,7 +90,7 @@ const auth: Phase<Needs<"target">, Has<"caller">> = {
  * gives back what admission took. */
 const settle: Phase<Needs<"target" | "caller">, unknown> = {
   name: "settle", gives: "settled", needs: () => ["target", "caller"],
-  make: (route, deps) => settleStage({ admitter: deps.admitter, limiter: deps.limiter, usageLog: deps.usageLog, observer: deps.usage }, route),
+  make: (route, deps) => settleStage({ admitter: deps.admitter, limiter: deps.limiter, usageLog: deps.usageLog, observer: deps.usage, priceFallbacks: deps.priceFallbacks }, route),
 };
 
 const access: Phase<Needs<"target" | "caller">, Has<"account">> = {

@@ -5,9 +5,10 @@
 // session are named after its request id: `<id>-r<n>` for responses, `<id>-t<n>` for
 // input transcriptions.
 
-import { costOf } from "../billing/cost.js";
+import { encodeBreakdown } from "../billing/breakdown.js";
+import { operatorCost, priceUsage } from "../billing/cost.js";
 import type { Usage } from "../protocols/usage.js";
-import type { Price } from "../runtime/types.js";
+import type { ChannelCost, Price } from "../runtime/types.js";
 import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
 import { commitCharge, type Ledger } from "./commit-charge.js";
@@ -36,6 +37,8 @@ export interface RealtimeChargesOptions extends Ledger {
   readonly base: SessionEntryBase;
   readonly price: Price;
   readonly multiplierPpm: bigint;
+  /** What the session's channel costs the operator (channels[].cost). */
+  readonly channelCost?: ChannelCost;
 }
 
 export class RealtimeCharges {
@@ -53,10 +56,13 @@ export class RealtimeCharges {
   async commit(part: ChargePart): Promise<UsageEntry> {
     const { base, price, multiplierPpm } = this.#o;
     const billed = billable(part.usage, part.seconds, price);
-    const costNano = costOf(billed.usage, price, multiplierPpm, { ...billed.units, requests: 0 });
+    const units = { ...billed.units, requests: 0 };
+    const priced = priceUsage(billed.usage, price, multiplierPpm, units);
+    const costNano = priced.costNano;
     const now = Date.now();
     const entry: UsageEntry = {
       ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
+      breakdown: encodeBreakdown(priced), channelCostNano: operatorCost(billed.usage, price, base.model, this.#o.channelCost, units),
       durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
     };
     await commitCharge(this.#o, part, entry, 1);

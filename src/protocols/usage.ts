@@ -17,7 +17,29 @@ export interface Usage {
   reasoning: number;
   /** Hosted tool calls the provider ran and reports (billed per call); absent when none. */
   toolCalls?: ToolCalls;
+  // What the totals above hold that is priced apart (each absent when the provider reports
+  // none): a part of one total, never added to it.
+  /** Of `input`, audio tokens. */
+  audioInput?: number;
+  /** Of `input`, image tokens. */
+  imageInput?: number;
+  /** Of `cacheRead`, audio tokens. */
+  audioCacheRead?: number;
+  /** Of `cacheWrite`, tokens written for one hour (the rest are 5-minute writes). */
+  cacheWrite1h?: number;
+  /** Of `output`, audio tokens. */
+  audioOutput?: number;
+  /** Of `output`, image tokens. */
+  imageOutput?: number;
+  /** The service tier the answer says served it (OpenAI `service_tier`, Anthropic
+   * `usage.service_tier`), as the provider names it. */
+  serviceTier?: string;
 }
+
+/** The optional parts of a usage, by field name (what addUsage and copies carry). */
+export const usageParts = ["audioInput", "imageInput", "audioCacheRead", "cacheWrite1h", "audioOutput", "imageOutput"] as const;
+/** One of usageParts. */
+export type UsagePart = (typeof usageParts)[number];
 
 /** What a request is billed by besides tokens: the quantities a per-request, per-image,
  * per-second or per-1k-character price multiplies. */
@@ -27,6 +49,9 @@ export interface Units {
   /** Billed duration in milliseconds. */
   readonly milliseconds?: number;
   readonly characters?: number;
+  /** What the request asked that selects a price variant (image `size` and `quality`,
+   * video `resolution`, `service_tier`), by the price list's `when` names. */
+  readonly variant?: Readonly<Record<string, string>>;
 }
 
 /** Calls per hosted tool; a tool never called is absent. */

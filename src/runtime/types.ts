@@ -89,6 +89,9 @@ export interface Group {
   /** groups.<name>.limits.tokens_per_minute: tokens all the group's tokens may use together
    * in a sliding minute. */
   readonly tokensPerMinute?: number;
+  /** groups.<name>.strategy: among channels of equal priority, weighted (by weight) or
+   * cheapest (lowest cost to the operator first, weighted among equal costs); absent: weighted. */
+  readonly strategy?: "weighted" | "cheapest";
 }
 
 export interface User {
@@ -119,19 +122,61 @@ export interface Token {
   readonly active: boolean;
 }
 
-/** Prices in nano-units of the currency: per 1M tokens, or per unit named. */
+/** Prices in nano-units of the currency: per 1M tokens, or per unit named. A component
+ * without its own price is billed at its closest base price (billing/cost.ts). */
 export interface Price {
+  /** Text input (and any input part without its own price). */
   readonly inputPer1M?: bigint;
+  /** Text output (and any output part without its own price). */
   readonly outputPer1M?: bigint;
   /** Ratios as parts per million (0.1 → 100000) so cost stays integer arithmetic. */
   readonly cacheReadRatioPpm?: bigint;
+  /** 5-minute cache writes, × input. */
   readonly cacheWriteRatioPpm?: bigint;
+  /** 1-hour cache writes, × input (`cache_write_1h_ratio`). */
+  readonly cacheWrite1hRatioPpm?: bigint;
+  /** Audio input; cached audio is this × the cache-read ratio. */
+  readonly audioInputPer1M?: bigint;
+  readonly audioOutputPer1M?: bigint;
+  readonly imageInputPer1M?: bigint;
+  readonly imageOutputPer1M?: bigint;
+  /** Reasoning (thinking) output; omitted: billed as output. */
+  readonly reasoningPer1M?: bigint;
   readonly perRequest?: bigint;
   readonly perSecond?: bigint;
   readonly perImage?: bigint;
   readonly per1kChars?: bigint;
   /** Nano-units per 1k calls of each hosted tool (`price.tool_calls`). */
   readonly toolCallsPer1k?: Readonly<Partial<Record<HostedTool, bigint>>>;
+  /** `tiers`, highest threshold first: the whole request is billed at the first tier whose
+   * threshold its input exceeds (each a whole price, the base's fields filled in). */
+  readonly tiers?: readonly PriceTier[];
+  /** `service_tiers`: the tier's multiplier (ppm) on the price, when the answer (or, when it
+   * says none, the request) names the tier. */
+  readonly serviceTiersPpm?: Readonly<Record<string, bigint>>;
+  /** `variants`, in the list's order: the first whose `when` the request's selectors all
+   * match replaces the price (a whole price, the base's fields filled in). */
+  readonly variants?: readonly PriceVariant[];
+}
+
+/** A price for requests whose input (every input token, cached or not) exceeds a size. */
+export interface PriceTier {
+  readonly aboveInputTokens: number;
+  readonly price: Price;
+}
+
+/** A price chosen by what the request asked (image size and quality, video resolution). */
+export interface PriceVariant {
+  readonly when: Readonly<Record<string, string>>;
+  readonly price: Price;
+}
+
+/** What a channel costs the operator (channels[].cost); absent: the list price. */
+export interface ChannelCost {
+  /** × the list price (or the channel's own price), ppm; absent: 1. */
+  readonly multiplierPpm?: bigint;
+  /** The channel's own price per model, instead of the list's. */
+  readonly prices?: ReadonlyMap<string, Price>;
 }
 
 /** What a model supports (models.<name>.capabilities); an absent member is not checked. */
@@ -189,6 +234,8 @@ export interface Channel {
   /** channels[].betas: protocol beta values clients may ask this channel for; undefined:
    * those its protocol knows (the provider manifest's default). */
   readonly betas?: ReadonlySet<string>;
+  /** channels[].cost: what the operator pays for what this channel serves. */
+  readonly cost?: ChannelCost;
 }
 
 /** Channels of one priority for a (group, model); weights pre-summed for selection. */

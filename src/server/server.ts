@@ -21,6 +21,7 @@ import { errorText, log } from "../observability/log.js";
 import { countConfigGeneration, countReservations, registry, reportKeys } from "../observability/metrics.js";
 import { RequestLog } from "../observability/request-log.js";
 import { buildLifecycle } from "../pipeline/lifecycle.js";
+import { PriceFallbacks } from "../pipeline/price-fallbacks.js";
 import { newContext, type RequestContext, type Upgrade } from "../pipeline/context.js";
 import type { RoutingState } from "../routing/routing-state.js";
 import { boundUnreadBody } from "../pipeline/read-body.js";
@@ -78,7 +79,7 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const lifecycle = buildLifecycle({
     usage: opened.usage, accounts: opened.state.accounts, usageLog: opened.state.usageLog, limiter: opened.state.limiter,
     admitter: opened.state.admitter, routing: opened.routing, bodyBudget: opened.bodyBudget, jobs: opened.jobs,
-    requestLog: opened.requestLog, live: () => opts.box.current,
+    requestLog: opened.requestLog, live: () => opts.box.current, priceFallbacks: new PriceFallbacks(),
   });
   const requests = new Requests(opts.box, lifecycle, opened.ops);
   const server = createServer(opts.box, requests);

@@ -21,6 +21,8 @@ interface OptionalFields {
   ttfbMs?: number | null;
   refundedAt?: number | null;
   droppedFields?: readonly string[] | null;
+  breakdown?: string | null;
+  channelCostNano?: bigint | null;
 }
 
 type Required = Omit<UsageEntry, keyof OptionalFields>;
@@ -55,6 +57,8 @@ export function normalizeEntry(entry: Required & OptionalFields): UsageEntry {
   if (entry.ttfbMs != null) out.ttfbMs = entry.ttfbMs;
   if (entry.refundedAt != null) out.refundedAt = entry.refundedAt;
   if (entry.droppedFields != null && entry.droppedFields.length > 0) out.droppedFields = Object.freeze([...entry.droppedFields]);
+  if (entry.breakdown != null && entry.breakdown !== "") out.breakdown = entry.breakdown;
+  if (entry.channelCostNano != null) out.channelCostNano = entry.channelCostNano;
   return Object.freeze(out);
 }
 

@@ -25,6 +25,12 @@ export interface UsageEntry {
   readonly usage: Usage;
   /** Charged cost in nano-units of the currency (0 for failed requests). */
   readonly costNano: bigint;
+  /** How costNano was reached (billing/breakdown.ts): every component's quantity and unit
+   * price and the multipliers; absent when nothing was priced. */
+  readonly breakdown?: string;
+  /** What the request cost the operator on its channel (channels[].cost, else the list
+   * price), in nano-units; absent when nothing was priced. */
+  readonly channelCostNano?: bigint;
   readonly status: number;
   /** Catalogue code of the gateway error, when there was one. */
   readonly error?: string;

@@ -155,7 +155,7 @@ async function runSession(
   const token = ctx.caller;
   const meter = new RealtimeMeter();
   const charges = new RealtimeCharges({
-    admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm,
+    admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm, channelCost: channel.cost,
     base: {
       token: token.name, user: token.user, group: token.group, model: modelName, upstreamModel,
       channel: channel.name, inboundProtocol: route.name, upstreamProtocol: channel.protocol,

@@ -7,7 +7,8 @@
 // anything (the entry durable, the spend updated), and only then releases the answer's
 // last bytes. A charge that cannot be committed withholds them: nothing is served unbilled.
 
-import { costOf, unitPriced } from "../../billing/cost.js";
+import { encodeBreakdown } from "../../billing/breakdown.js";
+import { operatorCost, priceUsage, unitPriced, type Priced } from "../../billing/cost.js";
 import { cutAnswerUsage } from "../../billing/estimate.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
@@ -24,12 +25,14 @@ import { countUnadmitted, refundFailure, tokenWindows } from "../rate-windows.js
 import type { Route } from "../routes.js";
 import { shownCost } from "../shown-cost.js";
 import { billingFault } from "../billing-fault.js";
+import type { PriceFallbacks } from "../price-fallbacks.js";
 
 type Settling = Needs<"target" | "caller">;
 
 /** What settlement needs. */
 export interface SettleDeps extends Ledger {
   readonly limiter: Limiter;
+  readonly priceFallbacks: PriceFallbacks;
 }
 
 const nothingHeld: Held = Object.freeze({});
@@ -46,7 +49,7 @@ export function settleStage(deps: SettleDeps, route: Route): Stage<Settling> {
     }
     const released = admitted ? releaseWindows(deps.limiter, ctx, failure) : undefined;
     if (released) await released;
-    const entry = usageEntry(ctx, failure);
+    const entry = usageEntry(ctx, failure, deps.priceFallbacks);
     give(ctx, "settled", entry);
     const committed = commitCharge(deps, ctx.admission ?? nothingHeld, entry, ctx.outcome?.attempts ?? 0);
     const served = ctx.outcome?.served;
@@ -92,13 +95,14 @@ function causeText(err: unknown): string {
 }
 
 /** The request's usage-log entry: what it is charged, and how it ended. */
-function usageEntry(ctx: Settling, failure: unknown): UsageEntry {
+function usageEntry(ctx: Settling, failure: unknown, fallbacks: PriceFallbacks): UsageEntry {
   const token = ctx.caller;
   const outcome = ctx.outcome;
   const served = outcome?.served;
   const group = ctx.account?.group ?? ctx.runtime.groups.get(token.group);
   const call = ctx.call;
   const billed = call && group && served ? billedUsage(ctx, call, group, served) : undefined;
+  if (billed?.priced.fallbacks && call) fallbacks.note(call.model.name, billed.priced.fallbacks);
   const durationMs = Number(process.hrtime.bigint() - ctx.startNs) / 1e6;
   const firstByteNs = served?.firstByteNs;
   return {
@@ -113,7 +117,9 @@ function usageEntry(ctx: Settling, failure: unknown): UsageEntry {
     inboundProtocol: ctx.target.route.name,
     upstreamProtocol: outcome?.channel?.protocol,
     usage: billed?.usage ?? emptyUsage(),
-    costNano: billed?.costNano ?? 0n,
+    costNano: billed?.priced.costNano ?? 0n,
+    breakdown: billed ? encodeBreakdown(billed.priced) : undefined,
+    channelCostNano: billed?.channelCostNano,
     status: failure === undefined ? answeredStatus(ctx) : failedStatus(ctx, failure),
     error: failure === undefined ? undefined : failure instanceof GatewayError ? failure.code : errors.internal.code,
     durationMs,
@@ -128,28 +134,47 @@ function usageEntry(ctx: Settling, failure: unknown): UsageEntry {
  * estimate (cutAnswerUsage: what was reported, else input from the request's size and
  * output from the text delivered and, for a client that left, the time read) when the
  * answer did not complete or its model is not priced by tokens; undefined (nothing is
- * charged) when no upstream served it. */
-function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): { usage: Usage; estimated: boolean; costNano: bigint } | undefined {
+ * charged) when no upstream served it. The cost to the operator is the same usage at the
+ * channel's cost. */
+function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): Billed | undefined {
   if (served.charge === "none" || !upstreamServed(ctx)) return undefined;
-  let usage: Usage;
-  let estimated: boolean;
-  if (served.charge === "reported" && served.usage) {
-    usage = served.usage;
-    estimated = served.usageEstimated === true;
-  } else {
-    const fault = billingFault(ctx);
-    if (fault) return { usage: fault.usage, estimated: true, costNano: fault.costNano };
-    usage = cutAnswerUsage({
-      bodyBytes: call.body.length, outputChars: served.outputChars, reported: served.usage,
-      readMs: served.readMs, reservedOutput: ctx.admission?.output?.tokens,
-    });
-    estimated = true;
-  }
   const price = call.model.price;
-  return {
-    usage, estimated: estimated || (served.unitsEstimated && unitPriced(price)),
-    costNano: costOf(usage, price, group.multiplierPpm, served.units ?? ctx.rules?.units),
-  };
+  const units = served.units ?? ctx.rules?.units;
+  const channel = ctx.outcome?.channel;
+  const billed = (usage: Usage, estimated: boolean, priced: Priced): Billed => ({
+    usage, estimated, priced,
+    channelCostNano: operatorCost(usage, price, call.model.name, channel?.cost, units),
+  });
+  if (served.charge === "reported" && served.usage) {
+    const usage = served.usage;
+    const estimated = served.usageEstimated === true || (served.unitsEstimated && unitPriced(price));
+    return billed(usage, estimated, priceUsage(usage, price, group.multiplierPpm, units));
+  }
+  const fault = billingFault(ctx);
+  if (fault) {
+    // The reservation was priced from this usage at admission: the breakdown reproduces it.
+    const priced = priceUsage(fault.usage, price, group.multiplierPpm, ctx.rules?.units);
+    return billed(fault.usage, true, priced.costNano === fault.costNano ? priced : reservationCharge(fault.costNano));
+  }
+  const usage = cutAnswerUsage({
+    bodyBytes: call.body.length, outputChars: served.outputChars, reported: served.usage,
+    readMs: served.readMs, reservedOutput: ctx.admission?.output?.tokens,
+  });
+  return billed(usage, true, priceUsage(usage, price, group.multiplierPpm, units));
+}
+
+/** A charge of the reservation's amount as it stands (its pricing could not be repeated):
+ * one line, so the breakdown still adds up to what was charged. */
+function reservationCharge(costNano: bigint): Priced {
+  return { costNano, lines: [{ component: "reservation", quantity: 1, priceFemto: costNano * 1_000_000n, per: 1 }], multiplierPpm: 1_000_000n };
+}
+
+/** A request's charge: the usage priced, its cost and breakdown, and its cost to the operator. */
+interface Billed {
+  readonly usage: Usage;
+  readonly estimated: boolean;
+  readonly priced: Priced;
+  readonly channelCostNano: bigint;
 }
 
 /** The status a failed request's client sees: the error's, unless the answer had started. */
