@@ -59,25 +59,33 @@ export function unitPriced(price: Price): boolean {
 }
 
 /** Each token component's price in femto per 1M tokens, and whether it is its own (not a
- * fallback to a base price). Reasoning falls back to output by rule, not as a guess. */
+ * fallback to a base price). A cache price of its own beats its ratio × input; reasoning
+ * falls back to output by rule, not as a guess. */
 function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
-  const input = (price.inputPer1M ?? 0n) * FEMTO_PER_NANO;
-  const output = (price.outputPer1M ?? 0n) * FEMTO_PER_NANO;
+  const femto = (n: bigint | undefined): bigint | undefined => (n === undefined ? undefined : n * FEMTO_PER_NANO);
+  const input = femto(price.inputPer1M) ?? 0n;
+  const output = femto(price.outputPer1M) ?? 0n;
   const readRatio = price.cacheReadRatioPpm ?? MILLION;
   const writeRatio = price.cacheWriteRatioPpm ?? MILLION;
-  const audioIn = price.audioInputPer1M !== undefined ? price.audioInputPer1M * FEMTO_PER_NANO : input;
+  const ratioOf = (base: bigint, ratio: bigint): bigint => (base * ratio) / MILLION;
+  const cacheWrite = femto(price.cacheWritePer1M) ?? ratioOf(input, writeRatio);
+  const ownWrite1h = price.cacheWrite1hPer1M !== undefined || price.cacheWrite1hRatioPpm !== undefined;
+  const audioIn = femto(price.audioInputPer1M);
   const own = (n: bigint | undefined, fallback: bigint): readonly [bigint, boolean] =>
     n !== undefined ? [n * FEMTO_PER_NANO, true] : [fallback, false];
   return {
     input: [input, true],
-    cache_read: [(input * readRatio) / MILLION, true],
-    cache_write: [(input * writeRatio) / MILLION, true],
-    cache_write_1h: [(input * (price.cacheWrite1hRatioPpm ?? writeRatio)) / MILLION, price.cacheWrite1hRatioPpm !== undefined],
-    audio_input: [audioIn, price.audioInputPer1M !== undefined],
-    audio_cache_read: [(audioIn * readRatio) / MILLION, price.audioInputPer1M !== undefined],
+    cache_read: [femto(price.cacheReadPer1M) ?? ratioOf(input, readRatio), true],
+    cache_write: [cacheWrite, true],
+    cache_write_1h: [
+      femto(price.cacheWrite1hPer1M) ?? (price.cacheWrite1hRatioPpm !== undefined ? ratioOf(input, price.cacheWrite1hRatioPpm) : cacheWrite),
+      ownWrite1h,
+    ],
+    audio_input: [audioIn ?? input, audioIn !== undefined],
+    audio_cache_read: [femto(price.audioCacheReadPer1M) ?? ratioOf(audioIn ?? input, readRatio), audioIn !== undefined || price.audioCacheReadPer1M !== undefined],
     image_input: own(price.imageInputPer1M, input),
     output: [output, true],
-    reasoning: [price.reasoningPer1M !== undefined ? price.reasoningPer1M * FEMTO_PER_NANO : output, true],
+    reasoning: [femto(price.reasoningPer1M) ?? output, true],
     audio_output: own(price.audioOutputPer1M, output),
     image_output: own(price.imageOutputPer1M, output),
   };

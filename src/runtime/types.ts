@@ -135,6 +135,13 @@ export interface Price {
   readonly cacheWriteRatioPpm?: bigint;
   /** 1-hour cache writes, × input (`cache_write_1h_ratio`). */
   readonly cacheWrite1hRatioPpm?: bigint;
+  /** Cache prices of their own (`cache_read`, `cache_write`, `cache_write_1h`,
+   * `audio_cache_read`), instead of a ratio: a provider's list does not always give a
+   * ratio that is an exact decimal. */
+  readonly cacheReadPer1M?: bigint;
+  readonly cacheWritePer1M?: bigint;
+  readonly cacheWrite1hPer1M?: bigint;
+  readonly audioCacheReadPer1M?: bigint;
   /** Audio input; cached audio is this × the cache-read ratio. */
   readonly audioInputPer1M?: bigint;
   readonly audioOutputPer1M?: bigint;
