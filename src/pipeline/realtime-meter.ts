@@ -8,7 +8,6 @@ import { AUDIO_DELTAS, TEXT_DELTAS, USAGE_EVENTS, decodeEvent } from "../protoco
 import { reportedUsage } from "../protocols/openai/realtime-usage.js";
 import { emptyUsage, type Units, type Usage } from "../protocols/usage.js";
 import type { Price } from "../runtime/types.js";
-import { copyUsage } from "../state/entry.js";
 
 /**
  * Base64 characters per audio token. OpenAI counts user audio at 1 token per 100 ms and
@@ -42,6 +41,8 @@ export type Metered =
 export class RealtimeMeter {
   /** Tokens of the last response's input and output: the next response reads them again. */
   #context = 0;
+  /** Of #context, the audio tokens (audio in and out of the last response). */
+  #contextAudio = 0;
   /** Client input since the last response ended (base64 audio, other frames' bytes). */
   #inAudio = 0;
   #inText = 0;
@@ -86,6 +87,7 @@ export class RealtimeMeter {
     const used: Used = reported ? { ...reported, estimated: false } : this.#estimate();
     const u = used.usage;
     this.#context = u.input + u.cacheRead + u.cacheWrite + u.output;
+    this.#contextAudio = Math.min((u.audioInput ?? 0) + (u.audioCacheRead ?? 0) + (u.audioOutput ?? 0), this.#context);
     this.#inAudio = this.#inText = this.#outAudio = this.#outText = 0;
     return { kind: "done", used };
   }
@@ -103,11 +105,17 @@ export class RealtimeMeter {
   }
 
   /** A response's usage as the frames seen since the last one ended tell it, marked: the
-   * conversation so far and the client's input as input, the deltas as output (at least 1). */
+   * conversation so far and the client's input as input, the deltas as output (at least 1);
+   * the audio among them (measured, or the conversation's audio) as audio. */
   #estimate(): Used {
     const usage = emptyUsage();
-    usage.input = this.#context + Math.ceil(this.#inAudio / this.#audio.input) + Math.ceil(this.#inText / TEXT_CHARS_PER_TOKEN);
-    usage.output = Math.max(1, Math.ceil(this.#outAudio / this.#audio.output) + Math.ceil(this.#outText / TEXT_CHARS_PER_TOKEN));
+    const clientAudio = Math.ceil(this.#inAudio / this.#audio.input);
+    const audioIn = this.#contextAudio + clientAudio;
+    const audioOut = Math.ceil(this.#outAudio / this.#audio.output);
+    usage.input = this.#context + clientAudio + Math.ceil(this.#inText / TEXT_CHARS_PER_TOKEN);
+    usage.output = Math.max(1, audioOut + Math.ceil(this.#outText / TEXT_CHARS_PER_TOKEN));
+    if (audioIn > 0) usage.audioInput = audioIn;
+    if (audioOut > 0) usage.audioOutput = audioOut;
     return { usage, seconds: 0, estimated: true };
   }
 
@@ -133,12 +141,12 @@ const INPUT_AUDIO_TOKENS_PER_SECOND = 10;
 /**
  * What `usage` plus `seconds` of duration-billed transcription cost under `price`: the
  * seconds as billed time when the model has a per-second price, else as the audio input
- * tokens they are (then `estimated`).
+ * tokens they are (then `estimated`). The usage's parts are kept (a copy of every field).
  */
 export function billable(usage: Usage, seconds: number, price: Price): { usage: Usage; units: Units | undefined; estimated: boolean } {
   if (seconds <= 0) return { usage, units: undefined, estimated: false };
   if (price.perSecond !== undefined) return { usage, units: { milliseconds: Math.round(seconds * 1000) }, estimated: false };
-  const withAudio = copyUsage(usage);
-  withAudio.input += Math.ceil(seconds * INPUT_AUDIO_TOKENS_PER_SECOND);
+  const audio = Math.ceil(seconds * INPUT_AUDIO_TOKENS_PER_SECOND);
+  const withAudio: Usage = { ...usage, input: usage.input + audio, audioInput: (usage.audioInput ?? 0) + audio };
   return { usage: withAudio, units: undefined, estimated: true };
 }

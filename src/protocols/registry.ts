@@ -23,6 +23,7 @@ import {
 } from "./openai/media-passthrough.js";
 import type { PassthroughSpec } from "./passthrough.js";
 import type { Units } from "./usage.js";
+import { serviceTierRules } from "./variants.js";
 
 /** How a model-calling route reaches channels: untouched to its own protocol, and (when it
  * has an inbound adapter) converted to the others. */
@@ -35,12 +36,13 @@ export interface RouteProtocol {
 }
 
 export const routeProtocols: Readonly<Record<string, RouteProtocol>> = Object.freeze({
-  "chat-completions": { passthrough: chatPassthrough, inbound: chatInbound },
-  messages: { passthrough: messagesPassthrough, inbound: messagesInbound },
+  // The service tier a request asks is the price's variant until the answer names one.
+  "chat-completions": { passthrough: chatPassthrough, inbound: chatInbound, rules: serviceTierRules },
+  messages: { passthrough: messagesPassthrough, inbound: messagesInbound, rules: serviceTierRules },
   "generate-content": { passthrough: generatePassthrough, inbound: generateInbound },
   // Passed through for models priced for responses alone; converted for models priced for
   // chat too (`endpoint: [chat, responses]`), whatever the channel (passesThrough).
-  responses: { passthrough: responsesPassthrough, inbound: responsesInbound },
+  responses: { passthrough: responsesPassthrough, inbound: responsesInbound, rules: serviceTierRules },
   // OpenAI-protocol endpoints without a canonical form: OpenAI-protocol channels only.
   embeddings: { passthrough: embeddingsPassthrough },
   moderations: { passthrough: moderationsPassthrough },

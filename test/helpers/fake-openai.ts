@@ -167,8 +167,9 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
   const withUsage = (r.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   const u = withUsage ? { usage: null } : {};
   const events: object[] = [];
+  // Every chunk names the service tier, as OpenAI's do.
   const chunk = (delta: object, finish: string | null) =>
-    ({ ...base(r), object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...u });
+    ({ ...base(r), object: "chat.completion.chunk", service_tier: "default", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...u });
   events.push(chunk({ role: "assistant", content: "", refusal: null }, null));
   if (script.kind === "tool_call" && script.whole) {
     events.push(chunk({ tool_calls: [{ index: 0, id: "call_fake1", type: "function", function: { name: script.name, arguments: script.args } }] }, null));
@@ -191,7 +192,7 @@ function streamAnswer(r: Received, res: http.ServerResponse, script: Script, opt
     for (let i = 0; i < n; i++) events.push(chunk({ content: text.slice(i * size, (i + 1) * size) }, null));
     events.push(chunk({}, "stop"));
   }
-  if (withUsage) events.push({ ...base(r), object: "chat.completion.chunk", choices: [], usage: fakeUsage });
+  if (withUsage) events.push({ ...base(r), object: "chat.completion.chunk", service_tier: "default", choices: [], usage: fakeUsage });
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "openai-organization": "org-secret" });
   const lines = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).concat("data: [DONE]\n\n");
   sendLines(res, lines, script.kind === "ok" ? script.chunkDelayMs ?? 0 : 0);

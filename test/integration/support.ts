@@ -6,6 +6,7 @@ import net from "node:net";
 import { stringify } from "yaml";
 import type { UsageSink } from "../../src/pipeline/usage-sink.js";
 import type { Usage } from "../../src/protocols/usage.js";
+import { copyUsage } from "../../src/state/entry.js";
 
 /** The client access token most suites use. */
 export const TOKEN = "sk-gw-test-alice-0123456789";
@@ -111,7 +112,11 @@ export interface Recorded {
   upstreamModel?: string;
   channel?: string;
   token?: string;
+  /** The usage as the usage log keeps it: the five counts and tool calls (the parts a
+   * provider reports apart, and the service tier, are priced in the entry's breakdown). */
   usage?: Usage;
+  /** The usage as the gateway read it from the answer, parts and service tier included. */
+  reported?: Usage;
   attempts: number;
 }
 
@@ -121,9 +126,10 @@ export function capturingSink(): UsageSink & { records: Recorded[] } {
   return {
     records,
     record({ entry, attempts }) {
+      const counted = entry.estimated || entry.status >= 400 ? undefined : entry.usage;
       records.push({
         id: entry.requestId, status: entry.status, modelName: entry.model || undefined, upstreamModel: entry.upstreamModel,
-        channel: entry.channel, token: entry.token, usage: entry.estimated || entry.status >= 400 ? undefined : entry.usage, attempts,
+        channel: entry.channel, token: entry.token, usage: counted ? copyUsage(counted) : undefined, reported: counted, attempts,
       });
     },
   };

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { transcriptionUsage } from "../../src/protocols/openai/media-usage.js";
 import { reportedUsage, realtimeUsageFields } from "../../src/protocols/openai/realtime-usage.js";
 import { normalizeResponsesUsage, responsesUsageFields } from "../../src/protocols/openai/responses-usage.js";
 import { chatUsageFields, normalizeOpenAIUsage, readOpenAIUsage, type UsageFields } from "../../src/protocols/openai/usage.js";
@@ -65,7 +66,8 @@ for (const { name, fields, read } of apis) {
 test("a realtime transcription's tokens are read as the transcription route reads them", () => {
   const u = { type: "tokens", input_tokens: 40, output_tokens: 9, total_tokens: 49, input_token_details: { audio_tokens: 40, text_tokens: 0 } };
   const reported = reportedUsage("conversation.item.input_audio_transcription.completed", { usage: u });
-  assert.deepEqual(reported, { usage: normalizeResponsesUsage(u), seconds: 0 });
-  assert.deepEqual(reported?.usage, usage(40, 0, 0, 9, 0));
+  assert.deepEqual(reported, { usage: transcriptionUsage(u), seconds: 0 });
+  // input_token_details.audio_tokens: the audio part of the input (issue 21).
+  assert.deepEqual(reported?.usage, { ...usage(40, 0, 0, 9, 0), audioInput: 40 });
   assert.equal(reportedUsage("conversation.item.input_audio_transcription.completed", {}), undefined);
 });

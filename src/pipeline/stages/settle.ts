@@ -14,6 +14,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { log } from "../../observability/log.js";
 import { emptyUsage, type Usage } from "../../protocols/usage.js";
+import { answeredUnits } from "../../protocols/variants.js";
 import type { Group } from "../../runtime/types.js";
 import type { Limiter } from "../../state/interfaces.js";
 import type { UsageEntry } from "../../state/store.js";
@@ -139,7 +140,7 @@ function usageEntry(ctx: Settling, failure: unknown, fallbacks: PriceFallbacks):
 function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): Billed | undefined {
   if (served.charge === "none" || !upstreamServed(ctx)) return undefined;
   const price = call.model.price;
-  const units = served.units ?? ctx.rules?.units;
+  const units = answeredUnits(served.units, ctx.rules?.units);
   const channel = ctx.outcome?.channel;
   const billed = (usage: Usage, estimated: boolean, priced: Priced): Billed => ({
     usage, estimated, priced,

@@ -26,7 +26,8 @@ export function stopReasonOut(s: StopReason): string {
   return s === "error" ? "end_turn" : s;
 }
 
-/** Canonical usage as a wire `usage` object. */
+/** Canonical usage as a wire `usage` object (cache writes by lifetime when some were for an
+ * hour). The service tier is not shown: another provider's tier names are not this wire's. */
 export function wireUsage(u: Usage): Json {
   const o: Json = {
     input_tokens: u.input,
@@ -34,6 +35,9 @@ export function wireUsage(u: Usage): Json {
     cache_read_input_tokens: u.cacheRead,
     output_tokens: u.output,
   };
+  // The writes by lifetime, when some were for an hour (the rest are 5-minute writes).
+  const oneHour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
+  if (oneHour > 0) o.cache_creation = { ephemeral_5m_input_tokens: u.cacheWrite - oneHour, ephemeral_1h_input_tokens: oneHour };
   if (u.reasoning > 0) o.output_tokens_details = { thinking_tokens: u.reasoning };
   return o;
 }

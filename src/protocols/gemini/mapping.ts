@@ -34,16 +34,35 @@ export function finishReasonOf(stop: StopReason): string {
   }
 }
 
-/** Wire `usageMetadata` for a canonical usage (zero cache and thought counts are left out). */
+/** Wire `usageMetadata` for a canonical usage (zero cache and thought counts are left out;
+ * the details by modality only when the usage has audio or image parts). */
 export function usageMetadataOf(u: Usage): JsonObject {
   const prompt = u.input + u.cacheRead + u.cacheWrite;
-  return {
+  const candidates = u.output - u.reasoning;
+  const meta: JsonObject = {
     promptTokenCount: prompt,
-    candidatesTokenCount: u.output - u.reasoning,
+    candidatesTokenCount: candidates,
     totalTokenCount: prompt + u.output,
     ...(u.cacheRead > 0 && { cachedContentTokenCount: u.cacheRead }),
     ...(u.reasoning > 0 && { thoughtsTokenCount: u.reasoning }),
   };
+  const cachedAudio = u.audioCacheRead ?? 0;
+  if (u.audioInput || u.imageInput || cachedAudio) {
+    meta.promptTokensDetails = modalityDetails(prompt, (u.audioInput ?? 0) + cachedAudio, u.imageInput ?? 0);
+  }
+  if (cachedAudio) meta.cacheTokensDetails = modalityDetails(u.cacheRead, cachedAudio, 0);
+  if (u.audioOutput || u.imageOutput) meta.candidatesTokensDetails = modalityDetails(candidates, u.audioOutput ?? 0, u.imageOutput ?? 0);
+  return meta;
+}
+
+/** A `*TokensDetails` list of `total` tokens: its audio and image tokens, the rest text. */
+function modalityDetails(total: number, audio: number, image: number): JsonObject[] {
+  const list: JsonObject[] = [];
+  const text = total - audio - image;
+  if (text > 0) list.push({ modality: "TEXT", tokenCount: text });
+  if (audio > 0) list.push({ modality: "AUDIO", tokenCount: audio });
+  if (image > 0) list.push({ modality: "IMAGE", tokenCount: image });
+  return list;
 }
 
 /**

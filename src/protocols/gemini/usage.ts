@@ -1,8 +1,14 @@
 // Reads generate-content `usageMetadata`. `promptTokenCount` includes the cached tokens
 // (`cachedContentTokenCount`); thoughts are counted apart from `candidatesTokenCount`;
-// tool-use prompt tokens are input too.
+// tool-use prompt tokens are input too. The `*TokensDetails` lists split each count by
+// modality: AUDIO and IMAGE are priced apart (TEXT, VIDEO and DOCUMENT stay text input).
 
 import { tokenCount, type ToolCalls, type Usage } from "../usage.js";
+
+interface ModalityTokenCount {
+  modality?: string;
+  tokenCount?: number;
+}
 
 interface GeminiUsage {
   promptTokenCount?: number;
@@ -10,6 +16,26 @@ interface GeminiUsage {
   candidatesTokenCount?: number;
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
+  /** Of promptTokenCount (cached included), by modality. */
+  promptTokensDetails?: readonly ModalityTokenCount[];
+  /** Of cachedContentTokenCount, by modality. */
+  cacheTokensDetails?: readonly ModalityTokenCount[];
+  /** Of candidatesTokenCount, by modality. */
+  candidatesTokensDetails?: readonly ModalityTokenCount[];
+  /** Of toolUsePromptTokenCount, by modality. */
+  toolUsePromptTokensDetails?: readonly ModalityTokenCount[];
+}
+
+/** Audio and image tokens of one details list (0 each when absent). */
+function modalities(details: unknown): { audio: number; image: number } {
+  let audio = 0;
+  let image = 0;
+  if (!Array.isArray(details)) return { audio, image };
+  for (const d of details as readonly (ModalityTokenCount | null)[]) {
+    if (d?.modality === "AUDIO") audio += tokenCount(d.tokenCount);
+    else if (d?.modality === "IMAGE") image += tokenCount(d.tokenCount);
+  }
+  return { audio, image };
 }
 
 /** Normalises a Gemini `usageMetadata` object; undefined when there is none. */
@@ -19,13 +45,32 @@ export function normalizeGeminiUsage(raw: unknown): Usage | undefined {
   const prompt = tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount);
   const cached = Math.min(tokenCount(u.cachedContentTokenCount), prompt);
   const thoughts = tokenCount(u.thoughtsTokenCount);
-  return {
+  const usage: Usage = {
     input: prompt - cached,
     cacheRead: cached,
     cacheWrite: 0,
     output: tokenCount(u.candidatesTokenCount) + thoughts,
     reasoning: thoughts,
   };
+  if (u.promptTokensDetails || u.cacheTokensDetails || u.toolUsePromptTokensDetails || u.candidatesTokensDetails) modalityParts(usage, u);
+  return usage;
+}
+
+/** The audio and image parts the details lists name: uncached input (prompt and tool-use
+ * prompt, less what the cache held), cached audio, and output. */
+function modalityParts(usage: Usage, u: GeminiUsage): void {
+  const prompt = modalities(u.promptTokensDetails);
+  const toolUse = modalities(u.toolUsePromptTokensDetails);
+  const cache = modalities(u.cacheTokensDetails);
+  const candidates = modalities(u.candidatesTokensDetails);
+  const cachedAudio = Math.min(cache.audio, usage.cacheRead);
+  const audioInput = prompt.audio + toolUse.audio - cachedAudio;
+  const imageInput = prompt.image + toolUse.image - cache.image;
+  if (audioInput > 0) usage.audioInput = audioInput;
+  if (imageInput > 0) usage.imageInput = imageInput;
+  if (cachedAudio > 0) usage.audioCacheRead = cachedAudio;
+  if (candidates.audio > 0) usage.audioOutput = candidates.audio;
+  if (candidates.image > 0) usage.imageOutput = candidates.image;
 }
 
 /** Distinct search queries one answer may name before more are not told apart (a bound on

@@ -37,21 +37,28 @@ export interface WireUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
-  completion_tokens_details: { reasoning_tokens: number };
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number; audio_tokens?: number; image_tokens?: number };
+  completion_tokens_details: { reasoning_tokens: number; audio_tokens?: number; image_tokens?: number };
 }
 
-/** Canonical usage → wire usage (cache_write_tokens only when something was written). */
+/** Canonical usage → wire usage (cache_write_tokens only when something was written; audio
+ * and image tokens only when the usage has some: audio input counts the cached audio too). */
 export function wireUsage(u: Usage): WireUsage {
   const prompt = u.input + u.cacheRead + u.cacheWrite;
   const details: WireUsage["prompt_tokens_details"] = { cached_tokens: u.cacheRead };
   if (u.cacheWrite > 0) details.cache_write_tokens = u.cacheWrite;
+  const audioIn = (u.audioInput ?? 0) + (u.audioCacheRead ?? 0);
+  if (audioIn > 0) details.audio_tokens = audioIn;
+  if (u.imageInput) details.image_tokens = u.imageInput;
+  const outDetails: WireUsage["completion_tokens_details"] = { reasoning_tokens: u.reasoning };
+  if (u.audioOutput) outDetails.audio_tokens = u.audioOutput;
+  if (u.imageOutput) outDetails.image_tokens = u.imageOutput;
   return {
     prompt_tokens: prompt,
     completion_tokens: u.output,
     total_tokens: prompt + u.output,
     prompt_tokens_details: details,
-    completion_tokens_details: { reasoning_tokens: u.reasoning },
+    completion_tokens_details: outDetails,
   };
 }
 

@@ -7,7 +7,7 @@ import type { Block, CanonicalRequest, CanonicalResponse, StopReason } from "../
 import { emptyUsage } from "../usage.js";
 import { chatId, finishReasonOf, isObject, parseArguments, stopReasonOf, wireUsage, type FinishReason, type WireUsage } from "./chat-common.js";
 import { chatImage, imageBlocksOf, type ChatImage } from "./chat-images.js";
-import { normalizeOpenAIUsage } from "./usage.js";
+import { chatAnswerUsage } from "./usage.js";
 
 function upstreamFault(message: string): GatewayError {
   return new GatewayError(errors.upstreamError, `The upstream answer could not be read: ${message}`);
@@ -48,7 +48,7 @@ export function decodeChatResponse(json: unknown): CanonicalResponse {
     model: typeof json.model === "string" ? json.model : "",
     content,
     stopReason,
-    usage: normalizeOpenAIUsage(json.usage) ?? emptyUsage(),
+    usage: chatAnswerUsage(json) ?? emptyUsage(),
   };
 }
 
@@ -65,6 +65,8 @@ export interface ChatCompletionBody {
     finish_reason: FinishReason;
   }[];
   usage: WireUsage;
+  /** The service tier that served the answer, when the upstream named one. */
+  service_tier?: string;
 }
 
 /** Writes a canonical response as a ChatCompletion (for a client of legacy `functions`, its
@@ -96,7 +98,7 @@ export function encodeChatResponse(res: CanonicalResponse, req: CanonicalRequest
   } else if (calls.length > 0) {
     message.tool_calls = calls;
   }
-  return {
+  const body: ChatCompletionBody = {
     id: chatId(res.id),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
@@ -104,4 +106,6 @@ export function encodeChatResponse(res: CanonicalResponse, req: CanonicalRequest
     choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
     usage: wireUsage(res.usage),
   };
+  if (res.usage.serviceTier !== undefined) body.service_tier = res.usage.serviceTier;
+  return body;
 }

@@ -8,7 +8,7 @@ import type { CanonicalEvent, StopReason } from "../canonical.js";
 import { emptyUsage, type Usage } from "../usage.js";
 import { isObject, stopReasonOf } from "./chat-common.js";
 import { imageBlocksOf } from "./chat-images.js";
-import { normalizeOpenAIUsage } from "./usage.js";
+import { normalizeOpenAIUsage, withServiceTier } from "./usage.js";
 
 type Kind = "text" | "thinking" | "tool";
 
@@ -22,6 +22,8 @@ class ChatStreamDecoder implements StreamDecoder {
   #finish: unknown;
   #refused = false;
   #usage: Usage = emptyUsage();
+  /** The service tier the chunks name (each chunk does; the usage chunk may not be last). */
+  #serviceTier: unknown;
 
   usageSoFar(): Usage {
     return { ...this.#usage };
@@ -46,7 +48,8 @@ class ChatStreamDecoder implements StreamDecoder {
       this.#started = true;
       out.push({ type: "message_start", id: String(chunk.id ?? ""), model: String(chunk.model ?? "") });
     }
-    const usage = normalizeOpenAIUsage(chunk.usage);
+    if (chunk.service_tier !== undefined && chunk.service_tier !== null) this.#serviceTier = chunk.service_tier;
+    const usage = withServiceTier(normalizeOpenAIUsage(chunk.usage), this.#serviceTier);
     if (usage) this.#usage = usage;
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     const choice: unknown = choices.find((c: unknown) => isObject(c) && (c.index ?? 0) === 0);

@@ -78,7 +78,11 @@ class ChatStreamEncoder implements StreamEncoder {
         let out = this.#chunk({}, finish);
         // Fields added to a fresh object, not after a spread: on Node 20 every property added
         // after an object spread builds a new hidden class (~200 B that only a full GC frees).
-        if (this.#usage) out += this.#data(Object.assign(this.#head(), { choices: [], usage: wireUsage(event.usage) }));
+        if (this.#usage) {
+          const last = Object.assign(this.#head(), { choices: [], usage: wireUsage(event.usage) });
+          if (event.usage.serviceTier !== undefined) Object.assign(last, { service_tier: event.usage.serviceTier });
+          out += this.#data(last);
+        }
         return out;
       }
       case "error":

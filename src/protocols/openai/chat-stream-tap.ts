@@ -4,7 +4,7 @@
 
 import { SseUsageTap, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import type { Usage } from "../usage.js";
-import { normalizeOpenAIUsage } from "./usage.js";
+import { chatAnswerUsage } from "./usage.js";
 
 /** Generated text fields of a chunk or completion. */
 const textField = /"(?:content|arguments|reasoning_content|refusal)"\s*:\s*"((?:[^"\\]|\\.)*)"/g;
@@ -14,7 +14,8 @@ export function generatedChars(json: string): number {
   return textChars(json, textField);
 }
 
-/** A reader for one chat-completions stream. */
+/** A reader for one chat-completions stream: the usage chunk's usage, and the service tier
+ * it names (every chunk names it; the usage chunk is the one parsed). */
 export function chatUsageReader(): UsageReader {
   let usage: Usage | undefined;
   return {
@@ -22,7 +23,7 @@ export function chatUsageReader(): UsageReader {
     textField,
     take(data) {
       const chunk = data as { usage?: unknown; choices?: unknown[] };
-      const read = normalizeOpenAIUsage(chunk.usage);
+      const read = chatAnswerUsage(chunk);
       if (!read) return false;
       usage = read;
       return Array.isArray(chunk.choices) && chunk.choices.length === 0;

@@ -9,7 +9,9 @@ import { rewriteMultipart } from "../../media/multipart-rewrite.js";
 import { answerField, editedBody, renamedBody, wholeBody, type PassRequest } from "../passthrough.js";
 import { SseUsageTap } from "../usage-tap.js";
 import { emptyUsage, type Units } from "../usage.js";
+import { withVariant } from "../variants.js";
 import { renderOpenAIStreamError } from "./errors.js";
+import { imageUsage, transcriptionUsage } from "./media-usage.js";
 import { normalizeResponsesUsage } from "./responses-usage.js";
 import { asksSpeechSse, audioFraming, speechContentType, speechStreamCost, speechStreamEnds, speechUsageReader } from "./speech-stream.js";
 
@@ -29,8 +31,13 @@ function refuseStream(json: Record<string, unknown>, what: string): void {
   throw new GatewayError(errors.invalidParameter, `'stream' is not supported for ${what} here: send the request without it.`);
 }
 
+/** What an image request asks that its price may vary by. */
+const IMAGE_VARIANT = ["size", "quality"] as const;
+const ONE_IMAGE: Units = Object.freeze({ images: 1 });
+
 /** Image generation makes exactly one image per request (SPEC: `n` must not be sent). A
- * streamed image (SSE partial images) is refused: this route bills the JSON answer's usage. */
+ * streamed image (SSE partial images) is refused: this route bills the JSON answer's usage.
+ * Its size and quality select a price variant. */
 export function imageRules(json: Record<string, unknown>): Units {
   requireText(json, "prompt");
   refuseStream(json, "images");
@@ -40,7 +47,7 @@ export function imageRules(json: Record<string, unknown>): Units {
   if (json.size !== undefined && (typeof json.size !== "string" || !/^(\d+x\d+|auto)$/.test(json.size))) {
     throw new GatewayError(errors.invalidParameter, "'size' must be <width>x<height>, e.g. 1024x1024.");
   }
-  return { images: 1 };
+  return withVariant(ONE_IMAGE, json, IMAGE_VARIANT);
 }
 
 /** Image edits: the same one-image rule, and an `image` file is required. */
@@ -67,9 +74,11 @@ export function speechRules(json: Record<string, unknown>, _files?: readonly Mul
 /** Token-priced models (gpt-image-1, -ref video) report responses-style usage; the rest
  * none, and are billed by their units alone. */
 const responsesStyleUsage = (json: unknown) => normalizeResponsesUsage(answerField(json, "usage")) ?? emptyUsage();
+/** An image model's: text and image input, image output (media-usage.ts). */
+const imageAnswerUsage = (json: unknown) => imageUsage(answerField(json, "usage")) ?? emptyUsage();
 
-export const imagesPassthrough = wholeBody("/v1/images/generations", { bodyUsage: responsesStyleUsage });
-export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: responsesStyleUsage });
+export const imagesPassthrough = wholeBody("/v1/images/generations", { bodyUsage: imageAnswerUsage });
+export const imageEditsPassthrough = wholeBody("/v1/images/edits", { bodyUsage: imageAnswerUsage });
 
 /** Transcription needs an audio `file`. Until the answer says how long the audio was, its
  * length is guessed high for the pre-deduction: one second per 2,000 bytes (16 kbit/s, less
@@ -129,7 +138,7 @@ export const transcriptionsPassthrough = wholeBody("/v1/audio/transcriptions", {
   bodyUsage: (json) => {
     const u = answerField(json, "usage") as TranscriptionUsage | undefined;
     if (u === undefined || u === null || typeof u !== "object") return undefined;
-    return u.type === "duration" ? emptyUsage() : normalizeResponsesUsage(u);
+    return u.type === "duration" ? emptyUsage() : transcriptionUsage(u);
   },
   bodyUnits: (json) => {
     const u = answerField(json, "usage") as TranscriptionUsage | undefined;
@@ -174,10 +183,15 @@ function requestedSeconds(json: Record<string, unknown>): number | undefined {
  * request says. */
 const DEFAULT_VIDEO_SECONDS = 10;
 
-/** Video generation: billed per second of the video (the request's, corrected by the job's). */
+/** What a video request asks that its price may vary by: OpenAI's `size`, family C's
+ * `resolution`. */
+const VIDEO_VARIANT = ["size", "resolution"] as const;
+
+/** Video generation: billed per second of the video (the request's, corrected by the job's),
+ * its size or resolution selecting a price variant. */
 export function videoRules(json: Record<string, unknown>): Units {
   requireText(json, "prompt");
-  return { milliseconds: (requestedSeconds(json) ?? DEFAULT_VIDEO_SECONDS) * 1000 };
+  return withVariant({ milliseconds: (requestedSeconds(json) ?? DEFAULT_VIDEO_SECONDS) * 1000 }, json, VIDEO_VARIANT);
 }
 
 export const videosPassthrough = wholeBody("/v1/videos", {

@@ -11,7 +11,7 @@ import { isStream, prepareChatBody } from "./chat-request.js";
 import { ChatStreamTap, generatedChars } from "./chat-stream-tap.js";
 import { responseUsage, responsesGeneratedChars, responsesStreamEnds, responsesUsageReader } from "./responses-usage.js";
 import { chatStoredReference, responsesStoredReference } from "./stored-references.js";
-import { normalizeOpenAIUsage } from "./usage.js";
+import { chatAnswerUsage } from "./usage.js";
 
 export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   channelProtocol: "openai",
@@ -22,7 +22,7 @@ export const chatPassthrough: PassthroughSpec = Object.freeze<PassthroughSpec>({
   streamTap: (strip) => new ChatStreamTap(strip),
   streamError: (err) => renderOpenAIStreamError(err),
   streamCost: streamCost["chat-completions"],
-  bodyUsage: (json) => normalizeOpenAIUsage(answerField(json, "usage")),
+  bodyUsage: chatAnswerUsage,
   bodyChars: (body) => generatedChars(body.toString("utf8")),
 });
 

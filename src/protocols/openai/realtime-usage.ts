@@ -5,17 +5,19 @@
 // seconds of audio).
 
 import { emptyUsage, type Usage } from "../usage.js";
-import { normalizeResponsesUsage } from "./responses-usage.js";
+import { transcriptionUsage } from "./media-usage.js";
 import { readOpenAIUsage, type UsageFields } from "./usage.js";
 
-/** The names realtime events report usage under. */
+/** The names realtime events report usage under: `input_token_details` splits text, audio
+ * and image input and its `cached_tokens_details` the cached ones; `output_token_details`
+ * text and audio output. */
 export const realtimeUsageFields: UsageFields = Object.freeze({
   input: "input_tokens", output: "output_tokens",
   inputDetails: "input_token_details", outputDetails: "output_token_details",
 });
 
 type TranscriptionUsage =
-  | { type?: "tokens"; input_tokens?: number; output_tokens?: number }
+  | { type?: "tokens"; input_tokens?: number; output_tokens?: number; input_token_details?: unknown }
   | { type: "duration"; seconds?: number };
 
 /** What one event reported: tokens, and seconds of audio for duration-billed transcription. */
@@ -35,7 +37,7 @@ export function reportedUsage(type: string, event: Record<string, unknown>): Rep
     return { usage: emptyUsage(), seconds };
   }
   // The same reader as the transcription route's (media-passthrough.ts).
-  return tokensOnly(normalizeResponsesUsage(u));
+  return tokensOnly(transcriptionUsage(u));
 }
 
 /** Token usage without seconds of audio; undefined when there is none. */

@@ -9,20 +9,29 @@ import type { Usage } from "../usage.js";
  * output_tokens counts reasoning. Read back by normalizeResponsesUsage (responses-usage.ts). */
 export interface ResponsesWireUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
+  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number; audio_tokens?: number; image_tokens?: number };
   output_tokens: number;
-  output_tokens_details: { reasoning_tokens: number };
+  output_tokens_details: { reasoning_tokens: number; audio_tokens?: number; image_tokens?: number };
   total_tokens: number;
 }
 
-/** Canonical usage → a Response's usage. */
+/** Canonical usage → a Response's usage (audio and image tokens only when there are some;
+ * audio input counts the cached audio too). */
 export function responsesWireUsage(u: Usage): ResponsesWireUsage {
   const input = u.input + u.cacheRead + u.cacheWrite;
+  const details: ResponsesWireUsage["input_tokens_details"] = u.cacheWrite > 0
+    ? { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite } : { cached_tokens: u.cacheRead };
+  const audioIn = (u.audioInput ?? 0) + (u.audioCacheRead ?? 0);
+  if (audioIn > 0) details.audio_tokens = audioIn;
+  if (u.imageInput) details.image_tokens = u.imageInput;
+  const outDetails: ResponsesWireUsage["output_tokens_details"] = { reasoning_tokens: u.reasoning };
+  if (u.audioOutput) outDetails.audio_tokens = u.audioOutput;
+  if (u.imageOutput) outDetails.image_tokens = u.imageOutput;
   return {
     input_tokens: input,
-    input_tokens_details: u.cacheWrite > 0 ? { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite } : { cached_tokens: u.cacheRead },
+    input_tokens_details: details,
     output_tokens: u.output,
-    output_tokens_details: { reasoning_tokens: u.reasoning },
+    output_tokens_details: outDetails,
     total_tokens: input + u.output,
   };
 }

@@ -18,6 +18,8 @@ export interface ResponseState {
   readonly incompleteDetails?: { reason: string } | null;
   readonly error?: { code: string; message: string } | null;
   readonly usage?: ResponsesWireUsage | null;
+  /** The service tier that served the answer, when the upstream named one. */
+  readonly serviceTier?: string;
 }
 
 function wireTool(t: Tool): Record<string, unknown> {
@@ -75,7 +77,7 @@ export function responseObject(req: CanonicalRequest, s: ResponseState): Record<
     parallel_tool_calls: req.parallelToolCalls ?? true,
     previous_response_id: null,
     reasoning: { effort: req.reasoning?.effort ?? null, summary: null },
-    service_tier: "default",
+    service_tier: s.serviceTier ?? "default",
     store: false,
     temperature: req.temperature ?? 1,
     text: { format: wireFormat(req.responseFormat), verbosity: "medium" },
@@ -161,5 +163,6 @@ export function encodeResponsesResponse(res: CanonicalResponse, req: CanonicalRe
     incompleteDetails: end.incompleteDetails,
     output: outputItems(res.content, res.stopReason === "refusal", ids, req),
     usage: responsesWireUsage(res.usage),
+    serviceTier: res.usage.serviceTier,
   });
 }

@@ -75,7 +75,9 @@ class ResponsesStreamEncoder implements StreamEncoder {
         return this.#stop(event.index);
       case "message_stop": {
         const end = responsesEndOf(event.stopReason);
-        const response = this.#response({ status: end.status, incompleteDetails: end.incompleteDetails, usage: responsesWireUsage(event.usage) });
+        const response = this.#response({
+          status: end.status, incompleteDetails: end.incompleteDetails, usage: responsesWireUsage(event.usage), serviceTier: event.usage.serviceTier,
+        });
         return this.#event(end.status === "completed" ? "response.completed" : "response.incomplete", { response });
       }
       case "error": {

@@ -3,7 +3,7 @@
 
 import { lastUsageReader, textChars, type StreamEnds, type UsageReader } from "../usage-tap.js";
 import { someToolCalls, type ToolCalls, type Usage } from "../usage.js";
-import { readOpenAIUsage, type UsageFields } from "./usage.js";
+import { readOpenAIUsage, withServiceTier, type UsageFields } from "./usage.js";
 
 /** The names the responses API (and the media routes that report its usage) uses. */
 export const responsesUsageFields: UsageFields = Object.freeze({
@@ -34,11 +34,12 @@ export function responsesToolCalls(output: unknown): ToolCalls | undefined {
   return someToolCalls(calls);
 }
 
-/** Usage of a whole response object: its `usage`, and the hosted tools its output ran. */
+/** Usage of a whole response object: its `usage`, the hosted tools its output ran, and the
+ * `service_tier` that served it. */
 export function responseUsage(response: unknown): Usage | undefined {
   if (!response || typeof response !== "object") return undefined;
-  const r = response as { usage?: unknown; output?: unknown };
-  const usage = normalizeResponsesUsage(r.usage);
+  const r = response as { usage?: unknown; output?: unknown; service_tier?: unknown };
+  const usage = withServiceTier(normalizeResponsesUsage(r.usage), r.service_tier);
   // Without usage the answer is billed as one that reported none (its calls with it).
   const calls = usage && responsesToolCalls(r.output);
   return calls ? { ...usage, toolCalls: calls } : usage;

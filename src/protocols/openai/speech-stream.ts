@@ -8,7 +8,7 @@ import { costStamp, STREAM_COST_FIELD } from "../stream-cost.js";
 import type { StreamFraming } from "../stream-framing.js";
 import { parseEvent } from "../sse.js";
 import { lastUsageReader, type StreamEnds, type UsageReader } from "../usage-tap.js";
-import { normalizeResponsesUsage } from "./responses-usage.js";
+import { speechUsage } from "./media-usage.js";
 
 /** The stream format the client asked for: raw audio (OpenAI's default) or SSE. */
 export const asksSpeechSse = (json: Record<string, unknown>): boolean => json.stream_format === "sse";
@@ -27,10 +27,10 @@ export function speechContentType(json: Record<string, unknown>): string {
 const isDone = (data: unknown): data is { type: string; usage?: unknown } =>
   data !== null && typeof data === "object" && (data as { type?: unknown }).type === "speech.audio.done";
 
-/** Reads the usage of `speech.audio.done`. The audio deltas carry no text to estimate
+/** Reads the usage of `speech.audio.done` (its output is audio). The audio deltas carry no text to estimate
  * from: the text field never matches (a raw NUL is never in JSON text). */
 export function speechUsageReader(): UsageReader {
-  return lastUsageReader(/"usage"\s*:\s*\{/, /\u0000()/g, (data) => (isDone(data) ? normalizeResponsesUsage(data.usage) : undefined));
+  return lastUsageReader(/"usage"\s*:\s*\{/, /\u0000()/g, (data) => (isDone(data) ? speechUsage(data.usage) : undefined));
 }
 
 export const speechStreamEnds: StreamEnds = Object.freeze({
