@@ -164,13 +164,30 @@ export function cutAnswerUsage(a: CutAnswer): Usage {
   const capped = (tokens: number) => (a.reservedOutput === undefined ? tokens : Math.min(tokens, a.reservedOutput));
   const timed = a.readMs === undefined ? 0 : Math.ceil((a.readMs / 1000) * CUT_OUTPUT_TOKENS_PER_SECOND);
   const output = Math.max(capped(Math.max(guess.output, timed)), r?.output ?? 0);
-  return {
+  const usage: Usage = {
     input: inputReported ? r.input : guess.input,
     cacheRead: inputReported ? r.cacheRead : 0,
     cacheWrite: inputReported ? r.cacheWrite : 0,
     output,
     reasoning: Math.min(r?.reasoning ?? 0, output),
   };
+  if (r !== undefined) reportedParts(usage, r, inputReported);
+  return usage;
+}
+
+/** The parts a cut answer reported, kept where its counts are: the input's with the
+ * reported input, the output's (never more than the output billed, which is at least the
+ * reported), the service tier that served it. */
+function reportedParts(usage: Usage, r: Usage, inputReported: boolean): void {
+  if (inputReported) {
+    if (r.audioInput) usage.audioInput = r.audioInput;
+    if (r.imageInput) usage.imageInput = r.imageInput;
+    if (r.audioCacheRead) usage.audioCacheRead = r.audioCacheRead;
+    if (r.cacheWrite1h) usage.cacheWrite1h = r.cacheWrite1h;
+  }
+  if (r.audioOutput) usage.audioOutput = r.audioOutput;
+  if (r.imageOutput) usage.imageOutput = r.imageOutput;
+  if (r.serviceTier !== undefined) usage.serviceTier = r.serviceTier;
 }
 
 /** Tokens counted per image, whatever its size: about what Anthropic charges for a

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { priceUsage } from "../../src/billing/cost.js";
+import { cutAnswerUsage } from "../../src/billing/estimate.js";
 import { toNano, toPpm } from "../../src/config/money.js";
 import { messagesOutbound } from "../../src/protocols/anthropic/index.js";
 import { messagesPassthrough } from "../../src/protocols/anthropic/passthrough.js";
@@ -500,4 +501,40 @@ test("converted whole answers keep the parts the upstream reported", () => {
   assert.equal(priceUsage(responsesOutbound.decodeResponse(responsesFlex).usage, gpt5, DEFAULT_GROUP).costNano, 11_725_000n);
   assert.equal(priceUsage(messagesOutbound.decodeResponse(anthropicAnswer).usage, claudeSonnet, ONE).costNano, 378_000_000n);
   assert.equal(priceUsage(generateOutbound.decodeResponse(geminiAnswer).usage, geminiFlashImage, ONE).costNano, 42_475_000n);
+});
+
+test("a stream cut after message_start is estimated with the parts its input reported", () => {
+  const startUsage = { ...anthropicAnswer.usage, output_tokens: 1, output_tokens_details: null, server_tool_use: null };
+  const text = `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { ...anthropicAnswer, content: [], usage: startUsage } })}\n\n`;
+  const reported = tapped(messagesPassthrough.streamTap!(false), text)!;
+  const usage = cutAnswerUsage({ bodyBytes: 4000, outputChars: 400, reported, reservedOutput: 4096 });
+  assert.equal(usage.cacheWrite1h, 20000, "the 1-hour writes stay 1-hour writes");
+  assert.equal(usage.serviceTier, "priority");
+  // The input as reported: 1500 × 3000 + 100000 × 300 + 10000 × 3750 + 20000 × 6000 = 192,000,000;
+  // output guessed from 400 characters of text; all × priority 1.5.
+  const inputCost = 192_000_000n;
+  const outputCost = BigInt(usage.output) * 15_000n;
+  assert.equal(priceUsage(usage, claudeSonnet, ONE).costNano, ((inputCost + outputCost) * 3n) / 2n);
+});
+
+test("a converted client sees the parts in its own wire, read back the same", async () => {
+  const { wireUsage: chatWire } = await import("../../src/protocols/openai/chat-common.js");
+  const { responsesWireUsage } = await import("../../src/protocols/openai/responses-common.js");
+  const { wireUsage: anthropicWire } = await import("../../src/protocols/anthropic/response.js");
+  const { usageMetadataOf } = await import("../../src/protocols/gemini/mapping.js");
+  const { normalizeOpenAIUsage } = await import("../../src/protocols/openai/usage.js");
+  const { normalizeResponsesUsage } = await import("../../src/protocols/openai/responses-usage.js");
+  const { normalizeAnthropicUsage } = await import("../../src/protocols/anthropic/usage.js");
+  const { normalizeGeminiUsage } = await import("../../src/protocols/gemini/usage.js");
+  // Chat and responses have no cached-audio detail: their audio input is all uncached here.
+  const openaiParts: Usage = { input: 900, cacheRead: 100, cacheWrite: 0, output: 600, reasoning: 50, audioInput: 300, imageInput: 200, audioOutput: 250, imageOutput: 100 };
+  assert.deepEqual(normalizeOpenAIUsage(chatWire(openaiParts)), openaiParts);
+  assert.deepEqual(normalizeResponsesUsage(responsesWireUsage(openaiParts)), openaiParts);
+  const geminiParts: Usage = { ...openaiParts, audioCacheRead: 60 };
+  assert.deepEqual(normalizeGeminiUsage(usageMetadataOf(geminiParts)), geminiParts);
+  const claudeParts: Usage = { input: 1500, cacheRead: 100000, cacheWrite: 30000, cacheWrite1h: 20000, output: 2000, reasoning: 500 };
+  assert.deepEqual(normalizeAnthropicUsage(anthropicWire(claudeParts)), claudeParts);
+  // Without parts the wire is what it was.
+  assert.equal("cache_creation" in (anthropicWire({ ...claudeParts, cacheWrite1h: undefined }) as object), false);
+  assert.equal("promptTokensDetails" in usageMetadataOf({ input: 1, cacheRead: 0, cacheWrite: 0, output: 1, reasoning: 0 }), false);
 });
