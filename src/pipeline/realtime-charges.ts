@@ -62,7 +62,7 @@ export class RealtimeCharges {
     const now = Date.now();
     const entry: UsageEntry = {
       ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
-      breakdown: encodeBreakdown(priced), channelCostNano: operatorCost(billed.usage, price, base.model, this.#o.channelCost, units),
+      breakdown: encodeBreakdown(priced), channelCostNano: operatorCost(billed.usage, price, base.model, this.#o.channelCost, units, priced),
       durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
     };
     await commitCharge(this.#o, part, entry, 1);
