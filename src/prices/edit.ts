@@ -28,6 +28,9 @@ interface Splice {
 }
 
 const plainKey = /^[A-Za-z0-9_][A-Za-z0-9_.\/-]*$/;
+/** Strings written plain (`endpoint: chat`); others are quoted (`size: "1024x1024"`). */
+const plainWord = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const yamlWords = /^(true|false|null|yes|no|on|off|y|n)$/i;
 
 function keyText(key: string): string {
   return plainKey.test(key) ? key : JSON.stringify(key);
@@ -36,7 +39,7 @@ function keyText(key: string): string {
 /** A price value in flow style: `{ input: 3, tiers: [{ above_input_tokens: 200000, input: 6 }] }`. */
 export function flowText(value: PriceValue): string {
   if (value instanceof Num) return value.text;
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return plainWord.test(value) && !yamlWords.test(value) ? value : JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(flowText).join(", ")}]`;
   const pairs = Object.entries(value).map(([k, v]) => `${keyText(k)}: ${flowText(v)}`);
   return pairs.length ? `{ ${pairs.join(", ")} }` : "{}";

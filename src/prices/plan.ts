@@ -129,7 +129,7 @@ export function planImport(list: PriceList, config: ConfigModels, options: PlanO
     const found = findFor(list, config, name, options);
     if (!found) missing.push(name);
     else if ("problem" in found) errors.push(`${name}: ${found.problem}`);
-    else if (!isPriced(found.model.price)) (missing.push(name), notes.push(`${name}: the list gives "${found.model.entry}" no price`));
+    else if (!isPriced(found.model.price)) notes.push(`${name}: the list gives "${found.model.entry}" no price; left as it is`);
     else {
       const oldRaw = config.models[name]?.price;
       const old = (oldRaw && typeof oldRaw === "object" ? priceValueOf(oldRaw) : {}) as PriceObject;

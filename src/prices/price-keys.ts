@@ -140,10 +140,23 @@ function components(price: ListedPrice): Partial<Record<TokenField, bigint>> {
   return out;
 }
 
+/** Input and output of 0 price what their absence prices (nothing): written only when the
+ * model has no other price, as `input: 0` of a free model. */
+function withoutZeroTokens(fields: Fields, others: Record<string, PriceValue>): Fields {
+  const out = { ...fields };
+  for (const key of ["input", "output"] as const) {
+    if (out[key] !== 0n) continue;
+    const { [key]: _zero, ...rest } = out;
+    if (Object.keys(rest).length || Object.keys(others).length) delete out[key];
+  }
+  return out;
+}
+
 /** gateway.yaml's `price` for a listed price, keys in the documented order. */
 export function gatewayPrice(price: ListedPrice): PriceObject {
   const base = tokenKeys(components(price), {}, false);
-  const out: Record<string, PriceValue> = { ...fieldValues(base), ...otherKeys(price) };
+  const others = otherKeys(price);
+  const out: Record<string, PriceValue> = { ...fieldValues(withoutZeroTokens(base, others)), ...others };
   if (price.tiers?.length) {
     out.tiers = price.tiers.map((tier) => {
       // A component the tier does not name stays at the base's listed price.
