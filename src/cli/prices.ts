@@ -147,7 +147,8 @@ function unplanned(text: string, plan: ImportPlan): string[] {
   return plan.models
     .filter((m) => {
       const written = priceValueOf(data.models?.[m.name]?.price ?? {}) as PriceObject;
-      return [...flatten(written)].join("\n") !== [...flatten(m.price)].join("\n");
+      const text = (price: PriceObject) => [...flatten(price)].map(([k, v]) => `${k}=${v}`).sort().join("\n");
+      return text(written) !== text(m.price);
     })
     .map((m) => m.name);
 }

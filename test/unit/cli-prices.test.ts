@@ -268,6 +268,39 @@ models:
 `));
   });
 
+  test("a block tier list becomes flow text in place; a removed block value goes with its lines", async () => {
+    const before = `groups: { default: {} }
+users: { alice: { groups: [default] } }
+tokens: [{ name: t1, key: sk-one, user: alice, group: default }]
+channels:
+  - { name: a, protocol: anthropic, base_url: "https://api.anthropic.com", keys: [k], groups: [default], models: [claude-sonnet-4-5] }
+models:
+  claude-sonnet-4-5:
+    price:
+      input: 3
+      # long context
+      tiers:
+        - above_input_tokens: 200000   # the 1M beta
+          input: 5
+      output: 15
+      service_tiers:
+        priority: 1.5
+`;
+    const path = configFile("tiers.yaml", before);
+    const { code, err } = await run("prices", "import", LITELLM, "--config", path, "--write");
+    assert.equal(err, "");
+    assert.equal(code, 0);
+    assert.equal(readFileSync(path, "utf8"), before.replace(/      tiers:[\s\S]*$/, `      tiers: [{ above_input_tokens: 200000, input: 6, output: 22.5 }]
+      output: 15
+      cache_read_ratio: 0.1
+      cache_write_ratio: 1.25
+      cache_write_1h_ratio: 2
+      tool_calls: { web_search: 10 }
+`));
+    const { runtime } = compileSource(readFileSync(path, "utf8"), { path, env: {} });
+    assert.equal(runtime.models.get("claude-sonnet-4-5")!.price.tiers?.[0].price.cacheWrite1hRatioPpm, 2_000_000n);
+  });
+
   test("refuses to write when gateway.yaml does not pass check, and leaves it alone", async () => {
     const broken = config.replace("keys: [k]", "keys: [${PRICES_TEST_UNSET_KEY}]");
     const path = configFile("broken.yaml", broken);
