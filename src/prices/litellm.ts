@@ -4,8 +4,10 @@
 // become variants of the model they name.
 
 import { hostedTools, type Endpoint, type HostedTool } from "../runtime/types.js";
-import { decimalOf, decimalText, nanoOf, ratioPpm, shift, times, type Decimal } from "./amount.js";
-import type { ListedModel, ListedPrice, ListedTier, ListedVariant, PriceList, RefusedEntry, TokenField } from "./listed.js";
+import { ratioPpm } from "./amount.js";
+import { EntryProblem, exactNano, nameOf, type Entry } from "./litellm-entry.js";
+import { attachVariants, readVariant, variantKey, type Variants } from "./litellm-variants.js";
+import type { ListedModel, ListedPrice, ListedTier, PriceList, RefusedEntry, TokenField } from "./listed.js";
 
 /** LiteLLM's per-token keys → the component they price. */
 const tokenKeys: Readonly<Record<string, TokenField>> = {
@@ -45,33 +47,6 @@ const quietKeys = /^(litellm_provider|mode|max_(input_|output_)?tokens|supports_
 /** The service tiers LiteLLM prices by suffix (`_batches` is the batch API, not a tier). */
 const serviceTierSuffix = /^(.*)_(flex|priority)$/;
 const tierSuffix = /^(.*)_above_(\d+)k_tokens$/;
-/** `high/1024-x-1024/gpt-image-1`, `1024-x-1024/dall-e-2`: a size (and quality) of a model. */
-const variantKey = /^(?:(low|medium|high|standard|hd)\/)?(\d+)-x-(\d+)\/(?!\d+-steps\/|max-steps\/)(.+)$/;
-
-/** An entry that cannot be priced exactly: the message names the key. */
-class EntryProblem extends Error {}
-
-type Entry = Readonly<Record<string, unknown>>;
-
-function amount(entry: Entry, key: string): Decimal | undefined {
-  const value = entry[key];
-  if (value === undefined || value === null) return undefined;
-  const d = typeof value === "number" ? decimalOf(value) : undefined;
-  if (!d) throw new EntryProblem(`${key} must be a number ≥ 0, not ${JSON.stringify(value)}`);
-  return d;
-}
-
-/** A per-unit amount moved by `places` (per token → per 1M: 6), exact at 9 places or refused. */
-function exactNano(entry: Entry, key: string, places: number, what: string): bigint | undefined {
-  const d = amount(entry, key);
-  if (!d) return undefined;
-  const nano = nanoOf(shift(d, places));
-  if (nano === undefined) {
-    throw new EntryProblem(`${key} ${decimalText(d)} is ${decimalText(shift(d, places))} ${what}: more than 9 decimal places, not exact`);
-  }
-  return nano;
-}
-
 /** The token prices of an entry: base, tiers by threshold, service tiers' prices by name. */
 function tokenPrices(entry: Entry): { base: Partial<Record<TokenField, bigint>>; tiers: Map<number, Partial<Record<TokenField, bigint>>>; serviceTiers: Map<string, Partial<Record<TokenField, bigint>>> } {
   const base: Partial<Record<TokenField, bigint>> = {};
@@ -173,26 +148,8 @@ function priceOf(entry: Entry, notes: string[]): ListedPrice {
   };
 }
 
-/** A size/quality entry's price per image: its per-image price, else per pixel × pixels. */
-function variantPrice(entry: Entry, width: number, height: number): bigint {
-  const perImage = exactNano(entry, "input_cost_per_image", 0, "per image") ?? exactNano(entry, "output_cost_per_image", 0, "per image");
-  if (perImage !== undefined) return perImage;
-  const perPixel = amount(entry, "input_cost_per_pixel");
-  if (!perPixel) throw new EntryProblem("has no price per image or per pixel");
-  const nano = nanoOf(times(perPixel, BigInt(width * height)));
-  if (nano === undefined) {
-    throw new EntryProblem(`input_cost_per_pixel ${decimalText(perPixel)} × ${width * height} pixels is more than 9 decimal places, not exact`);
-  }
-  return nano;
-}
-
 function endpointOf(entry: Entry): Endpoint | undefined {
   return typeof entry.mode === "string" ? endpointOfMode[entry.mode] : undefined;
-}
-
-/** The gateway name of an entry: its key without the `provider/` prefix LiteLLM puts on some. */
-function nameOf(key: string, provider: string | undefined): string {
-  return provider && key.startsWith(`${provider}/`) ? key.slice(provider.length + 1) : key;
 }
 
 /** Reads a parsed LiteLLM file (its top-level object). */
@@ -233,63 +190,6 @@ export function readLitellm(data: Readonly<Record<string, unknown>>): PriceList 
     }
   }
   return { format: "litellm", models: attachVariants(models, variants), refused, covers: litellmCovers };
-}
-
-/** Variants found for a model, and the size/quality entries that could not be priced. */
-interface Variants {
-  readonly list: ListedVariant[];
-  readonly notes: string[];
-  provider?: string;
-}
-
-/** One size (and quality) entry, as a variant of the model it names; a price that is not
- * exact is a note on that model rather than a refusal of it. */
-function readVariant(key: string, match: RegExpExecArray, entry: Entry, variants: Map<string, Variants>): void {
-  const [, quality, width, height, model] = match;
-  const found = variants.get(model) ?? { list: [], notes: [] };
-  variants.set(model, found);
-  if (typeof entry.litellm_provider === "string") found.provider ??= entry.litellm_provider;
-  const when: Record<string, string> = { size: `${width}x${height}`, ...(quality && { quality }) };
-  try {
-    found.list.push({ when, price: { perImage: variantPrice(entry, Number(width), Number(height)) } });
-  } catch (error) {
-    if (!(error instanceof EntryProblem)) throw error;
-    found.notes.push(`variant ${key} left out: ${error.message}`);
-  }
-}
-
-function mostSpecificFirst(list: readonly ListedVariant[]): ListedVariant[] {
-  return [...list].sort((a, b) => Object.keys(b.when).length - Object.keys(a.when).length);
-}
-
-/**
- * Size and quality entries become variants of their model, the most specific first. A
- * model priced by tokens keeps its token prices alone (its answer reports them: a price
- * per image as well would charge twice); a model with no entry of its own is made from
- * its variants, at the dearest one's price where a request matches none.
- */
-function attachVariants(models: ListedModel[], variants: Map<string, Variants>): ListedModel[] {
-  const out = models.map((model) => {
-    const found = variants.get(model.entry);
-    if (!found) return model;
-    const byTokens = (model.price.input ?? 0n) > 0n || (model.price.output ?? 0n) > 0n;
-    if (byTokens && found.list.length) return { ...model, notes: [...model.notes, "size and quality prices left out: the model is priced by tokens", ...found.notes] };
-    const price = found.list.length ? { ...model.price, variants: mostSpecificFirst(found.list) } : model.price;
-    return { ...model, price, notes: [...model.notes, ...found.notes] };
-  });
-  const named = new Set(models.map((m) => m.entry));
-  for (const [model, found] of variants) {
-    if (named.has(model)) continue;
-    const dearest = found.list.reduce((max, v) => (v.price.perImage! > max ? v.price.perImage! : max), 0n);
-    const notes = found.list.length ? ["no entry of its own: a request matching no size or quality is charged the dearest one's price", ...found.notes] : found.notes;
-    out.push({
-      entry: model, name: nameOf(model, found.provider), ...(found.provider && { provider: found.provider }),
-      endpoint: "image", kind: "mode image_generation",
-      price: found.list.length ? { perImage: dearest, variants: mostSpecificFirst(found.list) } : {},
-      notes,
-    });
-  }
-  return out;
 }
 
 /** Every price key: LiteLLM can state each. */

@@ -5,7 +5,7 @@
 // kept as gateway.yaml has them.
 
 import type { Endpoint } from "../runtime/types.js";
-import { flatten, priceChanges, priceValueOf, topKey, type FieldChange } from "./diff.js";
+import { flatten, priceChanges, priceValueOf, type FieldChange } from "./diff.js";
 import type { ListedModel, PriceList } from "./listed.js";
 import { gatewayPrice, isPriced, Num, type PriceObject, type PriceValue } from "./price-keys.js";
 
@@ -140,7 +140,12 @@ export function planImport(list: PriceList, config: ConfigModels, options: PlanO
       else unchanged.push(name);
     }
   }
-  const toAdd = wanted ? wanted.filter((n) => !existing.includes(n)) : options.all ? newNames(list, existing, options) : [];
+  const toAdd = wanted ? wanted.filter((n) => !existing.includes(n)) : options.all ? newNames(list, config, options) : [];
+  if (options.all && !wanted) {
+    for (const r of list.refused) {
+      if ((options.provider === undefined || r.provider === options.provider) && !existing.includes(r.name)) notes.push(`${r.name}: entry "${r.entry}": ${r.reason}; not added`);
+    }
+  }
   for (const name of toAdd) {
     const explicit = wanted !== undefined;
     const found = lookup(list, name, options, []);
@@ -159,14 +164,15 @@ export function planImport(list: PriceList, config: ConfigModels, options: PlanO
   return { models, unchanged, missing, notes, errors };
 }
 
-/** The list's model names gateway.yaml lacks (once each), for --all. */
-function newNames(list: PriceList, existing: readonly string[], options: PlanOptions): string[] {
+/** The list's model names gateway.yaml lacks (once each), for --all: neither a model of
+ * gateway.yaml nor the upstream name a channel maps one to. */
+function newNames(list: PriceList, config: ConfigModels, options: PlanOptions): string[] {
+  const known = new Set(Object.keys(config.models));
+  for (const channel of config.channels) for (const upstream of Object.values(channel.model_map ?? {})) known.add(upstream);
   const names = new Set<string>();
-  for (const m of list.models) if ((options.provider === undefined || m.provider === options.provider) && !existing.includes(m.name)) names.add(m.name);
+  for (const m of list.models) {
+    if (options.provider !== undefined && m.provider !== options.provider) continue;
+    if (!known.has(m.name) && !known.has(m.entry)) names.add(m.name);
+  }
   return [...names];
-}
-
-/** The top-level keys of a plan's price that differ from gateway.yaml's. */
-export function changedKeys(plan: ModelPlan): Set<string> {
-  return new Set(plan.changes.map((c) => topKey(c.field)));
 }

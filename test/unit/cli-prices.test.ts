@@ -135,6 +135,29 @@ run with --write to apply to ${path}
 `);
   });
 
+  test("--all adds every priced model with an endpoint the config lacks, and says why the others are not", async () => {
+    const path = configFile("all.yaml");
+    const { code, out } = await run("prices", "import", LITELLM, "--config", path, "--all");
+    assert.equal(code, 0);
+    const added = [...out.matchAll(/^(\S+) \(new, endpoint (\w+)\):/gm)].map((m) => `${m[1]} ${m[2]}`);
+    assert.deepEqual(added, [
+      "claude-haiku-4-5 chat", "claude-opus-4-1 chat", "gemini-2.5-flash-lite chat", "gpt-4.1 chat", "gpt-4o-audio-preview chat",
+      "gpt-4o-mini-realtime-preview realtime", "gpt-4o-mini-tts speech", "gpt-4o-realtime-preview realtime",
+      "gpt-4o-search-preview chat", "gpt-4o-transcribe transcription", "gpt-image-1.5 image", "dall-e-2 image", "gpt-image-1 image",
+    ]);
+    // gpt-5-2025-08-07 and groq/whisper-large-v3 are what gpt-5 and whisper map to: not added again.
+    assert.doesNotMatch(out, /^(gpt-5-2025-08-07|whisper-large-v3) \(new/m);
+    assert.match(out, /^  gpt-3\.5-turbo-instruct: mode completion has no gateway endpoint; not added$/m);
+    assert.match(out, /^  dall-e-3: the list gives it no price; not added$/m);
+    assert.match(out, /^4 models to change, 13 to add$/m);
+    // Every shape the sample gives passes the schema and compiles.
+    assert.equal((await run("prices", "import", LITELLM, "--config", path, "--all", "--write")).code, 0);
+    const { runtime } = compileSource(readFileSync(path, "utf8"), { path, env: {} });
+    assert.equal(runtime.models.size, 6 + 13);
+    assert.equal(runtime.models.get("gpt-4o-transcribe")!.price.audioInputPer1M, 2_500_000_000n);
+    assert.equal(runtime.models.get("gpt-image-1.5")!.price.imageOutputPer1M, 32_000_000_000n);
+  });
+
   test("models.dev: a name several providers list is settled by the channels' protocol", async () => {
     const path = configFile("md.yaml", `${head}
 models:
