@@ -60,8 +60,9 @@ export function unitPriced(price: Price): boolean {
 
 /** Each token component's price in femto per 1M tokens, and whether it is its own (not a
  * fallback to a base price). A cache price of its own beats its ratio × input; reasoning
- * falls back to output by rule, not as a guess. */
-function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
+ * falls back to output by rule, not as a guess. Exported for `gateway check --prices`,
+ * which shows the rates priceUsage bills. */
+export function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
   const femto = (n: bigint | undefined): bigint | undefined => (n === undefined ? undefined : n * FEMTO_PER_NANO);
   const input = femto(price.inputPer1M) ?? 0n;
   const output = femto(price.outputPer1M) ?? 0n;

@@ -26,21 +26,29 @@ export interface OptionSpec {
 /** Options by long name (without `--`). */
 export type OptionTable = Readonly<Record<string, OptionSpec>>;
 
-/** Parsed flags: `--name value` / `--name=value` pairs and the switches given. */
+/** Parsed flags: `--name value` / `--name=value` pairs, the switches given, and the bare
+ * arguments of a command that takes them (always empty for one that does not). */
 export interface Flags {
   readonly values: ReadonlyMap<string, string>;
   readonly switches: ReadonlySet<string>;
+  readonly positionals: readonly string[];
 }
 
-/** Parses `args` of `command` against `options`; throws UsageError on anything else. */
-export function parseFlags(args: readonly string[], command: string, options: OptionTable): Flags {
+/** Parses `args` of `command` against `options`; throws UsageError on anything else (a bare
+ * argument too, unless `positionals` says the command takes them). */
+export function parseFlags(args: readonly string[], command: string, options: OptionTable, positionals = false): Flags {
   // Not strict: the tokens let every error name the argument, in the words used here.
   const { tokens } = parseArgs({ args: [...args], options: parserOptions(options), strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string>();
   const switches = new Set<string>();
+  const bare: string[] = [];
   for (const token of tokens) {
     if (token.kind === "option-terminator") continue;
-    if (token.kind === "positional") throw new UsageError(`unexpected argument '${token.value}' for '${command}'`);
+    if (token.kind === "positional") {
+      if (!positionals) throw new UsageError(`unexpected argument '${token.value}' for '${command}'`);
+      bare.push(token.value);
+      continue;
+    }
     const spec = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
     if (!spec) throw new UsageError(`unknown option '${token.rawName}' for '${command}'`);
     const flag = `--${token.name}`;
@@ -61,7 +69,7 @@ export function parseFlags(args: readonly string[], command: string, options: Op
     spec.check?.(value);
     values.set(token.name, value);
   }
-  return { values, switches };
+  return { values, switches, positionals: bare };
 }
 
 function parserOptions(options: OptionTable): Record<string, { type: "string" | "boolean"; short?: string }> {
