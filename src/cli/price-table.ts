@@ -49,7 +49,7 @@ export interface ModelPriceTable {
   readonly model: string;
   readonly sections: readonly PriceSection[];
   readonly serviceTiers: readonly (readonly [string, bigint])[];
-  /** Groups whose channels serve the model, with their multipliers (ppm). */
+  /** Groups of the channels serving the model (enabled or not), with their multipliers (ppm). */
   readonly groups: readonly (readonly [string, bigint])[];
   readonly channels: readonly ChannelCostTable[];
 }
@@ -135,12 +135,12 @@ function channelCost(channel: Channel, model: string): ChannelCostTable {
 export function modelPriceTable(runtime: Runtime, model: string): ModelPriceTable | undefined {
   const entry = runtime.models.get(model);
   if (!entry) return undefined;
-  const groups: [string, bigint][] = [];
-  for (const [group, byModel] of runtime.candidates) {
-    const multiplier = runtime.groups.get(group)?.multiplierPpm;
-    if (byModel.has(model) && multiplier !== undefined) groups.push([group, multiplier]);
-  }
-  const channels = [...runtime.channels.values()].filter((c) => c.models.has(model)).map((c) => channelCost(c, model));
+  const serving = [...runtime.channels.values()].filter((c) => c.models.has(model));
+  // Disabled channels count too: a check run without keys still shows what groups pay.
+  const groups = [...runtime.groups.values()]
+    .filter((g) => serving.some((c) => c.groups.has(g.name)))
+    .map((g): [string, bigint] => [g.name, g.multiplierPpm]);
+  const channels = serving.map((c) => channelCost(c, model));
   return {
     model,
     sections: priceSections(entry.price),
@@ -194,7 +194,7 @@ function sectionTable(s: PriceSection, groups: ModelPriceTable["groups"], costs:
 export function renderPriceTable(t: ModelPriceTable): string {
   let text = `${t.model}: prices per unit named (tokens per 1M); charged = price × the group's multiplier\n`;
   if (t.serviceTiers.length) text += `service tiers: ${t.serviceTiers.map(([n, ppm]) => `${n} × ${ratio(ppm)}`).join(", ")} (× the price when the answer, or else the request, names the tier)\n`;
-  text += `groups: ${t.groups.length ? t.groups.map(([g, ppm]) => `${g} × ${ratio(ppm)}`).join(", ") : "none serves it"}\n`;
+  text += `groups: ${t.groups.length ? t.groups.map(([g, ppm]) => `${g} × ${ratio(ppm)}`).join(", ") : "no channel serves it"}\n`;
   text += `channels: ${t.channels.length ? t.channels.map(channelText).join(", ") : "none serves it"}\n`;
   const costs = listCosted(t);
   for (const s of t.sections) text += `\n${sectionTitle(s)}\n${sectionTable(s, t.groups, costs)}`;

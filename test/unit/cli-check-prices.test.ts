@@ -1,6 +1,7 @@
 // `gateway check --prices`: each model's effective price table as compiled, with exact
 // figures for a small config that has a tier, a variant, a service tier, fallbacks, a
-// channel priced × a multiplier and one with its own price; --json; unknown models.
+// channel priced × a multiplier and one (disabled: its group still shows) with its own
+// price; --json; unknown models.
 
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +22,7 @@ tokens:
   - { name: t1, key: sk-one, user: alice, group: default }
 channels:
   - { name: c1, protocol: openai, base_url: "https://api.openai.com", keys: [k], groups: [default], models: [m, img], cost: { multiplier: 0.9 } }
-  - { name: c2, protocol: openai, base_url: "https://api.openai.com", keys: [k], groups: [vip], models: [m], cost: { prices: { m: { input: 1.5, output: 6 } } } }
+  - { name: c2, protocol: openai, base_url: "https://api.openai.com", keys: [k], groups: [vip], models: [m], status: disabled, cost: { prices: { m: { input: 1.5, output: 6 } } } }
 models:
   m:
     price:
@@ -56,7 +57,7 @@ const expected = [
   "m: prices per unit named (tokens per 1M); charged = price × the group's multiplier",
   "service tiers: flex × 0.5 (× the price when the answer, or else the request, names the tier)",
   "groups: default × 0.5, vip × 1.2",
-  "channels: c1 (list price × 0.9), c2 (its own price × 1, below)",
+  "channels: c1 (list price × 0.9), c2 (its own price × 1, disabled, below)",
   "",
   "price",
   "  COMPONENT         PER        PRICE  FROM                    default ×0.5  vip ×1.2  cost c1",
