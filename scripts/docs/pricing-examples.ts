@@ -15,7 +15,8 @@ export interface WorkedExample {
   readonly entry?: RawModel;
   /** Where the list price comes from. */
   readonly source: string;
-  /** What the provider answered (its usage object, or the request when it reports none). */
+  /** What the provider answered (its usage object, or the request when it reports none),
+   * and a label that says which. */
   readonly wire: { readonly label: string; readonly json: unknown };
   /** How the gateway reads the answer into components, in words. */
   readonly reads: string;
@@ -25,7 +26,7 @@ export interface WorkedExample {
 
 const usage = (u: Partial<Usage>): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0, ...u });
 
-const OPENAI = "https://openai.com/api/pricing/ (standard, flex and priority processing)";
+const OPENAI = "https://openai.com/api/pricing/";
 const ANTHROPIC = "https://docs.claude.com/en/docs/about-claude/pricing";
 const GEMINI = "https://ai.google.dev/gemini-api/docs/pricing";
 
@@ -35,9 +36,9 @@ export const workedExamples: readonly WorkedExample[] = [
     title: "OpenAI: gpt-5 with cached input, reasoning and service_tier flex",
     model: "gpt-5",
     entry: { endpoint: ["chat", "responses"], price: { input: 1.25, output: 10, cache_read_ratio: 0.1, service_tiers: { flex: 0.5, priority: 2 } } },
-    source: OPENAI,
+    source: `${OPENAI} (standard, flex and priority processing)`,
     wire: {
-      label: "the responses API's answer (its `service_tier` and `usage`)",
+      label: "The responses API's answer (its `service_tier` and `usage`)",
       json: {
         service_tier: "flex",
         usage: { input_tokens: 12000, input_tokens_details: { cached_tokens: 8000 }, output_tokens: 2400, output_tokens_details: { reasoning_tokens: 1600 }, total_tokens: 14400 },
@@ -52,7 +53,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "realtime", price: { input: 4, output: 16, cache_read_ratio: 0.1, audio_input: 32, audio_cache_read: 0.4, audio_output: 64, image_input: 5 } },
     source: OPENAI,
     wire: {
-      label: "a `response.done` event's `response.usage`",
+      label: "A `response.done` event's `response.usage`",
       json: {
         total_tokens: 7700, input_tokens: 6200, output_tokens: 1500,
         input_token_details: {
@@ -77,7 +78,7 @@ export const workedExamples: readonly WorkedExample[] = [
     },
     source: `${ANTHROPIC} (the tier: requests over 200K input tokens with the 1M-context beta)`,
     wire: {
-      label: "a messages answer's `usage`",
+      label: "A messages answer's `usage`",
       json: {
         input_tokens: 2000, cache_creation_input_tokens: 30000, cache_read_input_tokens: 50000,
         cache_creation: { ephemeral_5m_input_tokens: 10000, ephemeral_1h_input_tokens: 20000 },
@@ -92,7 +93,7 @@ export const workedExamples: readonly WorkedExample[] = [
     model: "claude-sonnet-4-5",
     source: ANTHROPIC,
     wire: {
-      label: "a messages answer's `usage` (a request with the `context-1m-2025-08-07` beta)",
+      label: "A messages answer's `usage` (a request with the `context-1m-2025-08-07` beta)",
       json: { input_tokens: 180000, cache_creation_input_tokens: 0, cache_read_input_tokens: 40000, output_tokens: 3000 },
     },
     reads: "The input is 180,000 + 40,000 cached = 220,000 tokens, over the tier's 200,000: the whole request is billed at the tier (input 6, output 22.5, and cache reads at the tier's input × 0.1 = 0.6), not only the tokens past 200K.",
@@ -104,7 +105,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "chat", price: { input: 1.25, output: 10, cache_read_ratio: 0.1, tiers: [{ above_input_tokens: 200000, input: 2.5, output: 15 }] } },
     source: GEMINI,
     wire: {
-      label: "a generateContent answer's `usageMetadata`",
+      label: "A generateContent answer's `usageMetadata`",
       json: {
         promptTokenCount: 250000, cachedContentTokenCount: 100000, candidatesTokenCount: 2000, thoughtsTokenCount: 3000, totalTokenCount: 255000,
         promptTokensDetails: [{ modality: "TEXT", tokenCount: 250000 }],
@@ -119,7 +120,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "chat", price: { input: 0.3, output: 2.5, cache_read_ratio: 0.1, audio_input: 1 } },
     source: GEMINI,
     wire: {
-      label: "a generateContent answer's `usageMetadata`",
+      label: "A generateContent answer's `usageMetadata`",
       json: {
         promptTokenCount: 12000, candidatesTokenCount: 800, thoughtsTokenCount: 500, totalTokenCount: 13300,
         promptTokensDetails: [{ modality: "AUDIO", tokenCount: 9600 }, { modality: "TEXT", tokenCount: 2400 }],
@@ -134,7 +135,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "image", price: { input: 5, cache_read_ratio: 0.25, image_input: 10, image_output: 40 } },
     source: OPENAI,
     wire: {
-      label: "an images edit answer's `usage` (one high-quality 1024x1024 image)",
+      label: "An images edit answer's `usage` (one high-quality 1024x1024 image)",
       json: { input_tokens: 244, input_tokens_details: { text_tokens: 50, image_tokens: 194 }, output_tokens: 4160, total_tokens: 4404 },
     },
     reads: "Of 244 input tokens, 194 are the input image (`image_input`), 50 the prompt (`input`); the 4,160 output tokens are the generated image (`image_output`).",
@@ -158,7 +159,7 @@ export const workedExamples: readonly WorkedExample[] = [
     },
     source: OPENAI,
     wire: {
-      label: "the request (the answer reports no usage: one image in `data`)",
+      label: "The request (the answer reports no usage: one image in `data`)",
       json: { model: "dall-e-3", prompt: "a lighthouse at dusk", size: "1792x1024", quality: "hd", n: 1 },
     },
     reads: "The request asked `size: 1792x1024` and `quality: hd`: the first variant whose `when` it matches in full is the second (0.12), before the size-only one (0.08, what a standard-quality or unstated-quality request at that size pays). One image in the answer.",
@@ -171,7 +172,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "video", price: { per_second: 0.3, variants: [{ when: { size: "1792x1024" }, per_second: 0.5 }, { when: { size: "1024x1792" }, per_second: 0.5 }] } },
     source: OPENAI,
     wire: {
-      label: "the finished video job",
+      label: "The finished video job",
       json: { id: "video_123", object: "video", model: "sora-2-pro", status: "completed", seconds: "8", size: "1792x1024" },
     },
     reads: "8 seconds at `size: 1792x1024` (0.50 a second, not the 720p 0.30); a breakdown counts seconds as milliseconds per 1k.",
@@ -184,7 +185,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "speech", price: { input: 0.6, audio_output: 12 } },
     source: OPENAI,
     wire: {
-      label: "the `speech.audio.done` event's `usage`",
+      label: "The `speech.audio.done` event's `usage`",
       json: { input_tokens: 120, output_tokens: 1800, total_tokens: 1920 },
     },
     reads: "120 text `input` tokens; the 1,800 output tokens are the audio (`audio_output`).",
@@ -196,7 +197,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "speech", price: { per_1k_chars: 0.015 } },
     source: OPENAI,
     wire: {
-      label: "the request (the answer is audio and reports no usage)",
+      label: "The request (the answer is audio and reports no usage)",
       json: { model: "tts-1", voice: "alloy", input: "(2,400 characters of text)" },
     },
     reads: "2,400 input characters at 0.015 per 1,000 (15 per 1M characters).",
@@ -209,7 +210,7 @@ export const workedExamples: readonly WorkedExample[] = [
     entry: { endpoint: "transcription", price: { input: 2.5, output: 10, audio_input: 6 } },
     source: OPENAI,
     wire: {
-      label: "the transcription answer's `usage`",
+      label: "The transcription answer's `usage`",
       json: { type: "tokens", input_tokens: 1500, input_token_details: { text_tokens: 100, audio_tokens: 1400 }, output_tokens: 600, total_tokens: 2100 },
     },
     reads: "1,400 `audio_input` tokens (the audio), 100 text `input` (the prompt), 600 `output` (the transcript).",
@@ -220,7 +221,7 @@ export const workedExamples: readonly WorkedExample[] = [
     model: "whisper-1",
     entry: { endpoint: "transcription", price: { per_second: 0.0001 } },
     source: `${OPENAI} (0.006 a minute)`,
-    wire: { label: "the transcription answer's `usage`", json: { type: "duration", seconds: 95 } },
+    wire: { label: "The transcription answer's `usage`", json: { type: "duration", seconds: 95 } },
     reads: "95 seconds of audio at 0.0001 a second.",
     usage: usage({}),
     units: { milliseconds: 95000 },

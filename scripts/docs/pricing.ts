@@ -99,9 +99,9 @@ function exampleSection(ex: WorkedExample, runtime: Runtime): string[] {
     p.variant ? `the variant \`${Object.entries(p.variant).map(([k, v]) => `${k}: ${v}`).join(", ")}\`` : undefined].filter(Boolean);
   return [
     `### ${ex.title}`, "",
-    `List price: ${ex.source}.`, "",
+    `List price: ${ex.source.replace(/^(\S+)/, "<$1>")}.`, "",
     ...price, "",
-    `What the provider reported, ${ex.wire.label}:`, "",
+    `${ex.wire.label}:`, "",
     "```json", JSON.stringify(ex.wire.json, null, 2), "```", "",
     ex.reads, "",
     ...(chose.length ? [`Priced at ${chose.join(" and ")}.`, ""] : []),
