@@ -93,6 +93,14 @@ function rateOf(price: Price, component: TokenComponent): bigint {
   }
 }
 
+/** Every token component's rate (femto per 1M tokens) and whether it is the price's own,
+ * as priceUsage bills them: what `gateway check --prices` shows. */
+export function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
+  const rates = {} as Record<TokenComponent, readonly [bigint, boolean]>;
+  for (const component of tokenComponents) rates[component] = [rateOf(price, component), ownRate(price, component)];
+  return rates;
+}
+
 /** Whether the price names a component itself (else it is billed at a base price, and
  * warned). Reasoning at output is the rule, not a guess. */
 function ownRate(price: Price, component: TokenComponent): boolean {
