@@ -11,6 +11,7 @@ import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.j
 import { UsageError, type Flags, type OptionTable } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { formatNano, formatTable, jsonLine, parseTimeArg, processIo, type CliIo } from "./format.js";
+import { marginOf, percentText } from "./margin.js";
 
 /** A read-only command: its own options and what it does once the usage log is open. */
 export interface ReadCommandSpec {
@@ -100,34 +101,6 @@ export function rangeOf(flags: Flags, io: CliIo): { since?: number; until?: numb
 const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group", "channel"];
 /** The sections printed without --by (as before channels were a dimension). */
 const defaultSections: readonly SpendDimension[] = ["user", "token", "model", "group"];
-
-/** A row's money: revenue (what was charged), its cost to the operator and the margin, each
- * undefined while some charged request recorded no cost (then it is unknown, not 0). */
-interface Margin {
-  readonly revenueNano: bigint;
-  readonly costNano?: bigint;
-  readonly marginNano?: bigint;
-  /** The margin as a percentage of revenue, rounded half away from zero to 2 decimals, as
-   * hundredths; undefined also when there was no revenue. */
-  readonly marginHundredths?: bigint;
-}
-
-function marginOf(row: SpendRow): Margin {
-  const revenueNano = row.costNano;
-  if (row.channelCostUnknown > 0) return { revenueNano };
-  const marginNano = revenueNano - row.channelCostNano;
-  if (revenueNano === 0n) return { revenueNano, costNano: row.channelCostNano, marginNano };
-  const scaled = marginNano * 10_000n;
-  const half = revenueNano / 2n;
-  const marginHundredths = (scaled >= 0n ? scaled + half : scaled - half) / revenueNano;
-  return { revenueNano, costNano: row.channelCostNano, marginNano, marginHundredths };
-}
-
-/** Hundredths as a fixed two-decimal text: 3333n → "33.33", -5n → "-0.05". */
-function percentText(hundredths: bigint): string {
-  const abs = hundredths < 0n ? -hundredths : hundredths;
-  return `${hundredths < 0n ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`;
-}
 
 /** A row's key as shown: the requests no channel answered have none. */
 const keyText = (by: SpendDimension, key: string): string => (by === "channel" && key === NO_CHANNEL ? "-" : key);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { decodeBreakdown, totalOf } from "../../src/billing/breakdown.js";
 import type { CliIo } from "../../src/cli/format.js";
 import { runLogs } from "../../src/cli/logs.js";
+import { marginOf, percentText } from "../../src/cli/margin.js";
 import { runUsage } from "../../src/cli/usage.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { entry } from "../helpers/usage-entry.js";
@@ -47,6 +48,21 @@ async function run(cmd: typeof runUsage, args: string[]): Promise<{ code: number
 test("the hand-computed totals are what the breakdowns add up to", () => {
   assert.equal(totalOf(decodeBreakdown(PLAIN)), 5_670_000n);
   assert.equal(totalOf(decodeBreakdown(TIERED)), 771_250_000n);
+});
+
+test("margin %: exact nano in, two decimals out, halves rounded away from zero; unknown stays unknown", () => {
+  const row = (revenue: bigint, cost: bigint, unknown = 0) => ({
+    key: "k", requests: 1, usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 },
+    costNano: revenue, channelCostNano: cost, channelCostUnknown: unknown,
+  });
+  const percent = (revenue: bigint, cost: bigint) => percentText(marginOf(row(revenue, cost)).marginHundredths!);
+  assert.equal(percent(3n, 2n), "33.33");
+  assert.equal(percent(8n, 7n), "12.50");
+  assert.equal(percent(20_000n, 19_999n), "0.01"); // 0.005 % → 0.01
+  assert.equal(percent(20_000n, 20_001n), "-0.01");
+  assert.equal(percent(1n, 1000n), "-99900.00");
+  assert.deepEqual(marginOf(row(0n, 5n)), { revenueNano: 0n, costNano: 5n, marginNano: -5n });
+  assert.deepEqual(marginOf(row(10n, 5n, 1)), { revenueNano: 10n });
 });
 
 describe("gateway usage: revenue, cost, margin", () => {
