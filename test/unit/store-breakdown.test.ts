@@ -10,13 +10,32 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { migrations, schemaVersion } from "../../src/state/migrations.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
-import { journalLine } from "../../src/state/sqlite-journal.js";
+import { normalizeEntry } from "../../src/state/entry.js";
+import { entryOfJournalRow } from "../../src/state/sqlite-queries.js";
+import { journalLine, rowsOfLines } from "../../src/state/sqlite-journal.js";
 import { entry } from "../helpers/usage-entry.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-store-breakdown-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const BREAKDOWN = "input=1200@3/1M output=300@15/1M multiplier=1";
+
+test("any entry survives its journal line exactly: breakdown text and channel cost included", () => {
+  let seed = 21;
+  const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+  const texts = ["", "multiplier=1", BREAKDOWN, `odd "quotes" \\ and 模型 🙂`];
+  for (let i = 0; i < 200; i++) {
+    const e = entry({
+      requestId: `p${i}`,
+      costNano: BigInt(next(1_000_000)) * BigInt(next(1_000_000)),
+      ...(next(3) > 0 && { channel: `c${next(4)}` }),
+      ...(next(4) > 0 && { breakdown: texts[next(texts.length)] }),
+      ...(next(4) > 0 && { channelCostNano: next(2) ? 2n ** 62n + BigInt(next(1000)) : BigInt(next(1000)) }),
+    });
+    const row = rowsOfLines(journalLine(e), () => assert.fail(`line of ${e.requestId} skipped`));
+    assert.deepEqual(entryOfJournalRow(row), normalizeEntry(e), e.requestId);
+  }
+});
 
 test("a database of schema 4 is migrated to 5; its rows read back without breakdown or cost to the operator", () => {
   const path = join(dir, "v4.db");
