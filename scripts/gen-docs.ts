@@ -1,7 +1,8 @@
 // `npm run docs`: regenerates docs/configuration.md (from the gateway.yaml JSON Schema),
-// docs/errors.md (from the error catalogue), docs/conversion.md (from the field table) and
-// docs/clients.md with the fixtures README's table of clients (from the recorded client
-// fixtures and their clients.json). `--check` writes nothing and exits 1 when a
+// docs/pricing.md (from the schema's price keys and the pricing code, which computes its
+// worked examples), docs/errors.md (from the error catalogue), docs/conversion.md (from the
+// field table) and docs/clients.md with the fixtures README's table of clients (from the
+// recorded client fixtures and their clients.json). `--check` writes nothing and exits 1 when a
 // committed file differs; test/unit/docs-generated.test.ts does the same check.
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { renderClientMatrix, renderFixturesReadme } from "./docs/client-matrix.j
 import { renderConfigReference } from "./docs/config-reference.js";
 import { renderConversionReference } from "./docs/conversion-reference.js";
 import { renderErrorReference } from "./docs/error-reference.js";
+import { renderPricing } from "./docs/pricing.js";
 import type { SchemaNode } from "./docs/schema-tree.js";
 
 /** The repository root, where the generated paths are relative to. */
@@ -36,6 +38,7 @@ export function generatedDocs(): GeneratedDoc[] {
     { path: "docs/conversion.md", text: renderConversionReference() },
     { path: "docs/clients.md", text: renderClientMatrix() },
     { path: FIXTURES_README, text: renderFixturesReadme(readFileSync(join(repoRoot, FIXTURES_README), "utf8")) },
+    { path: "docs/pricing.md", text: renderPricing(schema) },
   ];
 }
 

@@ -1,7 +1,7 @@
 // Renders docs/configuration.md from the gateway.yaml JSON Schema: an overview table of every
 // key, then one section per key with its type, default, rule and description.
 
-import { resolveNode, schemaKeys, type SchemaKey, type SchemaNode } from "./schema-tree.js";
+import { resolveNode, schemaKeys, sectionDefs, type SchemaKey, type SchemaNode } from "./schema-tree.js";
 
 /** `$defs` entries documented as value formats, in this order; keys link to them. */
 const valueFormats = ["duration", "size", "money", "ratio", "name"] as const;
@@ -28,9 +28,12 @@ function range(node: SchemaNode): string {
   return "";
 }
 
+/** Definitions a key's type links to: the value formats and the sections of their own. */
+const linkedDefs: readonly string[] = [...valueFormats, ...sectionDefs];
+
 /** A short type phrase for a (resolved) schema node: "integer from 1 to 20", "list of strings". */
 function typeOf(node: SchemaNode, ref: string | undefined, defs: Record<string, SchemaNode>): string {
-  if (ref && (valueFormats as readonly string[]).includes(ref)) return `[${ref}](#${ref})`;
+  if (ref && linkedDefs.includes(ref)) return `[${ref}](#${ref})`;
   if (node.enum) return `one of ${node.enum.map(code).join(", ")}`;
   if (node.const !== undefined) return code(node.const);
   if (node.oneOf) return alternatives(node.oneOf, defs);
@@ -43,7 +46,9 @@ function typeOf(node: SchemaNode, ref: string | undefined, defs: Record<string, 
   if (types.includes("object") || node.properties || node.additionalProperties !== undefined) {
     const entry = typeof node.additionalProperties === "object" ? node.additionalProperties : undefined;
     if (entry && !node.properties) {
-      const inner = entry.properties ? "a mapping" : `a ${typeOf(entry, undefined, defs)}`;
+      const resolved = resolveNode(entry, defs);
+      const linked = resolved.ref !== undefined && linkedDefs.includes(resolved.ref);
+      const inner = !linked && resolved.node.properties ? "a mapping" : `a ${typeOf(resolved.node, resolved.ref, defs)}`;
       return `mapping of name to ${inner}`;
     }
     return "mapping";
@@ -93,7 +98,30 @@ function facts(key: SchemaKey, defs: Record<string, SchemaNode>): string[] {
   if (key.required) lines.push("- Required");
   const rule = key.node["x-message"];
   if (rule && !(key.ref && (valueFormats as readonly string[]).includes(key.ref))) lines.push(`- Rule: ${prose(rule)}`);
+  if (key.repeats?.length) {
+    const links = key.repeats.map((name) => `[\`${name}\`](#${anchorOf(`${key.section}.${name}`)})`).join(", ");
+    lines.push(`- Each entry: the keys below, and any amount key of a ${key.section} (${links})`);
+  }
   return lines;
+}
+
+/** The section of one definition documented once (`## Price`): what refers to it, its keys. */
+function definitionSection(name: string, keys: SchemaKey[], all: SchemaKey[], defs: Record<string, SchemaNode>, intro: string): string[] {
+  const referrers = all.filter((k) => k.section === undefined && (k.ref === name || refOfEntries(k.node) === name));
+  const where = referrers.map((k) => `[\`${k.path}\`](#${anchorOf(k.path)})${k.ref === name ? "" : " (each entry)"}`).join(" and ");
+  const out = [`## ${name[0].toUpperCase()}${name.slice(1)}`, "", prose(defs[name]?.description ?? ""), "", `Written at ${where}. ${intro}`, ""];
+  for (const key of keys) {
+    // A list whose entries repeat the definition's keys says what an entry is, too.
+    const entry = key.repeats?.length ? resolveNode(key.node.items ?? {}, defs).node.description : undefined;
+    out.push(heading(key), "", ...facts(key, defs), "", prose(describe(key.node)), "", entry ? `Each entry: ${prose(entry[0].toLowerCase() + entry.slice(1))}` : "", "");
+  }
+  return out;
+}
+
+/** The `$defs` name a mapping's entries refer to, if any. */
+function refOfEntries(node: SchemaNode): string | undefined {
+  const entry = typeof node.additionalProperties === "object" ? node.additionalProperties.$ref : undefined;
+  return entry?.replace(/^#\/\$defs\//, "");
 }
 
 function overview(keys: SchemaKey[], defs: Record<string, SchemaNode>): string[] {
@@ -124,8 +152,11 @@ export function renderConfigReference(schema: SchemaNode): string {
     "",
   ];
   for (const key of keys) {
+    if (key.section !== undefined) continue;
     out.push(heading(key), "", ...facts(key, defs), "", prose(describe(key.node)), "");
   }
+  const priceIntro = "Every amount is in fiat, per 1M tokens unless its key names another unit; how a request is priced from these keys, with worked examples per provider, is in [pricing.md](pricing.md), and `gateway check --prices` prints a model's price as compiled.";
+  out.push(...definitionSection("price", keys.filter((k) => k.section === "price"), keys, defs, priceIntro));
   out.push("## Value formats", "");
   for (const name of valueFormats) {
     const def = defs[name];

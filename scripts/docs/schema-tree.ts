@@ -37,7 +37,16 @@ export interface SchemaKey {
   required: boolean;
   /** Nesting level: 0 for top-level keys. */
   depth: number;
+  /** The `$defs` entry whose own section documents this key (`price`), if any. */
+  section?: string;
+  /** For a list of mappings whose entries repeat keys of their section's definition (a
+   * price's tiers[] and variants[]): those keys, documented once, not again per entry. */
+  repeats?: string[];
 }
+
+/** `$defs` entries documented once, in a section of their own: the keys that refer to one
+ * link there instead of repeating its keys. */
+export const sectionDefs = ["price"] as const;
 
 /** The `$defs` name a `$ref` points at. */
 function refName(ref: string): string {
@@ -61,18 +70,34 @@ function entryName(key: string): string {
   return `<${key.replace(/s$/, "")}>`;
 }
 
-/** Every key of the schema, depth first in file order (so the output is deterministic). */
+/** Whether a node is (or maps names to) a definition documented in its own section. */
+function refersToSection(node: SchemaNode): boolean {
+  const target = node.$ref ?? (typeof node.additionalProperties === "object" ? node.additionalProperties.$ref : undefined);
+  return target !== undefined && (sectionDefs as readonly string[]).includes(refName(target));
+}
+
+/**
+ * Every key of the schema, depth first in file order (so the output is deterministic), then
+ * the keys of each section definition (`price.input`, `price.tiers[].above_input_tokens`).
+ * A key that refers to a section definition is not descended into; a list entry's keys that
+ * repeat its section definition's own are named in the list key's `repeats`, not again.
+ */
 export function schemaKeys(root: SchemaNode): SchemaKey[] {
   const defs = root.$defs ?? {};
   const keys: SchemaKey[] = [];
+  let section: SchemaNode | undefined;
 
   const visitObject = (object: SchemaNode, prefix: string, depth: number): void => {
     const required = new Set(object.required ?? []);
     for (const [name, child] of Object.entries(object.properties ?? {})) {
+      if (section && object !== section && JSON.stringify(section.properties?.[name]) === JSON.stringify(child)) continue;
       const path = prefix + name;
       const resolved = resolveNode(child, defs);
-      keys.push({ path, ...resolved, required: required.has(name), depth });
-      visitChildren(resolved.node, path, name, depth + 1);
+      const key: SchemaKey = { path, ...resolved, required: required.has(name), depth };
+      const repeats = section && repeatedKeys(resolved.node, section);
+      if (repeats?.length) key.repeats = repeats;
+      keys.push(key);
+      if (!refersToSection(child)) visitChildren(resolved.node, path, name, depth + 1);
     }
     // Pattern keys (x-*) last: they are the exception, not the configuration.
     for (const [name, child] of Object.entries(object.patternProperties ?? {})) {
@@ -90,7 +115,22 @@ export function schemaKeys(root: SchemaNode): SchemaKey[] {
   };
 
   visitObject(root, "", 0);
+  for (const name of sectionDefs) {
+    const def = defs[name];
+    if (!def) continue;
+    section = def;
+    const from = keys.length;
+    visitObject(def, `${name}.`, 1);
+    for (const key of keys.slice(from)) key.section = name;
+  }
   return keys;
+}
+
+/** The keys a list of mappings' entries share with `section` (a tier's amounts). */
+function repeatedKeys(node: SchemaNode, section: SchemaNode): string[] {
+  const item = node.items?.properties;
+  if (!item) return [];
+  return Object.keys(item).filter((name) => JSON.stringify(section.properties?.[name]) === JSON.stringify(item[name]));
 }
 
 /** Paths of keys (in `properties` or `patternProperties`, `$defs` included) with no description. */

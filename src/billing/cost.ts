@@ -6,7 +6,7 @@
 
 import { inputSize, tokenComponents, tokenQuantities, type TokenComponent } from "./components.js";
 import type { Units, Usage } from "../protocols/usage.js";
-import { hostedTools, type ChannelCost, type Price } from "../runtime/types.js";
+import { hostedTools, type ChannelCost, type Price, type PriceTier, type PriceVariant } from "../runtime/types.js";
 
 const MILLION = 1_000_000n;
 /** Line prices are in femto-units (10^-15 of the currency): nano × 10^6, so that a ratio
@@ -36,6 +36,9 @@ export interface Priced {
   readonly lines: readonly CostLine[];
   /** The group multiplier (ppm). */
   readonly multiplierPpm: bigint;
+  /** Σ of the lines before any multiplier, × 10^18 nano: the same price at another
+   * multiplier (the operator's) is computed from it without pricing again. */
+  readonly scaledSum: bigint;
   /** The service tier that changed the price, and its multiplier (ppm). */
   readonly serviceTier?: { readonly name: string; readonly ppm: bigint };
   /** The input threshold of the tier the request's input reached. */
@@ -58,61 +61,77 @@ export function unitPriced(price: Price): boolean {
   return price.perSecond !== undefined || price.perImage !== undefined || price.per1kChars !== undefined;
 }
 
-/** Each token component's price in femto per 1M tokens, and whether it is its own (not a
- * fallback to a base price). A cache price of its own beats its ratio × input; reasoning
- * falls back to output by rule, not as a guess. */
-function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
-  const femto = (n: bigint | undefined): bigint | undefined => (n === undefined ? undefined : n * FEMTO_PER_NANO);
-  const input = femto(price.inputPer1M) ?? 0n;
-  const output = femto(price.outputPer1M) ?? 0n;
-  const readRatio = price.cacheReadRatioPpm ?? MILLION;
-  const writeRatio = price.cacheWriteRatioPpm ?? MILLION;
-  const ratioOf = (base: bigint, ratio: bigint): bigint => (base * ratio) / MILLION;
-  const cacheWrite = femto(price.cacheWritePer1M) ?? ratioOf(input, writeRatio);
-  const ownWrite1h = price.cacheWrite1hPer1M !== undefined || price.cacheWrite1hRatioPpm !== undefined;
-  const audioIn = femto(price.audioInputPer1M);
-  const own = (n: bigint | undefined, fallback: bigint): readonly [bigint, boolean] =>
-    n !== undefined ? [n * FEMTO_PER_NANO, true] : [fallback, false];
-  return {
-    input: [input, true],
-    cache_read: [femto(price.cacheReadPer1M) ?? ratioOf(input, readRatio), true],
-    cache_write: [cacheWrite, true],
-    cache_write_1h: [
-      femto(price.cacheWrite1hPer1M) ?? (price.cacheWrite1hRatioPpm !== undefined ? ratioOf(input, price.cacheWrite1hRatioPpm) : cacheWrite),
-      ownWrite1h,
-    ],
-    audio_input: [audioIn ?? input, audioIn !== undefined],
-    audio_cache_read: [femto(price.audioCacheReadPer1M) ?? ratioOf(audioIn ?? input, readRatio), audioIn !== undefined || price.audioCacheReadPer1M !== undefined],
-    image_input: own(price.imageInputPer1M, input),
-    output: [output, true],
-    reasoning: [femto(price.reasoningPer1M) ?? output, true],
-    audio_output: own(price.audioOutputPer1M, output),
-    image_output: own(price.imageOutputPer1M, output),
-  };
+function femto(n: bigint | undefined): bigint | undefined {
+  return n === undefined ? undefined : n * FEMTO_PER_NANO;
 }
 
-/** The price that applies to a request: its variant (by what it asked), then the tier its
- * input reaches. */
-function effectivePrice(price: Price, usage: Usage, units: Units): { price: Price; tierAbove?: number; variant?: Readonly<Record<string, string>> } {
-  let chosen = price;
-  let variant: Readonly<Record<string, string>> | undefined;
-  const asked = units.variant;
-  if (price.variants && asked) {
-    for (const v of price.variants) {
-      if (Object.entries(v.when).every(([k, want]) => asked[k] === want)) {
-        chosen = v.price;
-        variant = v.when;
-        break;
-      }
-    }
+function ratioOf(base: bigint, ratio: bigint | undefined): bigint {
+  return ratio === undefined ? base : (base * ratio) / MILLION;
+}
+
+/** A token component's price in femto per 1M tokens: its own, else its closest base price.
+ * A cache price of its own beats its ratio × input; cached audio is audio input × the
+ * cache-read ratio; 1-hour writes fall back to 5-minute writes; reasoning to output. Only
+ * components a usage has are asked for (most answers have two or three). */
+function rateOf(price: Price, component: TokenComponent): bigint {
+  const input = price.inputPer1M ?? 0n;
+  switch (component) {
+    case "input": return input * FEMTO_PER_NANO;
+    case "output": return (price.outputPer1M ?? 0n) * FEMTO_PER_NANO;
+    case "cache_read": return femto(price.cacheReadPer1M) ?? input * (price.cacheReadRatioPpm ?? MILLION);
+    case "cache_write": return femto(price.cacheWritePer1M) ?? input * (price.cacheWriteRatioPpm ?? MILLION);
+    case "cache_write_1h":
+      return femto(price.cacheWrite1hPer1M)
+        ?? (price.cacheWrite1hRatioPpm !== undefined ? input * price.cacheWrite1hRatioPpm : rateOf(price, "cache_write"));
+    case "audio_input": return (price.audioInputPer1M ?? input) * FEMTO_PER_NANO;
+    case "audio_cache_read":
+      return femto(price.audioCacheReadPer1M) ?? ratioOf((price.audioInputPer1M ?? input) * FEMTO_PER_NANO, price.cacheReadRatioPpm);
+    case "image_input": return (price.imageInputPer1M ?? input) * FEMTO_PER_NANO;
+    case "reasoning": return (price.reasoningPer1M ?? price.outputPer1M ?? 0n) * FEMTO_PER_NANO;
+    case "audio_output": return (price.audioOutputPer1M ?? price.outputPer1M ?? 0n) * FEMTO_PER_NANO;
+    case "image_output": return (price.imageOutputPer1M ?? price.outputPer1M ?? 0n) * FEMTO_PER_NANO;
   }
-  if (chosen.tiers) {
-    const size = inputSize(usage);
-    for (const tier of chosen.tiers) {
-      if (size > tier.aboveInputTokens) return { price: tier.price, tierAbove: tier.aboveInputTokens, variant };
-    }
+}
+
+/** Every token component's rate (femto per 1M tokens) and whether it is the price's own,
+ * as priceUsage bills them: what `gateway check --prices` shows. */
+export function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {
+  const rates = {} as Record<TokenComponent, readonly [bigint, boolean]>;
+  for (const component of tokenComponents) rates[component] = [rateOf(price, component), ownRate(price, component)];
+  return rates;
+}
+
+/** Whether the price names a component itself (else it is billed at a base price, and
+ * warned). Reasoning at output is the rule, not a guess. */
+function ownRate(price: Price, component: TokenComponent): boolean {
+  switch (component) {
+    case "cache_write_1h": return price.cacheWrite1hPer1M !== undefined || price.cacheWrite1hRatioPpm !== undefined;
+    case "audio_input": return price.audioInputPer1M !== undefined;
+    case "audio_cache_read": return price.audioInputPer1M !== undefined || price.audioCacheReadPer1M !== undefined;
+    case "image_input": return price.imageInputPer1M !== undefined;
+    case "audio_output": return price.audioOutputPer1M !== undefined;
+    case "image_output": return price.imageOutputPer1M !== undefined;
+    default: return true;
   }
-  return { price: chosen, variant };
+}
+
+/** The variant a request's selectors choose, if any: the first whose `when` all match. */
+function variantOf(price: Price, asked: Readonly<Record<string, string>> | undefined): PriceVariant | undefined {
+  if (!price.variants || !asked) return undefined;
+  for (const v of price.variants) {
+    let all = true;
+    for (const k in v.when) if (asked[k] !== v.when[k]) all = false;
+    if (all) return v;
+  }
+  return undefined;
+}
+
+/** The tier a request's input reaches, if any (tiers are kept highest threshold first). */
+function tierOf(price: Price, usage: Usage): PriceTier | undefined {
+  if (!price.tiers) return undefined;
+  const size = inputSize(usage);
+  for (const tier of price.tiers) if (size > tier.aboveInputTokens) return tier;
+  return undefined;
 }
 
 /** The service tier that prices the request: the one the answer names, else the one the
@@ -125,69 +144,91 @@ function serviceTierOf(price: Price, usage: Usage, units: Units): { name: string
   return ppm === undefined ? undefined : { name: name!, ppm };
 }
 
-const big = (n: number | undefined): bigint => BigInt(Math.max(0, Math.floor(n ?? 0)));
+/** Σ quantity × femto × (10^6 / per), term by term, keeping the lines when asked. */
+class Sum {
+  total = 0n;
+  constructor(readonly lines: CostLine[] | undefined) {}
 
-/**
- * A request's cost in nano-units with its breakdown: token usage by component at the
- * model's price for each (or the closest base price: cached audio at audio input × the
- * cache-read ratio, 1-hour writes at the 5-minute ratio, audio and image at text input or
- * output, reasoning at output), plus any per-request, per-image, per-second or
- * per-1k-character price, and hosted tool calls at their price per 1k calls (a tool the
- * list does not price is free), all × the service tier's multiplier × the group's.
- */
-export function priceUsage(usage: Usage, listPrice: Price, multiplierPpm: bigint, units: Units = {}): Priced {
-  const { price, tierAbove, variant } = effectivePrice(listPrice, usage, units);
-  const serviceTier = serviceTierOf(price, usage, units);
-  const lines: CostLine[] = [];
-  let sum = 0n;
-  const add = (component: string, quantity: number, priceFemto: bigint, per: Per): void => {
-    const q = big(quantity);
-    if (q === 0n || priceFemto === 0n) return;
-    lines.push({ component, quantity: Number(q), priceFemto, per });
-    sum += q * priceFemto * (MILLION / BigInt(per));
-  };
+  add(component: string, quantity: number, priceFemto: bigint, per: Per): void {
+    if (quantity <= 0 || priceFemto === 0n) return;
+    const q = Math.floor(quantity);
+    this.total += BigInt(q) * priceFemto * (per === 1_000_000 ? 1n : per === 1000 ? 1000n : MILLION);
+    this.lines?.push({ component, quantity: q, priceFemto, per });
+  }
+}
+
+/** Σ quantity × femto × (10^6 / per) of a usage at a price: the cost before multipliers, ×
+ * 10^18 nano. Each term is pushed to `lines` when given; components billed at a base price
+ * go to `fallbacks` when given. */
+function scaledSum(usage: Usage, price: Price, units: Units, lines?: CostLine[], fallbacks?: TokenComponent[]): bigint {
+  const sum = new Sum(lines);
   const quantities = tokenQuantities(usage);
-  const rates = tokenRates(price);
-  const priced = tokenPriced(price);
-  let fallbacks: TokenComponent[] | undefined;
+  const warn = fallbacks !== undefined && tokenPriced(price);
   for (const component of tokenComponents) {
     const quantity = quantities[component];
     if (quantity === 0) continue;
-    const [rate, own] = rates[component];
-    if (!own && priced) (fallbacks ??= []).push(component);
-    add(component, quantity, rate, 1_000_000);
+    if (warn && !ownRate(price, component)) fallbacks.push(component);
+    sum.add(component, quantity, rateOf(price, component), 1_000_000);
   }
-  if (price.perRequest) add("requests", units.requests ?? 1, price.perRequest * FEMTO_PER_NANO, 1);
-  if (price.perImage) add("images", units.images ?? 0, price.perImage * FEMTO_PER_NANO, 1);
-  if (price.perSecond) add("milliseconds", units.milliseconds ?? 0, price.perSecond * FEMTO_PER_NANO, 1000);
-  if (price.per1kChars) add("characters", units.characters ?? 0, price.per1kChars * FEMTO_PER_NANO, 1000);
+  if (price.perRequest) sum.add("requests", units.requests ?? 1, price.perRequest * FEMTO_PER_NANO, 1);
+  if (price.perImage) sum.add("images", units.images ?? 0, price.perImage * FEMTO_PER_NANO, 1);
+  if (price.perSecond) sum.add("milliseconds", units.milliseconds ?? 0, price.perSecond * FEMTO_PER_NANO, 1000);
+  if (price.per1kChars) sum.add("characters", units.characters ?? 0, price.per1kChars * FEMTO_PER_NANO, 1000);
   const calls = usage.toolCalls;
   if (calls && price.toolCallsPer1k) {
     for (const tool of hostedTools) {
       const per1k = price.toolCallsPer1k[tool];
-      if (per1k && calls[tool]) add(tool, calls[tool]!, per1k * FEMTO_PER_NANO, 1000);
+      if (per1k && calls[tool]) sum.add(tool, calls[tool]!, per1k * FEMTO_PER_NANO, 1000);
     }
   }
-  const costNano = roundHalfUp(sum * multiplierPpm * (serviceTier?.ppm ?? MILLION), SCALE);
+  return sum.total;
+}
+
+/**
+ * A request's cost in nano-units with its breakdown: token usage by component at the
+ * model's price for each (or the closest base price: cached audio at audio input × the
+ * cache-read ratio, 1-hour writes at the 5-minute price, audio and image at text input or
+ * output, reasoning at output), plus any per-request, per-image, per-second or
+ * per-1k-character price, and hosted tool calls at their price per 1k calls (a tool the
+ * list does not price is free), all × the service tier's multiplier × the group's. The
+ * price is the request's variant (by what it asked) if one matches, then the tier its
+ * input reaches.
+ */
+export function priceUsage(usage: Usage, listPrice: Price, multiplierPpm: bigint, units: Units = {}): Priced {
+  const variant = variantOf(listPrice, units.variant);
+  const chosen = variant?.price ?? listPrice;
+  const tier = tierOf(chosen, usage);
+  const price = tier?.price ?? chosen;
+  const serviceTier = serviceTierOf(price, usage, units);
+  const lines: CostLine[] = [];
+  const fallbacks: TokenComponent[] = [];
+  const sum = scaledSum(usage, price, units, lines, fallbacks);
   return {
-    costNano, lines, multiplierPpm,
-    ...(serviceTier && { serviceTier }),
-    ...(tierAbove !== undefined && { tierAbove }),
-    ...(variant && { variant }),
-    ...(fallbacks && { fallbacks }),
+    costNano: roundHalfUp(sum * multiplierPpm * (serviceTier?.ppm ?? MILLION), SCALE),
+    lines, multiplierPpm, scaledSum: sum,
+    serviceTier, tierAbove: tier?.aboveInputTokens, variant: variant?.when,
+    fallbacks: fallbacks.length > 0 ? fallbacks : undefined,
   };
 }
 
-/** Cost in nano-units of a usage at a price × a multiplier (priceUsage's total). */
-export function costOf(usage: Usage, price: Price, multiplierPpm: bigint, units: Units = {}): bigint {
-  return priceUsage(usage, price, multiplierPpm, units).costNano;
+/** Cost in nano-units of a usage at a price × a multiplier (priceUsage's total, without
+ * its breakdown). */
+export function costOf(usage: Usage, listPrice: Price, multiplierPpm: bigint, units: Units = {}): bigint {
+  const chosen = variantOf(listPrice, units.variant)?.price ?? listPrice;
+  const price = tierOf(chosen, usage)?.price ?? chosen;
+  const tierPpm = serviceTierOf(price, usage, units)?.ppm ?? MILLION;
+  return roundHalfUp(scaledSum(usage, price, units) * multiplierPpm * tierPpm, SCALE);
 }
 
 /** What a request costs the operator on a channel: the channel's own price for the model
- * (else the list price) × the channel's cost multiplier; no group multiplier. */
-export function operatorCost(usage: Usage, listPrice: Price, model: string, cost: ChannelCost | undefined, units: Units = {}): bigint {
-  const price = cost?.prices?.get(model) ?? listPrice;
-  return costOf(usage, price, cost?.multiplierPpm ?? MILLION, units);
+ * (else the list price) × the channel's cost multiplier × the service tier's; no group
+ * multiplier. `priced` (the request priced at the list price) spares pricing it again when
+ * the channel has no price of its own. */
+export function operatorCost(usage: Usage, listPrice: Price, model: string, cost: ChannelCost | undefined, units: Units = {}, priced?: Priced): bigint {
+  const own = cost?.prices?.get(model);
+  const multiplierPpm = cost?.multiplierPpm ?? MILLION;
+  if (own === undefined && priced) return roundHalfUp(priced.scaledSum * multiplierPpm * (priced.serviceTier?.ppm ?? MILLION), SCALE);
+  return costOf(usage, own ?? listPrice, multiplierPpm, units);
 }
 
 /** The cost used to rank channels for `strategy: cheapest`: 1M input and 1M output tokens,
@@ -206,13 +247,22 @@ export function formatNano(nano: bigint): string {
   return formatScaled(nano, 9);
 }
 
+/** 10^0 … 10^33, the scales formatScaled is asked for most. */
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: 34 }, (_, i) => 10n ** BigInt(i));
+
 /** An integer in units of 10^-decimals as an exact decimal string, trailing zeros cut:
  * formatScaled(1500n, 6) → "0.0015". */
 export function formatScaled(value: bigint, decimals: number): string {
   const negative = value < 0n;
   const abs = negative ? -value : value;
-  const unit = 10n ** BigInt(decimals);
-  const int = abs / unit;
-  const frac = (abs % unit).toString().padStart(decimals, "0").replace(/0+$/, "");
-  return `${negative ? "-" : ""}${int}${frac ? "." + frac : ""}`;
+  const unit = decimals < POWERS_OF_TEN.length ? POWERS_OF_TEN[decimals] : 10n ** BigInt(decimals);
+  const int = (abs / unit).toString();
+  const rest = abs % unit;
+  const sign = negative ? "-" : "";
+  if (rest === 0n) return sign + int;
+  let frac = rest.toString().padStart(decimals, "0");
+  let end = frac.length;
+  while (frac.charCodeAt(end - 1) === 48) end--; // trailing "0"s
+  frac = frac.slice(0, end);
+  return `${sign}${int}.${frac}`;
 }

@@ -30,17 +30,27 @@ export type OptionTable = Readonly<Record<string, OptionSpec>>;
 export interface Flags {
   readonly values: ReadonlyMap<string, string>;
   readonly switches: ReadonlySet<string>;
+  /** Arguments that are not options, for a command that takes some (`prices import FILE`). */
+  readonly operands: readonly string[];
 }
 
-/** Parses `args` of `command` against `options`; throws UsageError on anything else. */
-export function parseFlags(args: readonly string[], command: string, options: OptionTable): Flags {
+/** Parses `args` of `command` against `options`, taking at most `maxOperands` arguments that
+ * are not options; throws UsageError on anything else. */
+export function parseFlags(args: readonly string[], command: string, options: OptionTable, maxOperands = 0): Flags {
   // Not strict: the tokens let every error name the argument, in the words used here.
   const { tokens } = parseArgs({ args: [...args], options: parserOptions(options), strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string>();
   const switches = new Set<string>();
+  const operands: string[] = [];
   for (const token of tokens) {
     if (token.kind === "option-terminator") continue;
-    if (token.kind === "positional") throw new UsageError(`unexpected argument '${token.value}' for '${command}'`);
+    if (token.kind === "positional") {
+      if (operands.length < maxOperands) {
+        operands.push(token.value);
+        continue;
+      }
+      throw new UsageError(`unexpected argument '${token.value}' for '${command}'`);
+    }
     const spec = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
     if (!spec) throw new UsageError(`unknown option '${token.rawName}' for '${command}'`);
     const flag = `--${token.name}`;
@@ -61,7 +71,7 @@ export function parseFlags(args: readonly string[], command: string, options: Op
     spec.check?.(value);
     values.set(token.name, value);
   }
-  return { values, switches };
+  return { values, switches, operands };
 }
 
 function parserOptions(options: OptionTable): Record<string, { type: "string" | "boolean"; short?: string }> {

@@ -15,6 +15,8 @@ export interface Command {
   readonly synopsis?: string;
   /** The command's own options; --help and --version are added to every command. */
   readonly options: OptionTable;
+  /** How many arguments that are not options it takes (default none). */
+  readonly operands?: number;
   /** Help text after the options (formats of values), if any. */
   readonly notes?: string;
   /** Runs with valid flags; resolves to the exit code. Throws UsageError for a bad combination. */
@@ -43,7 +45,7 @@ export function commandHelp(command: Command): string {
  */
 export async function runCommand(command: Command, args: readonly string[], io: CliIo, help = () => commandHelp(command)): Promise<number> {
   try {
-    const flags = parseFlags(args, command.name, { ...command.options, ...commonOptions });
+    const flags = parseFlags(args, command.name, { ...command.options, ...commonOptions }, command.operands);
     if (flags.switches.has("help")) {
       io.out(help());
       return 0;

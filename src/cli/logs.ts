@@ -1,9 +1,12 @@
 // `gateway logs`: usage-log entries from the store, newest first, filtered by request id,
-// token, user, model, status and time; a table for people, JSON lines for machines.
+// token, user, model, channel, status and time; a table for people, JSON lines for
+// machines; or one entry's cost explained (--explain, see explain.ts).
 
+import type { UsageLog } from "../state/interfaces.js";
 import type { LogFilter, UsageEntry } from "../state/store.js";
 import { UsageError, type Flags } from "./args.js";
 import { runCommand, type Command } from "./command.js";
+import { explainJson, explainText } from "./explain.js";
 import { formatNano, formatTable, jsonLine, parseCount, processIo, type CliIo, type Column } from "./format.js";
 import { rangeOf, readCommand, timeOptions } from "./usage.js";
 
@@ -20,6 +23,7 @@ function filterOf(flags: Flags, io: CliIo): LogFilter {
     token: v.get("token"),
     user: v.get("user"),
     model: v.get("model"),
+    channel: v.get("channel"),
     status: status === undefined ? undefined : Number(status),
     limit: limit === undefined ? undefined : parseCount("limit", limit),
     ...rangeOf(flags, io),
@@ -27,7 +31,8 @@ function filterOf(flags: Flags, io: CliIo): LogFilter {
 }
 
 /** One entry as a JSON line: flat usage fields, `cost` an exact decimal in the currency (what
- * was charged; `refundedAt` says when it was given back, null if it was not). */
+ * was charged; `refundedAt` says when it was given back, null if it was not), its breakdown
+ * text and `channelCost`, what it cost the operator (null: not recorded). */
 function entryJson(e: UsageEntry): string {
   return jsonLine({
     requestId: e.requestId,
@@ -49,6 +54,8 @@ function entryJson(e: UsageEntry): string {
     estimated: e.estimated,
     refundedAt: e.refundedAt === undefined ? undefined : new Date(e.refundedAt).toISOString(),
     droppedFields: e.droppedFields,
+    breakdown: e.breakdown,
+    channelCost: e.channelCostNano,
   });
 }
 
@@ -96,18 +103,35 @@ export const logsCommand: Command = readCommand({
     token: { type: "string", value: "NAME", description: "only requests made with this token" },
     user: { type: "string", value: "NAME", description: "only this user's requests" },
     model: { type: "string", value: "NAME", description: "only requests for this model" },
+    channel: { type: "string", value: "NAME", description: "only requests this channel answered" },
     status: { type: "string", value: "CODE", description: "only answers with this HTTP status, like 429", check: checkStatus },
     ...timeOptions,
     limit: { type: "string", value: "N", description: "at most N entries (default 100)", check: (v) => void parseCount("limit", v) },
     json: { type: "boolean", description: "one JSON object a line instead of a table" },
+    explain: { type: "string", value: "ID", description: "how one request's cost was reached: its breakdown, the total from it and the charge" },
   },
   async read(flags, usageLog, io) {
+    const explain = flags.values.get("explain");
+    if (explain !== undefined) return explainEntry(explain, flags, usageLog, io);
     const entries = await usageLog.logs(filterOf(flags, io));
     if (flags.switches.has("json")) io.out(entries.map(entryJson).join(""));
     else if (!entries.length) io.out("no matching requests\n");
     else io.out(formatTable(columns, entries.map(entryCells)));
   },
 });
+
+/** `--explain ID`: the entry's cost explained; exit 1 when no entry has that id. */
+async function explainEntry(requestId: string, flags: Flags, usageLog: UsageLog, io: CliIo): Promise<number> {
+  const others = [...flags.values.keys()].filter((name) => !["explain", "config", "store"].includes(name));
+  if (others.length > 0) throw new UsageError(`--explain shows one request: drop --${others.join(", --")}`);
+  const [entry] = await usageLog.logs({ requestId });
+  if (!entry) {
+    io.err(`no request ${requestId} in the usage log\n`);
+    return 1;
+  }
+  io.out(flags.switches.has("json") ? explainJson(entry) : explainText(entry));
+  return 0;
+}
 
 /** Runs `gateway logs`; resolves to the exit code (0 ok, 1 store unreadable, 2 bad flags). */
 export async function runLogs(args: readonly string[], io: CliIo = processIo): Promise<number> {

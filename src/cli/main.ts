@@ -9,11 +9,12 @@ import { checkCommand } from "./check.js";
 import { processIo, type CliIo } from "./format.js";
 import { logsCommand } from "./logs.js";
 import { migrateCommand } from "./migrate.js";
+import { pricesCommand } from "./prices.js";
 import { serveCommand } from "./serve.js";
 import { usageCommand } from "./usage.js";
 
 /** Every command, in the order `gateway --help` lists them. */
-export const commands: readonly Command[] = [serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand];
+export const commands: readonly Command[] = [serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand, pricesCommand];
 
 /** `gateway --help`: the commands, one line each, and where to read more. */
 export function overview(): string {

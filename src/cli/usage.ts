@@ -1,5 +1,5 @@
-// `gateway usage`: spend from the usage log grouped by user, token, model and group, as a
-// table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
+// `gateway usage`: spend from the usage log grouped by user, token, model, group and
+// channel, with revenue, cost to the operator and margin, as a table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
 // usage log named by the config (safe while the server writes: SQLite WAL readers never
 // block). Only the usage log is opened: accounts and live state are the server's.
 
@@ -7,17 +7,19 @@ import { dirname } from "node:path";
 import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
 import type { UsageLog } from "../state/interfaces.js";
 import { openUsageLog } from "../state/open.js";
-import type { SpendDimension, SpendRow } from "../state/store.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
 import { UsageError, type Flags, type OptionTable } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { formatNano, formatTable, jsonLine, parseTimeArg, processIo, type CliIo } from "./format.js";
+import { marginOf, percentText } from "./margin.js";
 
 /** A read-only command: its own options and what it does once the usage log is open. */
 export interface ReadCommandSpec {
   readonly name: string;
   readonly summary: string;
   readonly options: OptionTable;
-  read(flags: Flags, usageLog: UsageLog, io: CliIo): Promise<void>;
+  /** Resolves to the exit code, or to nothing for 0. */
+  read(flags: Flags, usageLog: UsageLog, io: CliIo): Promise<number | void>;
 }
 
 /** Where a read-only command finds the usage log. */
@@ -73,8 +75,7 @@ export function readCommand(spec: ReadCommandSpec): Command {
         return 1;
       }
       try {
-        await spec.read(flags, usageLog, io);
-        return 0;
+        return (await spec.read(flags, usageLog, io)) ?? 0;
       } catch (error) {
         if (error instanceof UsageError) throw error;
         io.err(`cannot read the store: ${(error as Error).message}\n`);
@@ -97,35 +98,68 @@ export function rangeOf(flags: Flags, io: CliIo): { since?: number; until?: numb
   };
 }
 
-const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group"];
+const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group", "channel"];
+/** The sections printed without --by (as before channels were a dimension). */
+const defaultSections: readonly SpendDimension[] = ["user", "token", "model", "group"];
+
+/** A row's key as shown: the requests no channel answered have none. */
+const keyText = (by: SpendDimension, key: string): string => (by === "channel" && key === NO_CHANNEL ? "-" : key);
+
+const UNKNOWN = "unknown";
 
 function usageTable(by: SpendDimension, rows: readonly SpendRow[]): string {
   if (!rows.length) return `by ${by}: no requests\n`;
-  const columns = [by.toUpperCase(), "REQUESTS", "INPUT", "CACHE_READ", "CACHE_WRITE", "OUTPUT", "REASONING", "COST"];
-  const cells = rows.map((r) => [
-    r.key,
-    ...[r.requests, r.usage.input, r.usage.cacheRead, r.usage.cacheWrite, r.usage.output, r.usage.reasoning].map(String),
-    formatNano(r.costNano),
-  ]);
-  return `by ${by}\n` + formatTable(columns.map((header, i) => ({ header, right: i > 0 })), cells);
+  const columns = [by.toUpperCase(), "REQUESTS", "INPUT", "CACHE_READ", "CACHE_WRITE", "OUTPUT", "REASONING", "REVENUE", "CHANNEL_COST", "MARGIN", "MARGIN_%"];
+  const unknown: string[] = [];
+  const cells = rows.map((r) => {
+    const m = marginOf(r);
+    if (r.channelCostUnknown > 0) {
+      const recorded = r.channelCostNano > 0n ? `; the others cost ${formatNano(r.channelCostNano)}` : "";
+      unknown.push(`  ${keyText(by, r.key)}: ${r.channelCostUnknown} of ${r.requests} requests recorded no cost to the operator${recorded}`);
+    }
+    return [
+      keyText(by, r.key),
+      ...[r.requests, r.usage.input, r.usage.cacheRead, r.usage.cacheWrite, r.usage.output, r.usage.reasoning].map(String),
+      formatNano(m.revenueNano),
+      m.costNano === undefined ? UNKNOWN : formatNano(m.costNano),
+      m.marginNano === undefined ? UNKNOWN : formatNano(m.marginNano),
+      m.marginHundredths !== undefined ? percentText(m.marginHundredths) : m.marginNano === undefined ? UNKNOWN : "-",
+    ];
+  });
+  const notes = unknown.length === 0 ? ""
+    : `cost to the operator unknown (entries recorded before it was kept):\n${unknown.join("\n")}\n`;
+  return `by ${by}\n` + formatTable(columns.map((header, i) => ({ header, right: i > 0 })), cells) + notes;
 }
 
+/** One row as a JSON line: `cost` is the revenue (what was charged), exact as before;
+ * `channelCost`, `margin` (exact decimals) and `marginPercent` (a two-decimal string) are
+ * null while `channelCostUnknown` requests recorded no cost to the operator, and
+ * `channelCostRecorded` sums the costs that were. */
 function usageJson(by: SpendDimension, row: SpendRow): string {
-  return jsonLine({ by, key: row.key, requests: row.requests, ...row.usage, cost: row.costNano });
+  const m = marginOf(row);
+  return jsonLine({
+    by, key: by === "channel" && row.key === NO_CHANNEL ? null : row.key, requests: row.requests, ...row.usage,
+    cost: row.costNano,
+    channelCost: m.costNano,
+    margin: m.marginNano,
+    marginPercent: m.marginHundredths === undefined ? undefined : percentText(m.marginHundredths),
+    channelCostUnknown: row.channelCostUnknown,
+    channelCostRecorded: row.channelCostNano,
+  });
 }
 
 export const usageCommand: Command = readCommand({
   name: "usage",
-  summary: "Spend from the usage log by user, token, model and group: a table, or JSON lines with --json.",
+  summary: "Spend from the usage log by user, token, model, group and channel, with revenue, cost and margin: a table, or JSON lines with --json.",
   options: {
-    by: { type: "string", value: "DIMENSION", choices: dimensions, description: `one section only: ${dimensions.join(", ")} (default: all four)` },
+    by: { type: "string", value: "DIMENSION", choices: dimensions, description: `one section only: ${dimensions.join(", ")} (default: ${defaultSections.join(", ")})` },
     ...timeOptions,
     json: { type: "boolean", description: "one JSON object a line instead of tables" },
   },
   async read(flags, usageLog, io) {
     const by = flags.values.get("by") as SpendDimension | undefined;
     const range = rangeOf(flags, io);
-    const sections = by === undefined ? dimensions : [by];
+    const sections = by === undefined ? defaultSections : [by];
     const json = flags.switches.has("json");
     const texts: string[] = [];
     for (const dimension of sections) {

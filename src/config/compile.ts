@@ -3,9 +3,10 @@
 // same output, no I/O.
 
 import type {
-  Channel, Endpoint, Group, HostedTool, Model, Price, RateWindow, Runtime, ServerSettings, Token, User,
+  Channel, ChannelCost, Endpoint, Group, Model, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
-import type { RawChannel, RawConfig, RawModel, RawPrice, RawToken, RawWindow } from "./raw.js";
+import type { RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
+import { compilePrice } from "./compile-price.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
 import { compileRequestSchema } from "./request-schema.js";
@@ -76,28 +77,6 @@ function compileWindow(raw: RawWindow | undefined): RateWindow | undefined {
   return raw ? { max: raw.max, perMs: parseDuration(raw.per) } : undefined;
 }
 
-function compilePrice(raw: RawPrice = {}): Price {
-  const nano = (v: number | undefined): bigint | undefined => (v === undefined ? undefined : toNano(v));
-  const ppm = (v: number | undefined): bigint | undefined => (v === undefined ? undefined : toPpm(v));
-  const price: Record<string, bigint | undefined> = {
-    inputPer1M: nano(raw.input),
-    outputPer1M: nano(raw.output),
-    cacheReadRatioPpm: ppm(raw.cache_read_ratio),
-    cacheWriteRatioPpm: ppm(raw.cache_write_ratio),
-    perRequest: nano(raw.per_request),
-    perSecond: nano(raw.per_second),
-    perImage: nano(raw.per_image),
-    per1kChars: nano(raw.per_1k_chars),
-  };
-  for (const key of Object.keys(price)) if (price[key] === undefined) delete price[key];
-  if (raw.tool_calls) {
-    const perTool: Partial<Record<HostedTool, bigint>> = {};
-    for (const [tool, amount] of Object.entries(raw.tool_calls) as [HostedTool, number][]) perTool[tool] = toNano(amount);
-    return { ...price, toolCallsPer1k: perTool } as Price;
-  }
-  return price as Price;
-}
-
 function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warnings: string[]): Token | undefined {
   const hex = raw.key_sha256 !== undefined ? raw.key_sha256.toLowerCase() : raw.key ? hashKey(raw.key) : undefined;
   if (hex === undefined) {
@@ -145,6 +124,14 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
     weight: raw.weight ?? 1,
     enabled: (raw.status ?? "enabled") === "enabled" && keys.length > 0,
     ...(raw.betas === undefined ? {} : { betas: new Set(raw.betas) }),
+    ...(raw.cost === undefined ? {} : { cost: compileChannelCost(raw.cost) }),
+  };
+}
+
+function compileChannelCost(raw: NonNullable<RawChannel["cost"]>): ChannelCost {
+  return {
+    ...(raw.multiplier === undefined ? {} : { multiplierPpm: toPpm(raw.multiplier) }),
+    ...(raw.prices === undefined ? {} : { prices: new Map(Object.entries(raw.prices).map(([model, price]) => [model, compilePrice(price)])) }),
   };
 }
 
@@ -218,6 +205,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   for (const [name, g] of Object.entries(raw.groups ?? {})) {
     groups.set(name, {
       name, multiplier: g.multiplier ?? 1, multiplierPpm: toPpm(g.multiplier ?? 1), showCost: g.show_cost ?? true,
+      ...(g.strategy === "cheapest" ? { strategy: "cheapest" as const } : {}),
       ...(g.limits?.tokens_per_minute === undefined ? {} : { tokensPerMinute: g.limits.tokens_per_minute }),
     });
   }
@@ -250,7 +238,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     tokensByHash,
     models,
     channels: new Map(channelList.map((c) => [c.name, c] as const)),
-    candidates: buildCandidates(groups.keys(), models.keys(), channelList),
+    candidates: buildCandidates(groups.values(), models, channelList),
   };
   return { runtime: deepFreeze(runtime), warnings };
 }

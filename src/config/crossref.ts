@@ -156,17 +156,48 @@ function checkChannels(c: Checker): void {
     for (const from of Object.keys(record(ch.model_map))) {
       if (!served.has(from)) c.report(at("model_map", from), `"${from}" is not one of this channel's models`, "key");
     }
+    const cost = record(ch.cost);
+    if (typeof cost.multiplier === "number") c.parses(at("cost", "multiplier"), () => toPpm(cost.multiplier as number));
+    for (const [model, price] of Object.entries(record(cost.prices))) {
+      if (!served.has(model)) c.report(at("cost", "prices", model), `"${model}" is not one of this channel's models`, "key");
+      checkPrice(c, at("cost", "prices", model), price);
+    }
   });
+}
+
+/** Every amount and ratio of a price parses exactly (tiers, variants, service tiers and
+ * tool calls included), and no two tiers share a threshold. */
+function checkPrice(c: Checker, path: KeyPath, price: unknown): void {
+  const amounts = (at: KeyPath, fields: Record<string, unknown>): void => {
+    for (const [field, value] of Object.entries(fields)) {
+      if (field === "tool_calls") amounts([...at, field], record(value));
+      else if (typeof value === "number" && field !== "above_input_tokens") {
+        const convert = field.endsWith("_ratio") ? toPpm : toNano;
+        c.parses([...at, field], () => convert(value));
+      }
+    }
+  };
+  const p = record(price);
+  amounts(path, p);
+  for (const [tier, ratio] of Object.entries(record(p.service_tiers))) {
+    if (typeof ratio === "number") c.parses([...path, "service_tiers", tier], () => toPpm(ratio));
+  }
+  const thresholds = new Map<number, number>();
+  list(p.tiers).forEach((tier, i) => {
+    const t = record(tier);
+    amounts([...path, "tiers", i], t);
+    if (typeof t.above_input_tokens !== "number") return;
+    const first = thresholds.get(t.above_input_tokens);
+    if (first === undefined) thresholds.set(t.above_input_tokens, i);
+    else c.report([...path, "tiers", i, "above_input_tokens"], `same threshold as tiers[${first}]; each tier needs its own`);
+  });
+  list(p.variants).forEach((variant, i) => amounts([...path, "variants", i], record(variant)));
 }
 
 function checkModels(c: Checker, sourcePath: string): void {
   for (const [name, model] of Object.entries(record(c.root.models))) {
     const m = record(model);
-    for (const [field, value] of Object.entries(record(m.price))) {
-      if (typeof value !== "number") continue;
-      const convert = field.endsWith("_ratio") ? toPpm : toNano;
-      c.parses(["models", name, "price", field], () => convert(value));
-    }
+    checkPrice(c, ["models", name, "price"], m.price);
     if (text(m.request_schema)) {
       const found = requestSchemaFile(sourcePath, m.request_schema);
       if (!found) {

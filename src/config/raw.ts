@@ -39,7 +39,9 @@ export interface RawConfig {
     concurrent?: number;
   };
   routing?: { affinity_ttl?: Duration };
-  groups?: Record<string, { multiplier?: number; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string }>;
+  groups?: Record<string, {
+    multiplier?: number; strategy?: "weighted" | "cheapest"; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string;
+  }>;
   users?: Record<
     string,
     { credit?: number; groups?: string[]; status?: "active" | "disabled" }
@@ -75,19 +77,41 @@ export interface RawChannel {
   weight?: number;
   status?: "enabled" | "disabled";
   betas?: string[];
+  /** What the channel costs the operator. */
+  cost?: { multiplier?: number; prices?: Record<string, RawPrice> };
 }
 
-export interface RawPrice {
+/** The amounts of a price (per 1M tokens unless named): the model's, a tier's, a variant's. */
+export interface RawPriceAmounts {
   input?: number;
   output?: number;
   cache_read_ratio?: number;
   cache_write_ratio?: number;
+  cache_write_1h_ratio?: number;
+  cache_read?: number;
+  cache_write?: number;
+  cache_write_1h?: number;
+  audio_input?: number;
+  audio_cache_read?: number;
+  audio_output?: number;
+  image_input?: number;
+  image_output?: number;
+  reasoning?: number;
   per_request?: number;
   per_second?: number;
   per_image?: number;
   per_1k_chars?: number;
   /** Per 1k calls of each hosted tool. */
   tool_calls?: Partial<Record<HostedTool, number>>;
+}
+
+export interface RawPrice extends RawPriceAmounts {
+  /** Prices by input size: the whole request at the highest tier its input exceeds. */
+  tiers?: (RawPriceAmounts & { above_input_tokens: number })[];
+  /** Multipliers by the service tier the answer (or the request) names. */
+  service_tiers?: Record<string, number>;
+  /** Prices chosen by what the request asked. */
+  variants?: (RawPriceAmounts & { when: Record<string, string> })[];
 }
 
 export interface RawCapabilities {

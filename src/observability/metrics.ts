@@ -73,6 +73,7 @@ export class Tally {
 export const requestTally = new Tally();
 export const tokenTally = new Tally();
 export const costTally = new Tally();
+export const channelCostTally = new Tally();
 export const upstreamErrorTally = new Tally();
 
 /** The model label: a model declared in gateway.yaml by its name, anything else (a name a
@@ -225,6 +226,16 @@ export const costTotal = new client.Counter({
   registers: [registry],
   collect() {
     costTally.drainInto(this, 1e-9); // gathered in integer nano-units: no drift between scrapes
+  },
+});
+
+export const channelCostTotal = new client.Counter({
+  name: "gateway_channel_cost_total",
+  help: "What served requests cost the operator in the billing currency, by channel (channels[].cost, else the list price); with gateway_cost_total, the margin.",
+  labelNames: ["channel"] as const,
+  registers: [registry],
+  collect() {
+    channelCostTally.drainInto(this, 1e-9);
   },
 });
 

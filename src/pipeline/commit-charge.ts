@@ -3,7 +3,7 @@
 // both started at once, the usage hook and the cost metric told. The settle stage commits
 // each request's charge this way, and a realtime session each response's and transcription's.
 
-import { costTally } from "../observability/metrics.js";
+import { channelCostTally, costTally } from "../observability/metrics.js";
 import type { Admitter, LimitHolds, Reservation, UsageLog } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
 import { totalTokens } from "./admission-limits.js";
@@ -43,6 +43,7 @@ export function commitCharge(ledger: Ledger, held: Held, entry: UsageEntry, atte
   const appended = logged.catch((err: unknown) => thrown(err, "usage log"));
   observer.record({ entry, attempts });
   if (charge.costNano > 0n) costTally.add(Number(charge.costNano), entry.model, entry.group);
+  if (entry.channelCostNano && entry.channel) channelCostTally.add(Number(entry.channelCostNano), entry.channel);
   return Promise.all([settled, appended]);
 }
 

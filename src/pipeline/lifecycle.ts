@@ -168,6 +168,7 @@ const terminal: Phase<Needs<"target" | "caller" | "account" | "input" | "call" |
       case "job": return jobStage(deps.routing, deps.jobs);
       case "realtime": return realtimeStage({
         routing: deps.routing, admitter: deps.admitter, accounts: deps.accounts, usageLog: deps.usageLog, observer: deps.usage, live: deps.live,
+        priceFallbacks: deps.priceFallbacks,
       }, route);
     }
   },

@@ -13,6 +13,7 @@ import type { LimitHolds, Reservation } from "../state/interfaces.js";
 import type { UsageEntry } from "../state/store.js";
 import { commitCharge, type Ledger } from "./commit-charge.js";
 import { billable } from "./realtime-meter.js";
+import type { PriceFallbacks } from "./price-fallbacks.js";
 
 /** What every entry of the session shares (whose, which model and channel). */
 export type SessionEntryBase = Pick<UsageEntry,
@@ -39,6 +40,8 @@ export interface RealtimeChargesOptions extends Ledger {
   readonly multiplierPpm: bigint;
   /** What the session's channel costs the operator (channels[].cost). */
   readonly channelCost?: ChannelCost;
+  /** Warns once per model about components billed at a base price. */
+  readonly priceFallbacks?: PriceFallbacks;
 }
 
 export class RealtimeCharges {
@@ -59,10 +62,11 @@ export class RealtimeCharges {
     const units = { ...billed.units, requests: 0 };
     const priced = priceUsage(billed.usage, price, multiplierPpm, units);
     const costNano = priced.costNano;
+    if (priced.fallbacks) this.#o.priceFallbacks?.note(base.model, priced.fallbacks);
     const now = Date.now();
     const entry: UsageEntry = {
       ...base, requestId: part.id, time: part.startedAt, usage: billed.usage, costNano, status: 200,
-      breakdown: encodeBreakdown(priced), channelCostNano: operatorCost(billed.usage, price, base.model, this.#o.channelCost, units),
+      breakdown: encodeBreakdown(priced), channelCostNano: operatorCost(billed.usage, price, base.model, this.#o.channelCost, units, priced),
       durationMs: now - part.startedAt, estimated: part.estimated || billed.estimated,
     };
     await commitCharge(this.#o, part, entry, 1);

@@ -110,6 +110,9 @@ export interface UsageRow {
   dropped_fields: string | null;
   /** Absent in rows read from a database that predates the column. */
   tool_calls?: string | null;
+  /** Absent in rows read from a database that predates the columns. */
+  breakdown?: string | null;
+  channel_cost_nano?: bigint | number | string | null;
 }
 
 /** The entry a usage_log row holds; money exact (BigInt of the column, never a float). */
@@ -141,6 +144,8 @@ export function entryOfRow(row: UsageRow): UsageEntry {
     estimated: row.estimated === true || Number(row.estimated) === 1,
     refundedAt: row.refunded_at === null ? null : Number(row.refunded_at),
     droppedFields: row.dropped_fields === null ? null : row.dropped_fields.split(","),
+    breakdown: row.breakdown,
+    channelCostNano: row.channel_cost_nano == null ? null : BigInt(row.channel_cost_nano),
   });
 }
 
@@ -160,6 +165,30 @@ export interface SpendSqlRow {
   output: bigint | number | string;
   reasoning: bigint | number | string;
   cost: bigint | string;
+  channel_cost: bigint | string | null;
+  channel_cost_unknown: bigint | number | string | null;
+}
+
+/** The SQL (SQLite's and PostgreSQL's alike) of a spend query's money columns: what was
+ * charged, what it cost the operator, and how many charged entries did not record that;
+ * refunded entries count for none of them. */
+export const SPEND_MONEY_SQL = `SUM(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost,
+  SUM(CASE WHEN refunded_at IS NULL THEN COALESCE(channel_cost_nano, 0) ELSE 0 END) AS channel_cost,
+  SUM(CASE WHEN refunded_at IS NULL AND channel_cost_nano IS NULL AND cost_nano <> 0 THEN 1 ELSE 0 END) AS channel_cost_unknown`;
+
+/** The money of a spend row, mutable while entries are added to it (the in-process paths). */
+export interface SpendMoney {
+  costNano: bigint;
+  channelCostNano: bigint;
+  channelCostUnknown: number;
+}
+
+/** Adds an entry's money to a spend row as SPEND_MONEY_SQL does. */
+export function addSpendMoney(row: SpendMoney, e: UsageEntry): void {
+  if (e.refundedAt !== undefined) return;
+  row.costNano += e.costNano;
+  if (e.channelCostNano !== undefined) row.channelCostNano += e.channelCostNano;
+  else if (e.costNano !== 0n) row.channelCostUnknown++;
 }
 
 /** The SpendRow an aggregate row holds; money exact. */
@@ -175,5 +204,7 @@ export function spendRowOf(r: SpendSqlRow): SpendRow {
       reasoning: Number(r.reasoning),
     },
     costNano: BigInt(r.cost),
+    channelCostNano: BigInt(r.channel_cost ?? 0),
+    channelCostUnknown: Number(r.channel_cost_unknown ?? 0),
   };
 }

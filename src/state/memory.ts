@@ -2,11 +2,11 @@
 // usage log of `store: memory:` and of tests that should not touch the disk.
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
-import { addUsage, logLimit, normalizeEntry } from "./entry.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } from "./entry.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type Store, type UsageEntry } from "./store.js";
 
 function keyOf(entry: UsageEntry, by: SpendDimension): string {
-  return by === "group" ? entry.group : entry[by];
+  return by === "channel" ? entry.channel ?? NO_CHANNEL : entry[by];
 }
 
 function matches(e: UsageEntry, f: LogFilter): boolean {
@@ -15,6 +15,7 @@ function matches(e: UsageEntry, f: LogFilter): boolean {
     (f.token === undefined || e.token === f.token) &&
     (f.user === undefined || e.user === f.user) &&
     (f.model === undefined || e.model === f.model) &&
+    (f.channel === undefined || e.channel === f.channel) &&
     (f.status === undefined || e.status === f.status) &&
     (f.since === undefined || e.time >= f.since) &&
     (f.until === undefined || e.time < f.until)
@@ -86,14 +87,14 @@ class MemoryStore implements Store {
   }
 
   spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
-    const groups = new Map<string, { requests: number; usage: Usage; costNano: bigint }>();
+    const groups = new Map<string, SpendMoney & { requests: number; usage: Usage }>();
     for (const e of this.#entries) {
       if (!matches(e, range)) continue;
       const key = keyOf(e, by);
-      const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n };
+      const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 };
       row.requests += 1;
       addUsage(row.usage, e.usage);
-      if (e.refundedAt === undefined) row.costNano += e.costNano;
+      addSpendMoney(row, e);
       groups.set(key, row);
     }
     return [...groups]

@@ -73,6 +73,17 @@ export const migrations: readonly Migration[] = [
     // NULL when the answer ran none; else "web_search:2,web_fetch:1" (see formatToolCalls).
     sql: `ALTER TABLE usage_log ADD COLUMN tool_calls TEXT;`,
   },
+  {
+    version: 5,
+    description: "cost breakdowns and the cost to the operator",
+    // NULL in rows written before (their cost is then unknown, not 0); else the text of
+    // billing/breakdown.ts and the channel's cost in nano-units. No index: `--channel`
+    // rides on the time range, and every index is paid on every request.
+    sql: `
+      ALTER TABLE usage_log ADD COLUMN breakdown TEXT;
+      ALTER TABLE usage_log ADD COLUMN channel_cost_nano INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

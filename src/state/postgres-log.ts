@@ -6,10 +6,10 @@
 import { formatToolCalls } from "../protocols/usage.js";
 import pg from "pg";
 import { log } from "../observability/log.js";
-import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
+import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
 
 /** How to open the ledger; the defaults suit a gateway, tests shorten them. */
 export interface PostgresLogOptions {
@@ -101,11 +101,11 @@ interface Pending {
 /** Column order of the insert statement, and of each row's JSON array. */
 const INSERT_COLUMNS = `request_id, time, token, "user", grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, refunded_at, dropped_fields, tool_calls`;
+  ttfb_ms, estimated, refunded_at, dropped_fields, tool_calls, breakdown, channel_cost_nano`;
 const INSERT_TYPES = [
   "text", "int8", "text", "text", "text", "text", "text", "text", "text",
   "text", "int8", "int8", "int8", "int8", "int8", "int8", "int4", "text", "float8",
-  "float8", "bool", "int8", "text", "text",
+  "float8", "bool", "int8", "text", "text", "text", "int8",
 ] as const;
 
 /**
@@ -154,7 +154,9 @@ const REFUND_SQL = `
   UNION ALL
   SELECT false, NULL, NULL, NULL FROM usage_log WHERE request_id = $1 AND NOT EXISTS (SELECT 1 FROM r)`;
 
-const dimensionColumn: Record<SpendDimension, string> = { user: `"user"`, token: "token", model: "model", group: "grp" };
+const dimensionColumn: Record<SpendDimension, string> = {
+  user: `"user"`, token: "token", model: "model", group: "grp", channel: `COALESCE(channel, '${NO_CHANNEL}')`,
+};
 
 /** Equality filters and their columns, in the order conditions are written. */
 const equalities = [
@@ -162,6 +164,7 @@ const equalities = [
   ["token", "token"],
   ["user", `"user"`],
   ["model", "model"],
+  ["channel", "channel"],
   ["status", "status"],
 ] as const;
 
@@ -178,7 +181,8 @@ function rowsOf(batch: readonly Pending[]): string {
       e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
       e.costNano.toString(), e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated, refundedAt,
       e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
-      formatToolCalls(u.toolCalls),
+      formatToolCalls(u.toolCalls), e.breakdown ?? null,
+      e.channelCostNano === undefined ? null : e.channelCostNano.toString(),
     ];
   }));
 }
@@ -402,7 +406,7 @@ export class PostgresUsageLog implements UsageLog {
       text: `SELECT ${column} AS key, count(*) AS requests,
           sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
           sum(output) AS output, sum(reasoning) AS reasoning,
-          sum(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
+          ${SPEND_MONEY_SQL}
         FROM usage_log WHERE time >= $1 AND time < $2
         GROUP BY ${column} ORDER BY cost DESC, ${column} COLLATE "C" ASC`,
       values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],

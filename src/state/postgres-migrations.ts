@@ -69,6 +69,12 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // As SQLite's usage_log.tool_calls: NULL, or "web_search:2,web_fetch:1".
     sql: `ALTER TABLE usage_log ADD COLUMN tool_calls text;`,
   },
+  {
+    version: 3,
+    description: "cost breakdowns and the cost to the operator",
+    // As SQLite's (migration 5): NULL in rows written before, whose cost is then unknown.
+    sql: `ALTER TABLE usage_log ADD COLUMN breakdown text, ADD COLUMN channel_cost_nano bigint;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

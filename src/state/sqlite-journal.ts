@@ -8,7 +8,7 @@
 import { closeSync, openSync, readdirSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { log } from "../observability/log.js";
-import { COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
+import { CHANNEL_COST_AT, COST_AT, ROW_WIDTH, rowOf } from "./sqlite-queries.js";
 import type { UsageEntry } from "./store.js";
 
 /** A segment this large is closed and the next one started, so settled ones can go. Small
@@ -36,12 +36,18 @@ export function segmentNumbers(dbPath: string): number[] {
     .sort((a, b) => a - b);
 }
 
-/** One entry as a journal line: its column values (see rowOf), money as a decimal string. */
+/** One entry as a journal line: its column values (see rowOf), money as a decimal string
+ * (the breakdown is text already: the line's one JSON.stringify carries it). */
 export function journalLine(e: UsageEntry): string {
   const row = rowOf(e);
   row[COST_AT] = String(row[COST_AT]);
+  if (row[CHANNEL_COST_AT] !== null) row[CHANNEL_COST_AT] = String(row[CHANNEL_COST_AT]);
   return JSON.stringify(row) + "\n";
 }
+
+/** The fewest values a line an older gateway wrote may hold: before dropped_fields,
+ * tool_calls, breakdown and channel_cost_nano existed. */
+const OLDEST_ROW_WIDTH = ROW_WIDTH - 4;
 
 /** Where the journal's writes have reached: what the writer thread may read up to. */
 export interface JournalMark {
@@ -180,13 +186,17 @@ function pushLine(rows: unknown[], line: string, onSkipped: () => void): void {
     onSkipped();
     return;
   }
-  // A line written before dropped_fields (two short) or tool_calls (one short) existed
-  // left those out: it dropped nothing and ran no hosted tool.
-  if (Array.isArray(row) && row.length >= ROW_WIDTH - 2) while (row.length < ROW_WIDTH) row.push(null);
-  if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string") {
+  // A line written before dropped_fields, tool_calls, breakdown or channel_cost_nano
+  // existed left those out: it dropped nothing, ran no hosted tool, and its breakdown and
+  // cost to the operator are unknown.
+  if (Array.isArray(row) && row.length >= OLDEST_ROW_WIDTH) while (row.length < ROW_WIDTH) row.push(null);
+  const channelCost: unknown = Array.isArray(row) ? row[CHANNEL_COST_AT] : undefined;
+  if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string"
+    || (channelCost !== null && typeof channelCost !== "string")) {
     onSkipped();
     return;
   }
   row[COST_AT] = BigInt(row[COST_AT] as string);
+  if (channelCost !== null) row[CHANNEL_COST_AT] = BigInt(channelCost as string);
   for (const v of row) rows.push(v);
 }

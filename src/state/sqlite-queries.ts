@@ -3,19 +3,18 @@
 
 import type Database from "better-sqlite3";
 import { formatToolCalls } from "../protocols/usage.js";
-import { entryOfRow, logLimit, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
 
-/** A usage_log row as read with safeIntegers: INTEGER columns are bigint. */
 /** A usage_log row as better-sqlite3 returns it (safe integers: bigints). */
 interface LogRow extends UsageRow {
   cost_nano: bigint;
   refunded_at: bigint | null;
 }
 
-/** An aggregated spend row. */
-
-const dimensionColumn: Record<SpendDimension, string> = { user: "user", token: "token", model: "model", group: "grp" };
+const dimensionColumn: Record<SpendDimension, string> = {
+  user: "user", token: "token", model: "model", group: "grp", channel: `COALESCE(channel, '${NO_CHANNEL}')`,
+};
 
 /** Equality filters and their columns, in the order conditions are written. */
 const equalities = [
@@ -23,6 +22,7 @@ const equalities = [
   ["token", "token"],
   ["user", "user"],
   ["model", "model"],
+  ["channel", "channel"],
   ["status", "status"],
 ] as const;
 
@@ -30,19 +30,21 @@ const equalities = [
 /** Prepared statements over one open database. */
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, dropped_fields, tool_calls`;
+  ttfb_ms, estimated, dropped_fields, tool_calls, breakdown, channel_cost_nano`;
 /** Values a usage_log row has, in COLUMNS order. */
-export const ROW_WIDTH = 23;
+export const ROW_WIDTH = 25;
 /** The column names, in COLUMNS order (a journal line holds their values). */
 const COLUMN_NAMES = COLUMNS.split(",").map((c) => c.trim());
 const ROW_PLACEHOLDERS = `(${Array.from({ length: ROW_WIDTH }, () => "?").join(", ")})`;
-/** Statement sizes a batch is cut into, largest first (23 parameters a row). */
+/** Statement sizes a batch is cut into, largest first (25 parameters a row). */
 const ROWS_PER_INSERT = [32, 8, 1] as const;
 /** Positions in a row of the values spend counters (and failure reports) need. */
 export const ID_AT = 0;
 export const TOKEN_AT = 2;
 export const USER_AT = 3;
 export const COST_AT = 15;
+/** Position of channel_cost_nano, the other money value (a journal line holds it as text). */
+export const CHANNEL_COST_AT = 24;
 
 /** One entry's column values, in COLUMNS order (money as bigint). */
 export function rowOf(e: UsageEntry): unknown[] {
@@ -52,7 +54,7 @@ export function rowOf(e: UsageEntry): unknown[] {
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
     e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
-    formatToolCalls(u.toolCalls),
+    formatToolCalls(u.toolCalls), e.breakdown ?? null, e.channelCostNano ?? null,
   ];
 }
 
@@ -92,7 +94,7 @@ export class SqliteQueries {
       this.#spendBy.set(by, db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
           SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
           SUM(output) AS output, SUM(reasoning) AS reasoning,
-          SUM(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
+          ${SPEND_MONEY_SQL}
         FROM usage_log WHERE time >= @since AND time < @until
         GROUP BY ${column} ORDER BY cost DESC, key ASC`));
     }

@@ -12,7 +12,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { rowsOfLines, segmentNumbers, segmentPath } from "./sqlite-journal.js";
 import { entryOfJournalRow, ROW_WIDTH, type SqliteQueries } from "./sqlite-queries.js";
-import type { LogFilter, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+import { addSpendMoney, type SpendMoney } from "./entry.js";
+import { NO_CHANNEL, type LogFilter, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
 
 /** Journal segments held open for one read. */
 export class OpenSegments {
@@ -97,6 +98,7 @@ export function matches(e: UsageEntry, filter: LogFilter): boolean {
     && (filter.token === undefined || e.token === filter.token)
     && (filter.user === undefined || e.user === filter.user)
     && (filter.model === undefined || e.model === filter.model)
+    && (filter.channel === undefined || e.channel === filter.channel)
     && (filter.status === undefined || e.status === filter.status)
     && (filter.since === undefined || e.time >= filter.since)
     && (filter.until === undefined || e.time < filter.until);
@@ -123,25 +125,36 @@ const dimensionKey: Record<SpendDimension, (e: UsageEntry) => string> = {
   token: (e) => e.token,
   model: (e) => e.model,
   group: (e) => e.group,
+  channel: (e) => e.channel ?? NO_CHANNEL,
 };
+
+/** A spend row while the tail's entries are added to it. */
+interface MutableSpendRow extends SpendMoney {
+  readonly key: string;
+  requests: number;
+  readonly usage: { input: number; cacheRead: number; cacheWrite: number; output: number; reasoning: number };
+}
 
 /** `fromSql` with the tail's entries in [since, until) added, ordered as the SQL orders. */
 export function mergeSpend(fromSql: readonly SpendRow[], tail: readonly UsageEntry[], by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
   const inRange = tail.filter((e) => matches(e, range));
   if (inRange.length === 0) return [...fromSql];
-  const rows = new Map<string, { key: string; requests: number; usage: { input: number; cacheRead: number; cacheWrite: number; output: number; reasoning: number }; costNano: bigint }>();
-  for (const r of fromSql) rows.set(r.key, { key: r.key, requests: r.requests, usage: { ...r.usage }, costNano: r.costNano });
+  const rows = new Map<string, MutableSpendRow>();
+  for (const r of fromSql) rows.set(r.key, { ...r, usage: { ...r.usage } });
   for (const e of inRange) {
     const key = dimensionKey[by](e);
     let row = rows.get(key);
-    if (!row) rows.set(key, (row = { key, requests: 0, usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }, costNano: 0n }));
+    if (!row) {
+      const usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+      rows.set(key, (row = { key, requests: 0, usage, costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 }));
+    }
     row.requests++;
     row.usage.input += e.usage.input;
     row.usage.cacheRead += e.usage.cacheRead;
     row.usage.cacheWrite += e.usage.cacheWrite;
     row.usage.output += e.usage.output;
     row.usage.reasoning += e.usage.reasoning;
-    row.costNano += e.costNano; // a journal entry is never refunded: refunds read SQLite
+    addSpendMoney(row, e); // a journal entry is never refunded: refunds read SQLite
   }
   return [...rows.values()].sort((a, b) => (a.costNano === b.costNano ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.costNano > b.costNano ? -1 : 1));
 }

@@ -60,6 +60,8 @@ export interface LogFilter {
   readonly token?: string;
   readonly user?: string;
   readonly model?: string;
+  /** The channel that answered. */
+  readonly channel?: string;
   readonly status?: number;
   /** Epoch ms, inclusive. */
   readonly since?: number;
@@ -69,7 +71,10 @@ export interface LogFilter {
   readonly limit?: number;
 }
 
-export type SpendDimension = "user" | "token" | "model" | "group";
+export type SpendDimension = "user" | "token" | "model" | "group" | "channel";
+
+/** The key of the spend row of requests no channel answered (`by: "channel"`). */
+export const NO_CHANNEL = "";
 
 /** Spend aggregated over one dimension. */
 export interface SpendRow {
@@ -78,6 +83,12 @@ export interface SpendRow {
   readonly usage: Usage;
   /** What was charged and not refunded. */
   readonly costNano: bigint;
+  /** What those requests cost the operator on their channels, refunds left out, over the
+   * entries that recorded it (see channelCostUnknown). */
+  readonly channelCostNano: bigint;
+  /** Requests charged something (and not refunded) whose cost to the operator was not
+   * recorded (entries older than the column): while non-zero, channelCostNano is partial. */
+  readonly channelCostUnknown: number;
 }
 
 export interface Store {

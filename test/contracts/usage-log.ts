@@ -124,9 +124,10 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       await log.append(entry({ requestId: "s2", time: 20, token: "k2", user: "alice", model: "m2", group: "g1", usage: u(2), costNano: 7n }));
       await log.append(entry({ requestId: "s3", time: 30, token: "k3", user: "bob", model: "m1", group: "g2", usage: u(4), costNano: 20n }));
       const usage = (input: number, n: number) => ({ input, cacheRead: n, cacheWrite: 2 * n, output: 3 * n, reasoning: n });
+      // Entries that did not record their cost to the operator: unknown, not 0.
       assert.deepEqual(await log.spend("user", {}), [
-        { key: "bob", requests: 1, usage: usage(4, 1), costNano: 20n },
-        { key: "alice", requests: 2, usage: usage(3, 2), costNano: 12n },
+        { key: "bob", requests: 1, usage: usage(4, 1), costNano: 20n, channelCostNano: 0n, channelCostUnknown: 1 },
+        { key: "alice", requests: 2, usage: usage(3, 2), costNano: 12n, channelCostNano: 0n, channelCostUnknown: 2 },
       ]);
       assert.deepEqual((await log.spend("model", {})).map((r) => [r.key, r.requests, r.costNano]), [["m1", 2, 25n], ["m2", 1, 7n]]);
       assert.deepEqual((await log.spend("group", {})).map((r) => [r.key, r.costNano]), [["g2", 20n], ["g1", 12n]]);
@@ -135,6 +136,48 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       assert.deepEqual((await log.spend("user", { until: 30 })).map((r) => [r.key, r.requests]), [["alice", 2]]);
       assert.deepEqual((await log.spend("model", { since: 11, until: 30 })).map((r) => r.key), ["m2"]);
       assert.deepEqual(await log.spend("token", { since: 31 }), []);
+    });
+
+    test("an entry's breakdown and cost to the operator round-trip; entries without them read back without", async () => {
+      const breakdown = "input=1200@3/1M output=300@15/1M web_search=2@10/1k multiplier=0.7 service_tier=flex@0.5 tier=200000 variant=size:1024x1024";
+      const priced = entry({ requestId: "priced", channel: "openai-main", costNano: 9_002_345n, breakdown, channelCostNano: 2n ** 53n + 3n });
+      const free = entry({ requestId: "free", time: priced.time - 1, costNano: 0n, breakdown: "multiplier=1", channelCostNano: 0n });
+      const old = entry({ requestId: "old", time: priced.time - 2 });
+      for (const e of [priced, free, old]) await log.append(e);
+      assert.deepEqual(await log.logs({}), [priced, free, old]);
+      const [readOld] = await log.logs({ requestId: "old" });
+      assert.equal("breakdown" in readOld, false);
+      assert.equal("channelCostNano" in readOld, false);
+      assert.equal(typeof (await log.logs({ requestId: "priced" }))[0].channelCostNano, "bigint");
+    });
+
+    test("logs filter by channel", async () => {
+      await log.append(entry({ requestId: "c1", time: 3, channel: "east" }));
+      await log.append(entry({ requestId: "c2", time: 2, channel: "west" }));
+      await log.append(entry({ requestId: "c3", time: 1, channel: "east", model: "m9" }));
+      await log.append(entry({ requestId: "c4", time: 0 }));
+      assert.deepEqual(await ids({ channel: "east" }), ["c1", "c3"]);
+      assert.deepEqual(await ids({ channel: "east", model: "m9" }), ["c3"]);
+      assert.deepEqual(await ids({ channel: "north" }), []);
+    });
+
+    test("spend by channel sums what was charged and what it cost, refunds left out; unknown costs counted", async () => {
+      await log.append(entry({ requestId: "e1", time: 10, channel: "east", costNano: 1000n, channelCostNano: 600n }));
+      await log.append(entry({ requestId: "e2", time: 11, channel: "east", costNano: 500n, channelCostNano: 450n }));
+      await log.append(entry({ requestId: "e3", time: 12, channel: "east", costNano: 9000n, channelCostNano: 8000n }));
+      await log.append(entry({ requestId: "w1", time: 13, channel: "west", costNano: 700n, channelCostNano: 900n }));
+      await log.append(entry({ requestId: "w2", time: 14, channel: "west", costNano: 100n })); // an old row: cost unknown
+      await log.append(entry({ requestId: "w3", time: 15, channel: "west", costNano: 0n, status: 502 })); // nothing priced
+      await log.append(entry({ requestId: "n1", time: 16, costNano: 0n, status: 401 })); // no channel answered
+      await log.refund("e3", 20);
+      const usage = (n: number) => ({ input: 10 * n, cacheRead: 2 * n, cacheWrite: n, output: 5 * n, reasoning: 3 * n });
+      assert.deepEqual(await log.spend("channel", {}), [
+        { key: "east", requests: 3, usage: usage(3), costNano: 1500n, channelCostNano: 1050n, channelCostUnknown: 0 },
+        { key: "west", requests: 3, usage: usage(3), costNano: 800n, channelCostNano: 900n, channelCostUnknown: 1 },
+        { key: "", requests: 1, usage: usage(1), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 },
+      ]);
+      assert.deepEqual((await log.spend("model", {})).map((r) => [r.key, r.costNano, r.channelCostNano, r.channelCostUnknown]), [["gpt-4o-mini", 2300n, 1950n, 1]]);
+      assert.deepEqual((await log.spend("channel", { since: 11, until: 14 })).map((r) => [r.key, r.costNano, r.channelCostNano]), [["west", 700n, 900n], ["east", 500n, 450n]]);
     });
 
     test("spend rows of equal cost are ordered by key", async () => {

@@ -174,7 +174,7 @@ describe("crash recovery (kill -9 under load)", () => {
       assert.equal(e.estimated, false);
     }
     // whatever else survived was charged exactly, or (a failure) not at all
-    for (const e of entries) assert.ok(e.costNano === COST || (e.costNano === 0n && e.status !== 200), JSON.stringify({ ...e, costNano: String(e.costNano) }));
+    for (const e of entries) assert.ok(e.costNano === COST || (e.costNano === 0n && e.status !== 200), JSON.stringify(e, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v)));
     const charged = entries.filter((e) => e.costNano > 0n);
     assert.ok(charged.length <= answered.count, `${charged.length} charges for ${answered.count} upstream answers`);
     const sum = entries.reduce((s, e) => s + e.costNano, 0n);

@@ -66,23 +66,23 @@ describe("gateway usage", () => {
     assert.equal(code, 0);
     assert.equal(
       out,
-      '{"by":"user","key":"alice","requests":2,"input":105,"cacheRead":0,"cacheWrite":0,"output":10,"reasoning":0,"cost":9007199.256240993}\n' +
-        '{"by":"user","key":"bob","requests":1,"input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0}\n',
+      '{"by":"user","key":"alice","requests":2,"input":105,"cacheRead":0,"cacheWrite":0,"output":10,"reasoning":0,"cost":9007199.256240993,"channelCost":null,"margin":null,"marginPercent":null,"channelCostUnknown":2,"channelCostRecorded":0}\n' +
+        '{"by":"user","key":"bob","requests":1,"input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0,"channelCost":0,"margin":0,"marginPercent":null,"channelCostUnknown":0,"channelCostRecorded":0}\n',
     );
   });
 
   test("--since and --until bound the range", async () => {
     const { out } = await run(runUsage, ["--store", store, "--by=model", "--json", "--since", "2026-01-10T00:30:00Z", "--until=2h"]);
-    assert.equal(out, '{"by":"model","key":"m2","requests":1,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993}\n');
+    assert.equal(out, '{"by":"model","key":"m2","requests":1,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"channelCost":null,"margin":null,"marginPercent":null,"channelCostUnknown":1,"channelCostRecorded":0}\n');
   });
 
   test("the default prints four table sections", async () => {
     const { code, out } = await run(runUsage, ["--store", store]);
     assert.equal(code, 0);
     assert.deepEqual(out.split("\n").filter((l) => l.startsWith("by ")), ["by user", "by token", "by model", "by group"]);
-    assert.match(out, /^USER +REQUESTS +INPUT +CACHE_READ +CACHE_WRITE +OUTPUT +REASONING +COST$/m);
-    assert.match(out, /^alice +2 +105 +0 +0 +10 +0 +9007199\.256240993$/m);
-    assert.match(out, /^video +1 +5 +0 +0 +0 +0 +9007199\.254740993$/m);
+    assert.match(out, /^USER +REQUESTS +INPUT +CACHE_READ +CACHE_WRITE +OUTPUT +REASONING +REVENUE +CHANNEL_COST +MARGIN +MARGIN_%$/m);
+    assert.match(out, /^alice +2 +105 +0 +0 +10 +0 +9007199\.256240993 +unknown +unknown +unknown$/m);
+    assert.match(out, /^video +1 +5 +0 +0 +0 +0 +9007199\.254740993 +unknown +unknown +unknown$/m);
   });
 
   test("reads the store named by the config file, relative to its folder", async () => {
@@ -127,8 +127,8 @@ describe("gateway logs", () => {
     assert.equal(code, 0);
     assert.equal(
       out,
-      '{"requestId":"r3","time":"2026-01-10T23:00:00.000Z","token":"t3","user":"bob","group":"default","model":"m1","upstreamModel":null,"channel":null,"inboundProtocol":"chat-completions","upstreamProtocol":null,"status":429,"error":"rate_limited","input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0,"durationMs":12.5,"ttfbMs":null,"estimated":true,"refundedAt":null,"droppedFields":null}\n' +
-        '{"requestId":"r2","time":"2026-01-10T01:00:00.000Z","token":"t2","user":"alice","group":"video","model":"m2","upstreamModel":"m2-2025","channel":"c1","inboundProtocol":"chat-completions","upstreamProtocol":"openai","status":200,"error":null,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"durationMs":12.5,"ttfbMs":4,"estimated":false,"refundedAt":null,"droppedFields":null}\n',
+      '{"requestId":"r3","time":"2026-01-10T23:00:00.000Z","token":"t3","user":"bob","group":"default","model":"m1","upstreamModel":null,"channel":null,"inboundProtocol":"chat-completions","upstreamProtocol":null,"status":429,"error":"rate_limited","input":1,"cacheRead":0,"cacheWrite":0,"output":1,"reasoning":0,"cost":0,"durationMs":12.5,"ttfbMs":null,"estimated":true,"refundedAt":null,"droppedFields":null,"breakdown":null,"channelCost":null}\n' +
+        '{"requestId":"r2","time":"2026-01-10T01:00:00.000Z","token":"t2","user":"alice","group":"video","model":"m2","upstreamModel":"m2-2025","channel":"c1","inboundProtocol":"chat-completions","upstreamProtocol":"openai","status":200,"error":null,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"durationMs":12.5,"ttfbMs":4,"estimated":false,"refundedAt":null,"droppedFields":null,"breakdown":null,"channelCost":null}\n',
     );
   });
 

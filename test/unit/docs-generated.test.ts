@@ -1,7 +1,9 @@
 // The generated operator docs stay true to their sources: docs/configuration.md,
-// docs/errors.md, docs/conversion.md, docs/clients.md and the fixtures README's table of
-// clients match what `npm run docs` would write, every recorded client has a version, every schema key has a description,
-// every error code has advice, and the defaults the reference shows are the compiler's.
+// docs/pricing.md, docs/errors.md, docs/conversion.md, docs/clients.md and the fixtures
+// README's table of clients match what `npm run docs` would write, every recorded client has a version, every schema key has a description,
+// every error code has advice, the defaults the reference shows are the compiler's, a
+// price's keys are documented once, and pricing.md's worked examples add up to the totals
+// computed here by hand.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,10 +19,11 @@ import { exercised, manifestGaps, renderClientMatrix } from "../../scripts/docs/
 import { CLIENT_FIXTURES_DIR, readAllFixtures } from "../helpers/client-fixture-files.js";
 import { prose } from "../../scripts/docs/config-reference.js";
 import { schemaKeys, undocumentedKeys, type SchemaNode } from "../../scripts/docs/schema-tree.js";
+import { workedTotals } from "../../scripts/docs/pricing.js";
 
 const schema = JSON.parse(readFileSync(gatewaySchemaPath, "utf8")) as SchemaNode;
 
-test("docs/configuration.md, errors.md, conversion.md, clients.md and the fixtures README are up to date with their sources", () => {
+test("docs/configuration.md, pricing.md, errors.md, conversion.md, clients.md and the fixtures README are up to date with their sources", () => {
   const stale = staleDocs();
   assert.deepEqual(stale, [], `${stale.join(" and ")} out of date: run npm run docs`);
 });
@@ -57,12 +60,65 @@ test("the undocumented-key check finds a key without a description", () => {
 
 test("the reference lists every key, nested maps and lists included, each with its section", () => {
   const paths = schemaKeys(schema).map((k) => k.path);
-  for (const expected of ["server.listen", "limits.request_rate.per", "groups.<group>.multiplier", "tokens[].key_sha256", "channels[].model_map", "models.<model>.price.cache_read_ratio", "x-*"]) {
+  for (const expected of ["server.listen", "limits.request_rate.per", "groups.<group>.multiplier", "tokens[].key_sha256", "channels[].model_map", "models.<model>.price", "price.cache_read_ratio", "price.tiers[].above_input_tokens", "price.variants[].when", "x-*"]) {
     assert.ok(paths.includes(expected), `missing ${expected}`);
   }
   assert.equal(new Set(paths).size, paths.length, "key paths are unique");
   const reference = generatedDocs()[0].text;
   for (const path of paths) assert.ok(reference.includes(`### \`${path}\``) || reference.includes(`## \`${path}\``), `no section for ${path}`);
+});
+
+test("a price's keys are documented once, in the Price section; keys that hold a price link there", () => {
+  const keys = schemaKeys(schema);
+  const paths = keys.map((k) => k.path);
+  assert.deepEqual(paths.filter((p) => p.startsWith("models.<model>.price.") || p.startsWith("channels[].cost.prices.")), [], "no price key repeated under the keys that hold a price");
+  const reference = generatedDocs()[0].text;
+  assert.match(reference, /^## Price$/m);
+  assert.match(reference, /\| \[`models\.<model>\.price`\]\(#modelsmodelprice\) \| \[price\]\(#price\) \|/);
+  assert.match(reference, /\| \[`channels\[\]\.cost\.prices`\]\(#channelscostprices\) \| mapping of name to a \[price\]\(#price\) \|/);
+  // A tier or variant documents what it adds, and every other key of its entries is a
+  // price key (documented once, linked from it).
+  const def = schema.$defs!.price;
+  for (const list of ["tiers", "variants"]) {
+    const key = keys.find((k) => k.path === `price.${list}`)!;
+    const item = def.properties![list].items!.properties!;
+    const own = Object.keys(item).filter((name) => paths.includes(`price.${list}[].${name}`));
+    assert.deepEqual(own, [list === "tiers" ? "above_input_tokens" : "when"]);
+    assert.deepEqual([...own, ...key.repeats!].sort(), Object.keys(item).sort(), `every key of a ${list} entry is documented`);
+    for (const name of key.repeats!) assert.ok(paths.includes(`price.${name}`), `price.${name} is documented`);
+  }
+});
+
+test("pricing.md's worked examples add up to the totals computed by hand", () => {
+  // Per 1M tokens unless named; × the service tier where one applies.
+  assert.deepEqual(workedTotals(), {
+    // (4000 × 1.25 + 8000 × 0.125 + 800 × 10 + 1600 × 10) / 1M = 0.03, × flex 0.5
+    "OpenAI: gpt-5 with cached input, reasoning and service_tier flex": "0.015",
+    // (200 × 4 + 1000 × 0.4 + 3000 × 32 + 2000 × 0.4 + 300 × 16 + 1200 × 64) / 1M
+    "OpenAI realtime: gpt-realtime with audio in and out, and cached audio": "0.1796",
+    // (2000 × 3 + 50000 × 0.3 + 10000 × 3.75 + 20000 × 6 + 1200 × 15) / 1M
+    "Anthropic: Claude Sonnet 4.5 with 5-minute and 1-hour cache writes": "0.1965",
+    // 220,000 input > 200K: (180000 × 6 + 40000 × 0.6 + 3000 × 22.5) / 1M
+    "Anthropic: Claude Sonnet 4.5 above 200K input tokens": "1.1715",
+    // 250,000 input > 200K: (150000 × 2.5 + 100000 × 0.25 + 2000 × 15 + 3000 × 15) / 1M
+    "Gemini: 2.5 Pro above 200K input tokens": "0.475",
+    // (2400 × 0.3 + 9600 × 1 + 800 × 2.5 + 500 × 2.5) / 1M
+    "Gemini: 2.5 Flash with audio input": "0.01357",
+    // (50 × 5 + 194 × 10 + 4160 × 40) / 1M
+    "Images: gpt-image-1, priced by tokens": "0.16859",
+    // one image at the 1792x1024 hd variant
+    "Images: dall-e-3, a price per image by size and quality": "0.12",
+    // 8 s × 0.5 (the 1792x1024 variant)
+    "Video: sora-2-pro, per second by size": "4",
+    // (120 × 0.6 + 1800 × 12) / 1M
+    "Speech: gpt-4o-mini-tts, priced by tokens": "0.021672",
+    // 2400 / 1000 × 0.015
+    "Speech: tts-1, per 1k characters": "0.036",
+    // (100 × 2.5 + 1400 × 6 + 600 × 10) / 1M
+    "Transcription: gpt-4o-transcribe, priced by tokens": "0.01465",
+    // 95 s × 0.0001
+    "Transcription: whisper-1, per second of audio": "0.0095",
+  });
 });
 
 test("schema text is escaped for markdown outside code spans", () => {

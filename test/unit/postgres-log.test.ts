@@ -169,8 +169,8 @@ describe("PostgreSQL usage log: the usage-log behaviours", () => {
     const r = { since: t, until: t + 1000 };
     const usage = (input: number, n: number) => ({ input, cacheRead: n, cacheWrite: 2 * n, output: 3 * n, reasoning: n });
     assert.deepEqual(await log.spend("user", { since: t, until: t + 31 }), [
-      { key: $("bob"), requests: 1, usage: usage(4, 1), costNano: 20n },
-      { key: $("alice"), requests: 2, usage: usage(3, 2), costNano: 12n },
+      { key: $("bob"), requests: 1, usage: usage(4, 1), costNano: 20n, channelCostNano: 0n, channelCostUnknown: 1 },
+      { key: $("alice"), requests: 2, usage: usage(3, 2), costNano: 12n, channelCostNano: 0n, channelCostUnknown: 2 },
     ]);
     assert.deepEqual((await log.spend("model", r)).map((x) => [x.key, x.requests, x.costNano]), [[$("m1"), 3, 25n], [$("m2"), 1, 7n]]);
     assert.deepEqual((await log.spend("group", r)).map((x) => [x.key, x.costNano]), [[$("g2"), 20n], [$("g1"), 12n]]);
@@ -329,10 +329,11 @@ describe("PostgreSQL ledger: migrations", () => {
       assert.deepEqual(rows, [
         { version: 1, description: "usage log and settled spend" },
         { version: 2, description: "hosted tool calls billed per call" },
+        { version: 3, description: "cost breakdowns and the cost to the operator" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(2\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(3\)/);
     } finally {
       await fresh.drop();
     }
@@ -447,7 +448,8 @@ describe("gateway migrate --from sqlite: --to postgres://", () => {
     try {
       const store = openSqliteStore(file);
       const entries: UsageEntry[] = [
-        entry({ requestId: "m1", costNano: 2n ** 53n + 1n, droppedFields: ["a", "b"] }),
+        entry({ requestId: "m1", costNano: 2n ** 53n + 1n, droppedFields: ["a", "b"], channel: "east",
+          breakdown: "input=10@3/1M output=5@15/1M multiplier=1", channelCostNano: 2n ** 53n + 7n }),
         entry({ requestId: "m2", costNano: 700n, token: "t2", time: 1_700_000_000_001 }),
         entry({ requestId: "m3", costNano: 50n, user: "bob", token: "t3", status: 502, error: "upstream_error" }),
       ];

@@ -1,6 +1,9 @@
 // The OpenAI-compatible billing endpoints chat front-ends read to show a balance:
 // /v1/dashboard/billing/subscription (the limit) and /v1/dashboard/billing/usage (spent,
 // in cents). A token with a quota reports its own quota; otherwise its user's credit.
+// `total_usage` is the settled spend: Σ costNano of the usage log's entries, refunds left
+// out (what `gateway usage --by token|user` sums); it lists no per-request or per-day
+// costs, and reads no date range.
 
 import type { Accounts } from "../../state/interfaces.js";
 import type { Needs, Stage } from "../context.js";

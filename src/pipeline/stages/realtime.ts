@@ -29,6 +29,7 @@ import { give, type Core, type Needs, type Stage, type Upgrade } from "../contex
 import type { Served } from "../../upstream/served.js";
 import { KEY_PROTOCOL } from "../key-protocol.js";
 import type { Route } from "../routes.js";
+import type { PriceFallbacks } from "../price-fallbacks.js";
 
 
 /** Subprotocols to offer upstream: the client's, minus the one carrying its token. */
@@ -107,6 +108,8 @@ export interface RealtimeDeps {
   readonly observer: UsageSink;
   /** The config in force now: each admission checks the token and user against it. */
   readonly live: () => Runtime;
+  /** Warns once per model about components billed at a base price. */
+  readonly priceFallbacks: PriceFallbacks;
 }
 
 /** The realtime terminal: one WebSocket session, relayed and metered until either side ends it. */
@@ -155,7 +158,7 @@ async function runSession(
   const token = ctx.caller;
   const meter = new RealtimeMeter();
   const charges = new RealtimeCharges({
-    admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm, channelCost: channel.cost,
+    admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm, channelCost: channel.cost, priceFallbacks: deps.priceFallbacks,
     base: {
       token: token.name, user: token.user, group: token.group, model: modelName, upstreamModel,
       channel: channel.name, inboundProtocol: route.name, upstreamProtocol: channel.protocol,

@@ -142,9 +142,10 @@ function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): B
   const price = call.model.price;
   const units = answeredUnits(served.units, ctx.rules?.units);
   const channel = ctx.outcome?.channel;
-  const billed = (usage: Usage, estimated: boolean, priced: Priced): Billed => ({
-    usage, estimated, priced,
-    channelCostNano: operatorCost(usage, price, call.model.name, channel?.cost, units),
+  // `atList`: the usage priced at the list price, which the operator's cost reuses.
+  const billed = (usage: Usage, estimated: boolean, atList: Priced, charged = atList): Billed => ({
+    usage, estimated, priced: charged,
+    channelCostNano: operatorCost(usage, price, call.model.name, channel?.cost, units, atList),
   });
   if (served.charge === "reported" && served.usage) {
     const usage = served.usage;
@@ -155,7 +156,7 @@ function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): B
   if (fault) {
     // The reservation was priced from this usage at admission: the breakdown reproduces it.
     const priced = priceUsage(fault.usage, price, group.multiplierPpm, ctx.rules?.units);
-    return billed(fault.usage, true, priced.costNano === fault.costNano ? priced : reservationCharge(fault.costNano));
+    return billed(fault.usage, true, priced, priced.costNano === fault.costNano ? priced : reservationCharge(fault.costNano));
   }
   const usage = cutAnswerUsage({
     bodyBytes: call.body.length, outputChars: served.outputChars, reported: served.usage,
@@ -167,7 +168,8 @@ function billedUsage(ctx: Settling, call: Call, group: Group, served: Served): B
 /** A charge of the reservation's amount as it stands (its pricing could not be repeated):
  * one line, so the breakdown still adds up to what was charged. */
 function reservationCharge(costNano: bigint): Priced {
-  return { costNano, lines: [{ component: "reservation", quantity: 1, priceFemto: costNano * 1_000_000n, per: 1 }], multiplierPpm: 1_000_000n };
+  const priceFemto = costNano * 1_000_000n;
+  return { costNano, lines: [{ component: "reservation", quantity: 1, priceFemto, per: 1 }], multiplierPpm: 1_000_000n, scaledSum: priceFemto * 1_000_000n };
 }
 
 /** A request's charge: the usage priced, its cost and breakdown, and its cost to the operator. */
