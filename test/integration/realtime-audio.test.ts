@@ -1,0 +1,61 @@
+// A realtime session's audio billed as audio: response.done's usage with audio in and out,
+// cached audio and image input (test/helpers/usage-fixtures.ts) priced by gateway.yaml's
+// audio_input, audio_cache_read, image_input and audio_output, to the total worked out by hand.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import WebSocket from "ws";
+import { decodeBreakdown, totalOf } from "../../src/billing/breakdown.js";
+import { destroyAgents } from "../../src/upstream/agents.js";
+import { startFakeRealtime, type FakeRealtime } from "../helpers/fake-realtime.js";
+import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { realtimeDone } from "../helpers/usage-fixtures.js";
+import { CHANNEL_KEY, TOKEN, channel, config } from "./support.js";
+
+const MODEL = "gpt-realtime";
+
+describe("realtime audio priced as audio", () => {
+  let fake: FakeRealtime;
+  let gw: TestGateway;
+
+  before(async () => {
+    fake = await startFakeRealtime({ keys: [CHANNEL_KEY], response: { kind: "audio", usage: realtimeDone.response.usage } });
+    gw = await startTestGateway(config({
+      groups: { default: { multiplier: 1 }, video: { multiplier: 1 } },
+      channels: [channel("rt", fake.url, { models: [MODEL] })],
+      models: {
+        [MODEL]: {
+          endpoint: "realtime",
+          price: { input: 4, output: 16, cache_read_ratio: 0.1, audio_input: 32, audio_cache_read: 0.4, image_input: 5, audio_output: 64 },
+        },
+      },
+    }));
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+    destroyAgents();
+  });
+
+  test("response.done's audio, cached audio and image input reach the entry's cost", async () => {
+    const ws = new WebSocket(`${gw.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    let id = "";
+    ws.once("upgrade", (res) => { id = String(res.headers["x-gateway-request-id"]); });
+    const done = new Promise<void>((resolve) => ws.on("message", (data) => {
+      if ((JSON.parse(data.toString()) as { type?: string }).type === "response.done") resolve();
+    }));
+    await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+    ws.send(JSON.stringify({ type: "response.create" }));
+    await done;
+    ws.close();
+    await new Promise((resolve) => ws.once("close", resolve));
+    await eventually(() => gw.store.logs({ requestId: `${id}-r1` }).length === 1);
+    const entry = gw.store.logs({ requestId: `${id}-r1` })[0];
+    // text in 350 × 4 + audio in 600 × 32 + image in 50 × 5 + cached text and image 400 × 0.4
+    // + cached audio 600 × 0.4 + text out 100 × 16 + audio out 400 × 64 = 48,450 per 1M → 48,450,000 nano
+    assert.equal(entry.costNano, 48_450_000n);
+    assert.equal(entry.estimated, false);
+    assert.equal(totalOf(decodeBreakdown(entry.breakdown!)), entry.costNano);
+    assert.match(entry.breakdown!, /audio_cache_read=600@/);
+  });
+});
