@@ -76,7 +76,8 @@ class ResponsesStreamEncoder implements StreamEncoder {
       case "message_stop": {
         const end = responsesEndOf(event.stopReason);
         const response = this.#response({
-          status: end.status, incompleteDetails: end.incompleteDetails, usage: responsesWireUsage(event.usage), serviceTier: event.usage.serviceTier,
+          status: end.status, incompleteDetails: end.incompleteDetails,
+          usage: responsesWireUsage(event.usage), serviceTier: event.usage.serviceTier,
         });
         return this.#event(end.status === "completed" ? "response.completed" : "response.incomplete", { response });
       }
