@@ -56,6 +56,12 @@ function answer(script: { chat: ChatScript }) {
       return json(r.body.model === "gpt-image-1" ? imageAnswer : { created: 1764000000, data: [{ b64_json: "iVBORw0KGgo=" }] });
     }
     if (path === "/v1/audio/transcriptions") return json(transcription);
+    if (path === "/v1/videos" || path.startsWith("/v1/videos/")) {
+      // A Video object: the job's seconds (a string) and size, queued on creation, done when asked again.
+      const size = typeof r.body.size === "string" ? r.body.size : "720x1280";
+      return json({ id: "video_01", object: "video", model: "sora-2-pro", status: r.method === "POST" ? "queued" : "completed",
+        progress: r.method === "POST" ? 0 : 100, created_at: 1764000000, seconds: "8", size });
+    }
     if (path === "/v1/audio/speech") {
       return events(sse([{ type: "speech.audio.delta", audio: Buffer.alloc(300, 1).toString("base64") }, speechDone]));
     }
@@ -74,7 +80,7 @@ describe("usage read into price components, end to end", () => {
     gw = await startTestGateway(config({
       groups: { default: { multiplier: 1 }, video: { multiplier: 1 } },
       channels: [
-        channel("oa", fake.url, { models: ["gpt-4o-audio", "gpt-5", "gpt-image-1", "dall-e-3", "gpt-4o-transcribe", "gpt-4o-mini-tts"] }),
+        channel("oa", fake.url, { models: ["gpt-4o-audio", "gpt-5", "gpt-image-1", "dall-e-3", "gpt-4o-transcribe", "gpt-4o-mini-tts", "sora-2-pro"] }),
         channel("an", fake.url, { protocol: "anthropic", models: ["claude-sonnet-4-5"] }),
         channel("gm", fake.url, { protocol: "gemini", models: ["gemini-2.5-flash-image"] }),
       ],
@@ -86,6 +92,7 @@ describe("usage read into price components, end to end", () => {
           endpoint: "image",
           price: { per_image: 0.04, variants: [{ when: { quality: "hd", size: "1024x1024" }, per_image: 0.08 }, { when: { quality: "hd" }, per_image: 0.12 }] },
         },
+        "sora-2-pro": { endpoint: "video", price: { per_second: 0.3, variants: [{ when: { size: "1792x1024" }, per_second: 0.5 }] } },
         "gpt-4o-transcribe": { endpoint: "transcription", price: { input: 2.5, audio_input: 6, output: 10 } },
         "gpt-4o-mini-tts": { endpoint: "speech", price: { input: 0.6, output: 12, audio_output: 12 } },
         "claude-sonnet-4-5": {
@@ -179,6 +186,15 @@ describe("usage read into price components, end to end", () => {
     assert.match(hd.breakdown!, /variant=quality:hd,size:1024x1024/);
     const wide = await entryFor("/v1/images/generations", { model: "dall-e-3", prompt: "a fox", size: "1792x1024", quality: "hd" });
     assert.equal(wide.costNano, 120_000_000n);
+  });
+
+  test("video: the size asked chooses the price of the seconds the job reports", async () => {
+    const wide = await entryFor("/v1/videos", { model: "sora-2-pro", prompt: "waves", seconds: "4", size: "1792x1024" });
+    // The job's 8 seconds (not the 4 asked) × 0.5 = 4 → 4,000,000,000 nano
+    assert.equal(wide.costNano, 4_000_000_000n);
+    assert.match(wide.breakdown!, /variant=size:1792x1024/);
+    const plain = await entryFor("/v1/videos", { model: "sora-2-pro", prompt: "waves", seconds: "4" });
+    assert.equal(plain.costNano, 2_400_000_000n, "8 s × 0.3");
   });
 
   test("transcription tokens: audio input at the audio price", async () => {
