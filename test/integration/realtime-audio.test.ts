@@ -58,4 +58,29 @@ describe("realtime audio priced as audio", () => {
     assert.equal(totalOf(decodeBreakdown(entry.breakdown!)), entry.costNano);
     assert.match(entry.breakdown!, /audio_cache_read=600@/);
   });
+
+  test("a response is reserved at its audio worst case: a balance that covers its output as text but not as audio refuses it", async () => {
+    // 4096 output tokens (the default max_output_tokens) as text: 4096 × 16 / 1M = 0.065536;
+    // as audio: 4096 × 64 / 1M = 0.262144. A credit of 0.1 covers the first only.
+    const poor = await startTestGateway(config({
+      groups: { default: { multiplier: 1 }, video: { multiplier: 1 } },
+      users: { alice: { credit: 0.1, groups: ["default"] } },
+      channels: [channel("rt", fake.url, { models: [MODEL] })],
+      models: { [MODEL]: { endpoint: "realtime", price: { input: 4, output: 16, audio_input: 32, audio_output: 64 } } },
+    }));
+    try {
+      const ws = new WebSocket(`${poor.url.replace("http", "ws")}/v1/realtime?model=${MODEL}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const events: { type?: string; error?: { code?: string } }[] = [];
+      ws.on("message", (data) => events.push(JSON.parse(data.toString()) as (typeof events)[number]));
+      const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+      await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+      ws.send(JSON.stringify({ type: "response.create" }));
+      assert.equal(await closed, 1008, "the session ends as a policy refusal");
+      const error = events.find((e) => e.type === "error")?.error;
+      assert.equal(error?.code, "pre_deduction_failed", JSON.stringify(events));
+      assert.equal(events.some((e) => e.type === "response.done"), false, "no response ran");
+    } finally {
+      await poor.close();
+    }
+  });
 });
