@@ -93,6 +93,36 @@ function rateOf(price: Price, component: TokenComponent): bigint {
   }
 }
 
+/** The dearest of `components` at a price (the first among equals). */
+function dearest<C extends TokenComponent>(price: Price, components: readonly C[]): C {
+  let best = components[0];
+  let rate = rateOf(price, best);
+  for (const c of components) {
+    const r = rateOf(price, c);
+    if (r > rate) [best, rate] = [c, r];
+  }
+  return best;
+}
+
+/**
+ * A reservation's worst case: a usage of text input and output (cache parts none) with its
+ * input moved to the dearest input component and its output to the dearest output component
+ * the price names (audio or image where those cost more than text, reasoning where it costs
+ * more than output), so the pre-deduction covers the answer whatever it turns out to hold.
+ */
+export function worstCase(usage: Usage, price: Price): Usage {
+  const input = dearest(price, ["input", "audio_input", "image_input"] as const);
+  const output = dearest(price, ["output", "reasoning", "audio_output", "image_output"] as const);
+  if (input === "input" && output === "output") return usage;
+  const worst: Usage = { ...usage };
+  if (input === "audio_input") worst.audioInput = usage.input;
+  if (input === "image_input") worst.imageInput = usage.input;
+  if (output === "reasoning") worst.reasoning = usage.output;
+  if (output === "audio_output") worst.audioOutput = usage.output;
+  if (output === "image_output") worst.imageOutput = usage.output;
+  return worst;
+}
+
 /** Every token component's rate (femto per 1M tokens) and whether it is the price's own,
  * as priceUsage bills them: what `gateway check --prices` shows. */
 export function tokenRates(price: Price): Record<TokenComponent, readonly [bigint, boolean]> {

@@ -210,3 +210,18 @@ models:
     return true;
   });
 });
+
+test("a reservation's worst case puts input and output in their dearest components, and only where one is dearer", async () => {
+  const { worstCase } = await import("../../src/billing/cost.js");
+  const text = usage({ input: 1000, output: 500 });
+  // Text alone, or audio priced as text: nothing moves (and nothing is warned as a fallback).
+  assert.equal(worstCase(text, { inputPer1M: 4_000_000_000n, outputPer1M: 16_000_000_000n }), text);
+  assert.equal(worstCase(text, { inputPer1M: 4_000_000_000n, outputPer1M: 16_000_000_000n, audioOutputPer1M: 16_000_000_000n }), text);
+  const audio = { inputPer1M: 4_000_000_000n, outputPer1M: 16_000_000_000n, audioInputPer1M: 32_000_000_000n, audioOutputPer1M: 64_000_000_000n, imageInputPer1M: 5_000_000_000n };
+  const worst = worstCase(text, audio);
+  assert.deepEqual(worst, { ...text, audioInput: 1000, audioOutput: 500 });
+  // 1000 × 32 + 500 × 64 = 64,000 per 1M, against 1000 × 4 + 500 × 16 = 12,000 as text.
+  assert.equal(priceUsage(worst, audio, 1_000_000n).costNano, 64_000_000n);
+  assert.deepEqual(worstCase(text, { inputPer1M: 1n, outputPer1M: 2n, reasoningPer1M: 3n, imageOutputPer1M: 4n, imageInputPer1M: 1n }),
+    { ...text, imageOutput: 500 });
+});

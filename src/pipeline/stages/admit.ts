@@ -8,7 +8,7 @@
 // (realtime-admission.ts). The other routes ("windows") take the token's rate windows only,
 // and a job fetch its job's model's too. Settlement (settle.ts) gives all of it back.
 
-import { costOf } from "../../billing/cost.js";
+import { costOf, worstCase } from "../../billing/cost.js";
 import { reserveBytesTokens, reserveInputTokens, reserveUsage } from "../../billing/estimate.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Model, Runtime, Token } from "../../runtime/types.js";
@@ -58,7 +58,7 @@ export function admitCallStage(admitter: Admitter, route: Route, session: boolea
     // A JSON body is read for what its bytes undercount (non-ASCII text, media, tools); an
     // upload is counted by its size alone.
     const input = fromText ? reserveInputTokens(call.body) : reserveBytesTokens(call.body.length);
-    const worst = reserveUsage(input, output.tokens);
+    const worst = worstCase(reserveUsage(input, output.tokens), model.price);
     const group = ctx.account.group;
     const amount = session ? 0n : costOf(worst, model.price, group.multiplierPpm, ctx.rules?.units);
     const windows = windowsOf(ctx.runtime, token, model);

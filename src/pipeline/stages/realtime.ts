@@ -14,10 +14,10 @@ import { upstreamUrl } from "../../providers/provider.js";
 import { keyInRotation } from "../../routing/key-pick.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
-import type { Channel, Price, Runtime } from "../../runtime/types.js";
+import type { Channel, Runtime } from "../../runtime/types.js";
 import type { UsageSink } from "../usage-sink.js";
-import { emptyUsage, type Usage } from "../../protocols/usage.js";
-import { costOf } from "../../billing/cost.js";
+import { emptyUsage } from "../../protocols/usage.js";
+import { worstCase } from "../../billing/cost.js";
 import type { Accounts, Admitter, UsageLog } from "../../state/interfaces.js";
 import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";
 import { SessionAdmission } from "../realtime-admission.js";
@@ -170,7 +170,7 @@ async function runSession(
   });
   const session = new RealtimeSession({
     requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
-    worst: () => worstResponse(model.price, meter.nextInputTokens(), model.maxOutputTokens),
+    worst: () => worstCase({ input: meter.nextInputTokens(), cacheRead: 0, cacheWrite: 0, output: model.maxOutputTokens, reasoning: 0 }, model.price),
   });
   await session.run(early);
   // A response cut mid-way is charged as its own entry now; every other hold goes back.
@@ -181,12 +181,4 @@ async function runSession(
     status: 101, ending: "complete", charge: "reported", usage: emptyUsage(), usageEstimated: false,
     units: undefined, unitsEstimated: false, outputChars: 0, firstByteNs, jobId: undefined, release: none, abandon: none,
   };
-}
-
-/** A response's worst case for its reservation: its input and output all text or all
- * audio, whichever the model's price makes dearer (audio usually, several times text). */
-function worstResponse(price: Price, input: number, output: number): Usage {
-  const text: Usage = { input, cacheRead: 0, cacheWrite: 0, output, reasoning: 0 };
-  const audio: Usage = { ...text, audioInput: input, audioOutput: output };
-  return costOf(audio, price, 1_000_000n) > costOf(text, price, 1_000_000n) ? audio : text;
 }
