@@ -2,7 +2,7 @@
 // real `gateway` command on examples/demo.yaml, chats through it with the openai SDK,
 // then stops both.
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { startFakeOpenAI } from "../test/helpers/fake-openai.js";
@@ -52,6 +52,12 @@ try {
     cwd: root, env: { ...process.env, DEMO_UPSTREAM_URL: fake.url }, stdio: ["ignore", "inherit", "inherit"],
   });
   await new Promise((r) => logs.once("exit", r));
+  // How the last chat's cost was reached, reproduced from its usage-log entry alone.
+  const env = { ...process.env, DEMO_UPSTREAM_URL: fake.url };
+  const last = execFileSync(process.execPath, ["bin/gateway.js", "logs", "--config", "examples/demo.yaml", "--model", "gpt-4o-mini", "--limit", "1", "--json"], { cwd: root, env });
+  const id = (JSON.parse(last.toString()) as { requestId: string }).requestId;
+  console.log(`\n[cost explained] node bin/gateway.js logs --config examples/demo.yaml --explain ${id}`);
+  process.stdout.write(execFileSync(process.execPath, ["bin/gateway.js", "logs", "--config", "examples/demo.yaml", "--explain", id], { cwd: root, env }));
 } catch (err) {
   console.error("demo failed:", err);
   code = 1;
