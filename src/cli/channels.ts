@@ -19,6 +19,7 @@ import type { Channel, Runtime } from "../runtime/types.js";
 import { parseStoreSpec } from "../state/open.js";
 import { addressOf, DEFAULT_KEY_PREFIX } from "../state/redis.js";
 import { RedisKeyedStore } from "../state/redis-keyed.js";
+import { channelsTestCommand } from "./channels-test.js";
 import type { Command } from "./command.js";
 import { formatTable, jsonLine, type CliIo, type Column } from "./format.js";
 import { samplesOf, scrape, type Sample } from "./metrics-scrape.js";
@@ -207,7 +208,9 @@ export const channelsCommand: Command = {
   },
   notes: "KEY is a fingerprint: the first and last 4 hex digits of sha256(key). A key is out after the provider refused it (auth)\n" +
     "or said its account is out of credit or quota (quota), until channels[].key_cooldown passes or a reload changes the channel's keys.\n" +
-    "Exit 1 when the config cannot be read or the key states could not be read.",
+    "Exit 1 when the config cannot be read or the key states could not be read.\n" +
+    "`gateway channels test [NAME...]` sends each key one small real request instead: see `gateway channels test --help`.",
+  subcommands: [channelsTestCommand],
   async run(flags, io: CliIo) {
     const file = flags.values.get("config") ?? "gateway.yaml";
     let runtime: Runtime;

@@ -19,6 +19,8 @@ export interface Command {
   readonly operands?: number;
   /** Help text after the options (formats of values), if any. */
   readonly notes?: string;
+  /** Commands run as `gateway NAME WORD …`, each named `NAME WORD` (`channels test`). */
+  readonly subcommands?: readonly Command[];
   /** Runs with valid flags; resolves to the exit code. Throws UsageError for a bad combination. */
   run(flags: Flags, io: CliIo): Promise<number>;
 }
@@ -44,6 +46,8 @@ export function commandHelp(command: Command): string {
  * is what --help prints (the command's own help unless the caller knows better).
  */
 export async function runCommand(command: Command, args: readonly string[], io: CliIo, help = () => commandHelp(command)): Promise<number> {
+  const sub = command.subcommands?.find((s) => s.name === `${command.name} ${args[0]}`);
+  if (sub) return runCommand(sub, args.slice(1), io);
   try {
     const flags = parseFlags(args, command.name, { ...command.options, ...commonOptions }, command.operands);
     if (flags.switches.has("help")) {
