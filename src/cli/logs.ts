@@ -1,5 +1,6 @@
 // `gateway logs`: usage-log entries from the store, newest first, filtered by request id,
-// token, user, model, channel, status and time; a table for people, JSON lines for
+// token, user, model, channel, serving key (its fingerprint), status or status class and
+// time; a table for people, JSON lines for
 // machines; or one entry's cost explained (--explain, see explain.ts).
 
 import type { UsageLog } from "../state/interfaces.js";
@@ -10,21 +11,50 @@ import { explainJson, explainText } from "./explain.js";
 import { formatNano, formatTable, jsonLine, parseCount, processIo, type CliIo, type Column } from "./format.js";
 import { rangeOf, readCommand, timeOptions } from "./usage.js";
 
+const STATUS = /^[1-5]\d\d$/;
+const STATUS_CLASS = /^[1-5]xx$/i;
+
 function checkStatus(value: string): void {
-  if (!/^[1-5]\d\d$/.test(value)) throw new UsageError(`--status '${value}': expected an HTTP status like 429`);
+  if (!STATUS.test(value) && !STATUS_CLASS.test(value)) {
+    throw new UsageError(`--status '${value}': expected an HTTP status like 429, or a class like 4xx`);
+  }
+}
+
+/** A fingerprint as `gateway channels` and `gateway usage --by key` show it: 8 hex digits,
+ * alone or after its channel ("east/1a2b3c4d"). */
+const KEY = /^(?:(.+)\/)?([0-9a-f]{8})$/;
+
+function checkKey(value: string): void {
+  if (!KEY.test(value)) {
+    throw new UsageError("--key: expected a key fingerprint (8 hex digits, or CHANNEL/FINGERPRINT as `gateway usage --by key` shows), never the key");
+  }
+}
+
+/** `--key`'s fingerprint, and its channel when it names one (then --channel must agree). */
+function keyFilter(flags: Flags): { key?: string; channel?: string } {
+  const channel = flags.values.get("channel");
+  const value = flags.values.get("key");
+  if (value === undefined) return { channel };
+  const [, keyChannel, key] = KEY.exec(value)!;
+  if (keyChannel !== undefined && channel !== undefined && keyChannel !== channel) {
+    throw new UsageError(`--key names channel '${keyChannel}' and --channel '${channel}': give one`);
+  }
+  return { key, channel: keyChannel ?? channel };
 }
 
 function filterOf(flags: Flags, io: CliIo): LogFilter {
   const v = flags.values;
   const status = v.get("status");
   const limit = v.get("limit");
+  const byClass = status !== undefined && STATUS_CLASS.test(status);
   return {
     requestId: v.get("request-id"),
     token: v.get("token"),
     user: v.get("user"),
     model: v.get("model"),
-    channel: v.get("channel"),
-    status: status === undefined ? undefined : Number(status),
+    ...keyFilter(flags),
+    status: status === undefined || byClass ? undefined : Number(status),
+    statusClass: byClass ? Number(status[0]) : undefined,
     limit: limit === undefined ? undefined : parseCount("limit", limit),
     ...rangeOf(flags, io),
   };
@@ -32,7 +62,9 @@ function filterOf(flags: Flags, io: CliIo): LogFilter {
 
 /** One entry as a JSON line: flat usage fields, `cost` an exact decimal in the currency (what
  * was charged; `refundedAt` says when it was given back, null if it was not), its breakdown
- * text and `channelCost`, what it cost the operator (null: not recorded). */
+ * text and `channelCost`, what it cost the operator (null: not recorded); last, `key`, the
+ * fingerprint of the channel key that served it, only when one did (lines keep the shape
+ * they had before keys were recorded). */
 function entryJson(e: UsageEntry): string {
   return jsonLine({
     requestId: e.requestId,
@@ -56,6 +88,7 @@ function entryJson(e: UsageEntry): string {
     droppedFields: e.droppedFields,
     breakdown: e.breakdown,
     channelCost: e.channelCostNano,
+    ...(e.key === undefined ? {} : { key: e.key }),
   });
 }
 
@@ -74,7 +107,8 @@ const columns: readonly Column[] = [
   { header: "NOTE" },
 ];
 
-/** One entry as table cells; IN counts every prompt token (cached ones included). */
+/** One entry as table cells; IN counts every prompt token (cached ones included); CHANNEL
+ * names the serving key's fingerprint after the channel when one was recorded. */
 function entryCells(e: UsageEntry): string[] {
   const refunded = e.refundedAt === undefined ? undefined : `refunded ${new Date(e.refundedAt).toISOString()}`;
   const dropped = e.droppedFields === undefined ? undefined : `dropped ${e.droppedFields.join(" ")}`;
@@ -85,7 +119,7 @@ function entryCells(e: UsageEntry): string[] {
     e.token,
     e.user,
     e.model,
-    e.channel ?? "-",
+    e.key === undefined ? e.channel ?? "-" : `${e.channel ?? ""}/${e.key}`,
     String(e.status),
     String(e.usage.input + e.usage.cacheRead + e.usage.cacheWrite),
     String(e.usage.output),
@@ -104,7 +138,8 @@ export const logsCommand: Command = readCommand({
     user: { type: "string", value: "NAME", description: "only this user's requests" },
     model: { type: "string", value: "NAME", description: "only requests for this model" },
     channel: { type: "string", value: "NAME", description: "only requests this channel answered" },
-    status: { type: "string", value: "CODE", description: "only answers with this HTTP status, like 429", check: checkStatus },
+    key: { type: "string", value: "FP", description: "only requests this channel key served: its fingerprint, or CHANNEL/FINGERPRINT", check: checkKey },
+    status: { type: "string", value: "CODE", description: "only answers with this HTTP status (429) or of this class (2xx, 4xx, 5xx)", check: checkStatus },
     ...timeOptions,
     limit: { type: "string", value: "N", description: "at most N entries (default 100)", check: (v) => void parseCount("limit", v) },
     json: { type: "boolean", description: "one JSON object a line instead of a table" },

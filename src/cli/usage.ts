@@ -1,5 +1,6 @@
-// `gateway usage`: spend from the usage log grouped by user, token, model, group and
-// channel, with revenue, cost to the operator and margin, as a table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
+// `gateway usage`: spend from the usage log grouped by user, token, model, group, channel,
+// channel key (its fingerprint, never the key) or day, with revenue, cost to the operator
+// and margin, as a table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
 // usage log named by the config (safe while the server writes: SQLite WAL readers never
 // block). Only the usage log is opened: accounts and live state are the server's.
 
@@ -7,7 +8,8 @@ import { dirname } from "node:path";
 import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
 import type { UsageLog } from "../state/interfaces.js";
 import { openUsageLog } from "../state/open.js";
-import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
+import { dayNamer } from "../state/spend-keys.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow } from "../state/store.js";
 import { UsageError, type Flags, type OptionTable } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { formatNano, formatTable, jsonLine, parseTimeArg, processIo, type CliIo } from "./format.js";
@@ -98,12 +100,24 @@ export function rangeOf(flags: Flags, io: CliIo): { since?: number; until?: numb
   };
 }
 
-const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group", "channel"];
+const dimensions: readonly SpendDimension[] = ["user", "token", "model", "group", "channel", "key", "day"];
 /** The sections printed without --by (as before channels were a dimension). */
 const defaultSections: readonly SpendDimension[] = ["user", "token", "model", "group"];
 
-/** A row's key as shown: the requests no channel answered have none. */
-const keyText = (by: SpendDimension, key: string): string => (by === "channel" && key === NO_CHANNEL ? "-" : key);
+/** Whether a row's key is the row of requests no channel answered, or no key served. */
+const isNone = (by: SpendDimension, key: string): boolean => (by === "channel" || by === "key") && key === NO_CHANNEL;
+
+/** A row's key as shown: the requests no channel answered (no key served) have none. */
+const keyText = (by: SpendDimension, key: string): string => (isNone(by, key) ? "-" : key);
+
+/** `--timezone`: a zone the runtime knows (checked when parsed). */
+function checkTimeZone(value: string): void {
+  try {
+    dayNamer(value);
+  } catch {
+    throw new UsageError(`--timezone '${value}': expected an IANA time zone like Europe/Berlin or UTC`);
+  }
+}
 
 const UNKNOWN = "unknown";
 
@@ -138,7 +152,7 @@ function usageTable(by: SpendDimension, rows: readonly SpendRow[]): string {
 function usageJson(by: SpendDimension, row: SpendRow): string {
   const m = marginOf(row);
   return jsonLine({
-    by, key: by === "channel" && row.key === NO_CHANNEL ? null : row.key, requests: row.requests, ...row.usage,
+    by, key: isNone(by, row.key) ? null : row.key, requests: row.requests, ...row.usage,
     cost: row.costNano,
     channelCost: m.costNano,
     margin: m.marginNano,
@@ -150,15 +164,21 @@ function usageJson(by: SpendDimension, row: SpendRow): string {
 
 export const usageCommand: Command = readCommand({
   name: "usage",
-  summary: "Spend from the usage log by user, token, model, group and channel, with revenue, cost and margin: a table, or JSON lines with --json.",
+  summary: "Spend from the usage log by user, token, model, group, channel, channel key or day, with revenue, cost and margin: a table, or JSON lines with --json.",
   options: {
-    by: { type: "string", value: "DIMENSION", choices: dimensions, description: `one section only: ${dimensions.join(", ")} (default: ${defaultSections.join(", ")})` },
+    by: {
+      type: "string", value: "DIMENSION", choices: dimensions,
+      description: `one section only: ${dimensions.join(", ")} (default: ${defaultSections.join(", ")}); key: channel/key fingerprint, day: newest first`,
+    },
     ...timeOptions,
+    timezone: { type: "string", value: "ZONE", description: "with --by day: count days in this IANA time zone (default UTC)", check: checkTimeZone },
     json: { type: "boolean", description: "one JSON object a line instead of tables" },
   },
   async read(flags, usageLog, io) {
     const by = flags.values.get("by") as SpendDimension | undefined;
-    const range = rangeOf(flags, io);
+    const timeZone = flags.values.get("timezone");
+    if (timeZone !== undefined && by !== "day") throw new UsageError("--timezone counts days: give it with --by day");
+    const range: SpendRange = { ...rangeOf(flags, io), timeZone };
     const sections = by === undefined ? defaultSections : [by];
     const json = flags.switches.has("json");
     const texts: string[] = [];

@@ -139,6 +139,8 @@ export interface Outcome {
   /** The channel that answered (last attempt) and the model name sent upstream. */
   readonly channel: Channel | undefined;
   readonly upstreamModel: string | undefined;
+  /** The fingerprint of the channel key that served (never the key); absent when none did. */
+  readonly key?: string;
   /** Upstream attempts made. */
   readonly attempts: number;
 }

@@ -16,6 +16,7 @@ export function logLimit(limit: number | undefined): number {
 interface OptionalFields {
   upstreamModel?: string | null;
   channel?: string | null;
+  key?: string | null;
   upstreamProtocol?: string | null;
   error?: string | null;
   ttfbMs?: number | null;
@@ -52,6 +53,7 @@ export function normalizeEntry(entry: Required & OptionalFields): UsageEntry {
   };
   if (entry.upstreamModel != null) out.upstreamModel = entry.upstreamModel;
   if (entry.channel != null) out.channel = entry.channel;
+  if (entry.key != null) out.key = entry.key;
   if (entry.upstreamProtocol != null) out.upstreamProtocol = entry.upstreamProtocol;
   if (entry.error != null) out.error = entry.error;
   if (entry.ttfbMs != null) out.ttfbMs = entry.ttfbMs;
@@ -113,6 +115,8 @@ export interface UsageRow {
   /** Absent in rows read from a database that predates the columns. */
   breakdown?: string | null;
   channel_cost_nano?: bigint | number | string | null;
+  /** Absent in rows read from a database that predates the column. */
+  key?: string | null;
 }
 
 /** The entry a usage_log row holds; money exact (BigInt of the column, never a float). */
@@ -126,6 +130,7 @@ export function entryOfRow(row: UsageRow): UsageEntry {
     model: row.model,
     upstreamModel: row.upstream_model,
     channel: row.channel,
+    key: row.key,
     inboundProtocol: row.inbound_protocol,
     upstreamProtocol: row.upstream_protocol,
     usage: {

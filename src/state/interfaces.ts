@@ -6,7 +6,7 @@
 // `store` and `ledger` URL schemes.
 
 import type { RateWindow, Token, User } from "../runtime/types.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, UsageEntry } from "./store.js";
 
 /** A pre-deduction in flight: settle or release it exactly once. */
 export interface Reservation {
@@ -81,8 +81,9 @@ export interface UsageLog {
   refund(requestId: string, at: number): Promise<RefundResult>;
   /** Entries matching the filter, newest first. Sees every append that has resolved. */
   logs(filter: LogFilter): Promise<UsageEntry[]>;
-  /** Spend grouped by a dimension over [since, until), refunds left out. */
-  spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]>;
+  /** Spend grouped by a dimension over [since, until), refunds left out (days in
+   * range.timeZone, newest first). */
+  spend(by: SpendDimension, range: SpendRange): Promise<SpendRow[]>;
   /** Settled spend of one token / user (what Accounts start from). */
   spentByToken(token: string): Promise<bigint>;
   spentByUser(user: string): Promise<bigint>;

@@ -3,11 +3,8 @@
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } from "./entry.js";
-import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type Store, type UsageEntry } from "./store.js";
-
-function keyOf(entry: UsageEntry, by: SpendDimension): string {
-  return by === "channel" ? entry.channel ?? NO_CHANNEL : entry[by];
-}
+import { newestDayFirst, spendKeyer } from "./spend-keys.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
 
 function matches(e: UsageEntry, f: LogFilter): boolean {
   return (
@@ -16,7 +13,9 @@ function matches(e: UsageEntry, f: LogFilter): boolean {
     (f.user === undefined || e.user === f.user) &&
     (f.model === undefined || e.model === f.model) &&
     (f.channel === undefined || e.channel === f.channel) &&
+    (f.key === undefined || e.key === f.key) &&
     (f.status === undefined || e.status === f.status) &&
+    (f.statusClass === undefined || Math.floor(e.status / 100) === f.statusClass) &&
     (f.since === undefined || e.time >= f.since) &&
     (f.until === undefined || e.time < f.until)
   );
@@ -86,20 +85,21 @@ class MemoryStore implements Store {
     return found;
   }
 
-  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
+  spend(by: SpendDimension, range: SpendRange): SpendRow[] {
+    const keyOf = spendKeyer(by, range);
     const groups = new Map<string, SpendMoney & { requests: number; usage: Usage }>();
     for (const e of this.#entries) {
       if (!matches(e, range)) continue;
-      const key = keyOf(e, by);
+      const key = keyOf(e);
       const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 };
       row.requests += 1;
       addUsage(row.usage, e.usage);
       addSpendMoney(row, e);
       groups.set(key, row);
     }
-    return [...groups]
-      .map(([key, row]) => ({ key, ...row }))
-      .sort((a, b) => (a.costNano === b.costNano ? byBytes(a.key, b.key) : a.costNano > b.costNano ? -1 : 1));
+    const rows = [...groups].map(([key, row]) => ({ key, ...row }));
+    if (by === "day") return newestDayFirst(rows);
+    return rows.sort((a, b) => (a.costNano === b.costNano ? byBytes(a.key, b.key) : a.costNano > b.costNano ? -1 : 1));
   }
 
   close(): void {}

@@ -84,6 +84,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE usage_log ADD COLUMN channel_cost_nano INTEGER;
     `,
   },
+  {
+    version: 6,
+    description: "the channel key that served each request",
+    // NULL in rows written before, and when no key served; else the key's fingerprint
+    // (never the key). No index: `--key` rides on the time range.
+    sql: `ALTER TABLE usage_log ADD COLUMN key TEXT;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -9,7 +9,8 @@ import { log } from "../observability/log.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
-import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
+import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
 
 /** How to open the ledger; the defaults suit a gateway, tests shorten them. */
 export interface PostgresLogOptions {
@@ -101,11 +102,11 @@ interface Pending {
 /** Column order of the insert statement, and of each row's JSON array. */
 const INSERT_COLUMNS = `request_id, time, token, "user", grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, refunded_at, dropped_fields, tool_calls, breakdown, channel_cost_nano`;
+  ttfb_ms, estimated, refunded_at, dropped_fields, tool_calls, breakdown, channel_cost_nano, key`;
 const INSERT_TYPES = [
   "text", "int8", "text", "text", "text", "text", "text", "text", "text",
   "text", "int8", "int8", "int8", "int8", "int8", "int8", "int4", "text", "float8",
-  "float8", "bool", "int8", "text", "text", "text", "int8",
+  "float8", "bool", "int8", "text", "text", "text", "int8", "text",
 ] as const;
 
 /**
@@ -154,9 +155,17 @@ const REFUND_SQL = `
   UNION ALL
   SELECT false, NULL, NULL, NULL FROM usage_log WHERE request_id = $1 AND NOT EXISTS (SELECT 1 FROM r)`;
 
-const dimensionColumn: Record<SpendDimension, string> = {
-  user: `"user"`, token: "token", model: "model", group: "grp", channel: `COALESCE(channel, '${NO_CHANNEL}')`,
-};
+/** The grouping expression of each dimension; days group by buckets (spend-keys.ts). */
+function dimensionColumn(by: SpendDimension, range: SpendRange): string {
+  switch (by) {
+    case "user": return `"user"`;
+    case "group": return "grp";
+    case "channel": return `COALESCE(channel, '${NO_CHANNEL}')`;
+    case "key": return SERVED_KEY_SQL;
+    case "day": return `(time / ${dayBucketMs(range.timeZone)})::text`;
+    default: return by;
+  }
+}
 
 /** Equality filters and their columns, in the order conditions are written. */
 const equalities = [
@@ -165,6 +174,7 @@ const equalities = [
   ["user", `"user"`],
   ["model", "model"],
   ["channel", "channel"],
+  ["key", "usage_log.key"],
   ["status", "status"],
 ] as const;
 
@@ -182,7 +192,7 @@ function rowsOf(batch: readonly Pending[]): string {
       e.costNano.toString(), e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated, refundedAt,
       e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
       formatToolCalls(u.toolCalls), e.breakdown ?? null,
-      e.channelCostNano === undefined ? null : e.channelCostNano.toString(),
+      e.channelCostNano === undefined ? null : e.channelCostNano.toString(), e.key ?? null,
     ];
   }));
 }
@@ -387,6 +397,10 @@ export class PostgresUsageLog implements UsageLog {
       values.push(value);
       conditions.push(`${column} = $${values.length}`);
     }
+    if (filter.statusClass !== undefined) {
+      values.push(filter.statusClass * 100);
+      conditions.push(`status >= $${values.length} AND status < $${values.length} + 100`);
+    }
     if (filter.since !== undefined) (values.push(filter.since), conditions.push(`time >= $${values.length}`));
     if (filter.until !== undefined) (values.push(filter.until), conditions.push(`time < $${values.length}`));
     values.push(logLimit(filter.limit));
@@ -398,10 +412,10 @@ export class PostgresUsageLog implements UsageLog {
     return rows.map(entryOfRow);
   }
 
-  async spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]> {
-    const column = dimensionColumn[by];
+  async spend(by: SpendDimension, range: SpendRange): Promise<SpendRow[]> {
+    const column = dimensionColumn(by, range);
     const { rows } = await this.#query<SpendSqlRow>({
-      name: `usage_log_spend_${by}`,
+      name: by === "day" ? `usage_log_spend_day_${dayBucketMs(range.timeZone)}` : `usage_log_spend_${by}`,
       // Sums of int8 are numeric (exact); keys sort bytewise, as SQLite does.
       text: `SELECT ${column} AS key, count(*) AS requests,
           sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
@@ -411,7 +425,7 @@ export class PostgresUsageLog implements UsageLog {
         GROUP BY ${column} ORDER BY cost DESC, ${column} COLLATE "C" ASC`,
       values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],
     });
-    return rows.map(spendRowOf);
+    return by === "day" ? daysOfBuckets(rows.map(spendRowOf), range) : rows.map(spendRowOf);
   }
 
   spentByToken(token: string): Promise<bigint> {

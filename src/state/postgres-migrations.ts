@@ -75,6 +75,13 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // As SQLite's (migration 5): NULL in rows written before, whose cost is then unknown.
     sql: `ALTER TABLE usage_log ADD COLUMN breakdown text, ADD COLUMN channel_cost_nano bigint;`,
   },
+  {
+    version: 4,
+    description: "the channel key that served each request",
+    // As SQLite's (migration 6): NULL in rows written before and when no key served; else
+    // the key's fingerprint, never the key.
+    sql: `ALTER TABLE usage_log ADD COLUMN key text;`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

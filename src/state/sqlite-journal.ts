@@ -46,8 +46,8 @@ export function journalLine(e: UsageEntry): string {
 }
 
 /** The fewest values a line an older gateway wrote may hold: before dropped_fields,
- * tool_calls, breakdown and channel_cost_nano existed. */
-const OLDEST_ROW_WIDTH = ROW_WIDTH - 4;
+ * tool_calls, breakdown, channel_cost_nano and key existed. */
+const OLDEST_ROW_WIDTH = ROW_WIDTH - 5;
 
 /** Where the journal's writes have reached: what the writer thread may read up to. */
 export interface JournalMark {
@@ -186,9 +186,9 @@ function pushLine(rows: unknown[], line: string, onSkipped: () => void): void {
     onSkipped();
     return;
   }
-  // A line written before dropped_fields, tool_calls, breakdown or channel_cost_nano
-  // existed left those out: it dropped nothing, ran no hosted tool, and its breakdown and
-  // cost to the operator are unknown.
+  // A line written before dropped_fields, tool_calls, breakdown, channel_cost_nano or key
+  // existed left those out: it dropped nothing, ran no hosted tool, and its breakdown, cost
+  // to the operator and serving key are unknown.
   if (Array.isArray(row) && row.length >= OLDEST_ROW_WIDTH) while (row.length < ROW_WIDTH) row.push(null);
   const channelCost: unknown = Array.isArray(row) ? row[CHANNEL_COST_AT] : undefined;
   if (!Array.isArray(row) || row.length !== ROW_WIDTH || typeof row[COST_AT] !== "string"

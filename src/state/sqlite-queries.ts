@@ -4,7 +4,8 @@
 import type Database from "better-sqlite3";
 import { formatToolCalls } from "../protocols/usage.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
-import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
+import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
 
 /** A usage_log row as better-sqlite3 returns it (safe integers: bigints). */
 interface LogRow extends UsageRow {
@@ -12,8 +13,11 @@ interface LogRow extends UsageRow {
   refunded_at: bigint | null;
 }
 
-const dimensionColumn: Record<SpendDimension, string> = {
+/** The grouping expression of each dimension; days group by buckets (spend-keys.ts) the
+ * statement is prepared for when first asked. */
+const dimensionColumn: Record<Exclude<SpendDimension, "day">, string> = {
   user: "user", token: "token", model: "model", group: "grp", channel: `COALESCE(channel, '${NO_CHANNEL}')`,
+  key: SERVED_KEY_SQL,
 };
 
 /** Equality filters and their columns, in the order conditions are written. */
@@ -23,6 +27,7 @@ const equalities = [
   ["user", "user"],
   ["model", "model"],
   ["channel", "channel"],
+  ["key", "usage_log.key"],
   ["status", "status"],
 ] as const;
 
@@ -30,13 +35,13 @@ const equalities = [
 /** Prepared statements over one open database. */
 const COLUMNS = `request_id, time, token, user, grp, model, upstream_model, channel, inbound_protocol,
   upstream_protocol, input, cache_read, cache_write, output, reasoning, cost_nano, status, error, duration_ms,
-  ttfb_ms, estimated, dropped_fields, tool_calls, breakdown, channel_cost_nano`;
+  ttfb_ms, estimated, dropped_fields, tool_calls, breakdown, channel_cost_nano, key`;
 /** Values a usage_log row has, in COLUMNS order. */
-export const ROW_WIDTH = 25;
+export const ROW_WIDTH = 26;
 /** The column names, in COLUMNS order (a journal line holds their values). */
 const COLUMN_NAMES = COLUMNS.split(",").map((c) => c.trim());
 const ROW_PLACEHOLDERS = `(${Array.from({ length: ROW_WIDTH }, () => "?").join(", ")})`;
-/** Statement sizes a batch is cut into, largest first (25 parameters a row). */
+/** Statement sizes a batch is cut into, largest first (26 parameters a row). */
 const ROWS_PER_INSERT = [32, 8, 1] as const;
 /** Positions in a row of the values spend counters (and failure reports) need. */
 export const ID_AT = 0;
@@ -54,7 +59,7 @@ export function rowOf(e: UsageEntry): unknown[] {
     e.inboundProtocol, e.upstreamProtocol ?? null, u.input, u.cacheRead, u.cacheWrite, u.output, u.reasoning,
     e.costNano, e.status, e.error ?? null, e.durationMs, e.ttfbMs ?? null, e.estimated ? 1 : 0,
     e.droppedFields && e.droppedFields.length > 0 ? e.droppedFields.join(",") : null,
-    formatToolCalls(u.toolCalls), e.breakdown ?? null, e.channelCostNano ?? null,
+    formatToolCalls(u.toolCalls), e.breakdown ?? null, e.channelCostNano ?? null, e.key ?? null,
   ];
 }
 
@@ -78,7 +83,7 @@ export class SqliteQueries {
   readonly #addSpend: Database.Statement;
   readonly #spent: Database.Statement;
   readonly #has: Database.Statement;
-  readonly #spendBy = new Map<SpendDimension, Database.Statement>();
+  readonly #spendBy = new Map<string, Database.Statement>();
   readonly #logsByShape = new Map<string, Database.Statement>();
   /** Made on the first refund (the writer thread's copy never refunds). */
   #refund: Database.Transaction<(id: string, time: number) => RefundResult> | undefined;
@@ -90,14 +95,16 @@ export class SqliteQueries {
       ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
     this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
     this.#has = db.prepare("SELECT 1 FROM usage_log WHERE request_id = ?").pluck();
-    for (const [by, column] of Object.entries(dimensionColumn) as [SpendDimension, string][]) {
-      this.#spendBy.set(by, db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
-          SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
-          SUM(output) AS output, SUM(reasoning) AS reasoning,
-          ${SPEND_MONEY_SQL}
-        FROM usage_log WHERE time >= @since AND time < @until
-        GROUP BY ${column} ORDER BY cost DESC, key ASC`));
-    }
+    for (const [by, column] of Object.entries(dimensionColumn)) this.#spendBy.set(by, this.#spendStatement(column));
+  }
+
+  #spendStatement(column: string): Database.Statement {
+    return this.#db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
+        SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
+        SUM(output) AS output, SUM(reasoning) AS reasoning,
+        ${SPEND_MONEY_SQL}
+      FROM usage_log WHERE time >= @since AND time < @until
+      GROUP BY ${column} ORDER BY cost DESC, key ASC`);
   }
 
   /**
@@ -183,6 +190,11 @@ export class SqliteQueries {
       conditions.push(`${column} = @${name}`);
       params[name] = value;
     }
+    if (filter.statusClass !== undefined) {
+      conditions.push("status >= @statusFrom AND status < @statusTo");
+      params.statusFrom = filter.statusClass * 100;
+      params.statusTo = filter.statusClass * 100 + 100;
+    }
     if (filter.since !== undefined) (conditions.push("time >= @since"), (params.since = filter.since));
     if (filter.until !== undefined) (conditions.push("time < @until"), (params.until = filter.until));
     const shape = conditions.join(" AND ");
@@ -196,9 +208,13 @@ export class SqliteQueries {
   }
 
   /** Spend over [since, until) grouped by `by`, highest cost first, then by key. */
-  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
+  spend(by: SpendDimension, range: SpendRange): SpendRow[] {
     const params = { since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER };
-    const rows = this.#spendBy.get(by)!.all(params) as SpendSqlRow[];
-    return rows.map(spendRowOf);
+    if (by !== "day") return (this.#spendBy.get(by)!.all(params) as SpendSqlRow[]).map(spendRowOf);
+    const bucketMs = dayBucketMs(range.timeZone);
+    const name = `day:${bucketMs}`;
+    let statement = this.#spendBy.get(name);
+    if (!statement) this.#spendBy.set(name, (statement = this.#spendStatement(`CAST(time / ${bucketMs} AS TEXT)`)));
+    return daysOfBuckets((statement.all(params) as SpendSqlRow[]).map(spendRowOf), range);
   }
 }

@@ -13,7 +13,8 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { rowsOfLines, segmentNumbers, segmentPath } from "./sqlite-journal.js";
 import { entryOfJournalRow, ROW_WIDTH, type SqliteQueries } from "./sqlite-queries.js";
 import { addSpendMoney, type SpendMoney } from "./entry.js";
-import { NO_CHANNEL, type LogFilter, type SpendDimension, type SpendRow, type UsageEntry } from "./store.js";
+import { newestDayFirst, spendKeyer } from "./spend-keys.js";
+import type { LogFilter, SpendDimension, SpendRange, SpendRow, UsageEntry } from "./store.js";
 
 /** Journal segments held open for one read. */
 export class OpenSegments {
@@ -99,7 +100,9 @@ export function matches(e: UsageEntry, filter: LogFilter): boolean {
     && (filter.user === undefined || e.user === filter.user)
     && (filter.model === undefined || e.model === filter.model)
     && (filter.channel === undefined || e.channel === filter.channel)
+    && (filter.key === undefined || e.key === filter.key)
     && (filter.status === undefined || e.status === filter.status)
+    && (filter.statusClass === undefined || Math.floor(e.status / 100) === filter.statusClass)
     && (filter.since === undefined || e.time >= filter.since)
     && (filter.until === undefined || e.time < filter.until);
 }
@@ -120,14 +123,6 @@ export function mergeLogs(fromSql: readonly UsageEntry[], tail: readonly UsageEn
   return out;
 }
 
-const dimensionKey: Record<SpendDimension, (e: UsageEntry) => string> = {
-  user: (e) => e.user,
-  token: (e) => e.token,
-  model: (e) => e.model,
-  group: (e) => e.group,
-  channel: (e) => e.channel ?? NO_CHANNEL,
-};
-
 /** A spend row while the tail's entries are added to it. */
 interface MutableSpendRow extends SpendMoney {
   readonly key: string;
@@ -136,13 +131,14 @@ interface MutableSpendRow extends SpendMoney {
 }
 
 /** `fromSql` with the tail's entries in [since, until) added, ordered as the SQL orders. */
-export function mergeSpend(fromSql: readonly SpendRow[], tail: readonly UsageEntry[], by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
-  const inRange = tail.filter((e) => matches(e, range));
+export function mergeSpend(fromSql: readonly SpendRow[], tail: readonly UsageEntry[], by: SpendDimension, range: SpendRange): SpendRow[] {
+  const inRange = tail.filter((e) => matches(e, { since: range.since, until: range.until }));
   if (inRange.length === 0) return [...fromSql];
+  const keyOf = spendKeyer(by, range);
   const rows = new Map<string, MutableSpendRow>();
   for (const r of fromSql) rows.set(r.key, { ...r, usage: { ...r.usage } });
   for (const e of inRange) {
-    const key = dimensionKey[by](e);
+    const key = keyOf(e);
     let row = rows.get(key);
     if (!row) {
       const usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
@@ -156,6 +152,7 @@ export function mergeSpend(fromSql: readonly SpendRow[], tail: readonly UsageEnt
     row.usage.reasoning += e.usage.reasoning;
     addSpendMoney(row, e); // a journal entry is never refunded: refunds read SQLite
   }
+  if (by === "day") return newestDayFirst([...rows.values()]);
   return [...rows.values()].sort((a, b) => (a.costNano === b.costNano ? (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) : a.costNano > b.costNano ? -1 : 1));
 }
 

@@ -14,7 +14,7 @@ import { logLimit } from "./entry.js";
 import { pushRow, SqliteQueries } from "./sqlite-queries.js";
 import { mergeLogs, mergeSpend, OpenSegments, tailSpend } from "./sqlite-tail.js";
 import { ThreadWriter } from "./sqlite-thread.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
 
 /** How to open a SQLite store. */
 export interface SqliteStoreOptions {
@@ -350,7 +350,7 @@ class SqliteStore implements Store {
     return this.#queries.refund(requestId, at);
   }
 
-  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[] {
+  spend(by: SpendDimension, range: SpendRange): SpendRow[] {
     return this.#read((tail) => mergeSpend(this.#queries.spend(by, range), tail, by, range));
   }
 

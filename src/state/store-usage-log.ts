@@ -3,7 +3,7 @@
 // except `append`, which resolves once the entry is durable (the journal's group commit).
 
 import type { SpendTotals, UsageLog } from "./interfaces.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
 
 /** Runs a synchronous read as a settled promise. */
 function now<T>(read: () => T): Promise<T> {
@@ -34,7 +34,7 @@ export class StoreUsageLog implements UsageLog {
     return now(() => this.store.logs(filter));
   }
 
-  spend(by: SpendDimension, range: { since?: number; until?: number }): Promise<SpendRow[]> {
+  spend(by: SpendDimension, range: SpendRange): Promise<SpendRow[]> {
     return now(() => this.store.spend(by, range));
   }
 

@@ -18,6 +18,9 @@ export interface UsageEntry {
   /** The model name sent upstream after model_map. */
   readonly upstreamModel?: string;
   readonly channel?: string;
+  /** The fingerprint of the channel key that served the request (routing/key-health.ts's
+   * keyFingerprint, never the key); absent when no key served it. */
+  readonly key?: string;
   /** Route protocol the client spoke, e.g. "chat-completions". */
   readonly inboundProtocol: string;
   /** Protocol of the channel that answered: openai | anthropic | gemini. */
@@ -62,7 +65,11 @@ export interface LogFilter {
   readonly model?: string;
   /** The channel that answered. */
   readonly channel?: string;
+  /** The fingerprint of the key that served. */
+  readonly key?: string;
   readonly status?: number;
+  /** A status class by its first digit: 4 is every status from 400 to 499. */
+  readonly statusClass?: number;
   /** Epoch ms, inclusive. */
   readonly since?: number;
   /** Epoch ms, exclusive. */
@@ -71,9 +78,22 @@ export interface LogFilter {
   readonly limit?: number;
 }
 
-export type SpendDimension = "user" | "token" | "model" | "group" | "channel";
+/** `key`: the channel and fingerprint of the key that served ("channel/fingerprint");
+ * `day`: the day the request arrived (YYYY-MM-DD) in the range's time zone. */
+export type SpendDimension = "user" | "token" | "model" | "group" | "channel" | "key" | "day";
 
-/** The key of the spend row of requests no channel answered (`by: "channel"`). */
+/** The time range of a spend query, and the zone its days are counted in. */
+export interface SpendRange {
+  /** Epoch ms, inclusive. */
+  readonly since?: number;
+  /** Epoch ms, exclusive. */
+  readonly until?: number;
+  /** An IANA time zone for `by: "day"` (default UTC). */
+  readonly timeZone?: string;
+}
+
+/** The key of the spend row of requests no channel answered (`by: "channel"`), or no key
+ * served (`by: "key"`). Rows by day are newest first; the others highest cost first. */
 export const NO_CHANNEL = "";
 
 /** Spend aggregated over one dimension. */
@@ -116,6 +136,6 @@ export interface Store {
   /** Usage-log entries matching the filter, newest first. */
   logs(filter: LogFilter): UsageEntry[];
   /** Spend grouped by a dimension over [since, until). */
-  spend(by: SpendDimension, range: { since?: number; until?: number }): SpendRow[];
+  spend(by: SpendDimension, range: SpendRange): SpendRow[];
   close(): void;
 }

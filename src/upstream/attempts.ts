@@ -95,6 +95,9 @@ export interface Attempts {
   /** The last channel tried, and the model name sent to it (the usage entry names them). */
   readonly channel: Channel | undefined;
   readonly upstreamModel: string | undefined;
+  /** The fingerprint of the key whose answer was served (never the key); undefined when
+   * there is no answer. */
+  readonly key: string | undefined;
 }
 
 /** The loop's state while it runs (one per request, never shared). */
@@ -104,6 +107,7 @@ class Run implements Attempts {
   readonly tried: AttemptOutcome[] = [];
   channel: Channel | undefined = undefined;
   upstreamModel: string | undefined = undefined;
+  key: string | undefined = undefined;
   last: LastFailure | undefined = undefined;
   constructor(readonly plan: AttemptPlan) {}
 }
@@ -241,6 +245,7 @@ async function relayAnswer(run: Run, channel: Channel, exchange: Exchange, upstr
   // Not waited for: the answer need not wait to forget a channel's past failures.
   void noted(plan.routing.health.recordSuccess(channel.name), channel);
   run.answer = answer;
+  run.key = fingerprint;
   return "stop";
 }
 

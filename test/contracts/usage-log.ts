@@ -180,6 +180,89 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       assert.deepEqual((await log.spend("channel", { since: 11, until: 14 })).map((r) => [r.key, r.costNano, r.channelCostNano]), [["west", 700n, 900n], ["east", 500n, 450n]]);
     });
 
+    test("the serving key's fingerprint round-trips; an entry no key served reads back without", async () => {
+      const served = entry({ requestId: "k1", time: 3, channel: "east", key: "1a2b3c4d" });
+      const unserved = entry({ requestId: "k0", time: 2, channel: "east", status: 502, costNano: 0n });
+      await log.append(served);
+      await log.append(unserved);
+      assert.deepEqual(await log.logs({}), [served, unserved]);
+      assert.equal("key" in (await log.logs({ requestId: "k0" }))[0], false);
+    });
+
+    test("logs filter by key and by status class", async () => {
+      await log.append(entry({ requestId: "a", time: 6, channel: "east", key: "aaaa1111", status: 200 }));
+      await log.append(entry({ requestId: "b", time: 5, channel: "east", key: "bbbb2222", status: 429 }));
+      await log.append(entry({ requestId: "c", time: 4, channel: "east", key: "aaaa1111", status: 400 }));
+      await log.append(entry({ requestId: "d", time: 3, channel: "west", status: 502 }));
+      await log.append(entry({ requestId: "e", time: 2, status: 499 }));
+      await log.append(entry({ requestId: "f", time: 1, status: 500 }));
+      assert.deepEqual(await ids({ key: "aaaa1111" }), ["a", "c"]);
+      assert.deepEqual(await ids({ key: "aaaa1111", statusClass: 4 }), ["c"]);
+      assert.deepEqual(await ids({ key: "cccc3333" }), []);
+      assert.deepEqual(await ids({ statusClass: 4 }), ["b", "c", "e"]);
+      assert.deepEqual(await ids({ statusClass: 5 }), ["d", "f"]);
+      assert.deepEqual(await ids({ statusClass: 2 }), ["a"]);
+      assert.deepEqual(await ids({ statusClass: 4, limit: 1 }), ["b"]);
+    });
+
+    test("spend by key groups by channel and key fingerprint; requests no key served under none", async () => {
+      await log.append(entry({ requestId: "a1", time: 1, channel: "east", key: "aaaa1111", costNano: 300n, channelCostNano: 100n }));
+      await log.append(entry({ requestId: "a2", time: 2, channel: "east", key: "aaaa1111", costNano: 200n, channelCostNano: 100n }));
+      await log.append(entry({ requestId: "b1", time: 3, channel: "east", key: "bbbb2222", costNano: 400n, channelCostNano: 300n }));
+      // The same key on another channel is another row.
+      await log.append(entry({ requestId: "w1", time: 4, channel: "west", key: "aaaa1111", costNano: 50n, channelCostNano: 10n }));
+      await log.append(entry({ requestId: "n1", time: 5, channel: "west", costNano: 0n, status: 502 }));
+      await log.append(entry({ requestId: "r1", time: 6, channel: "east", key: "bbbb2222", costNano: 900n, channelCostNano: 1n }));
+      await log.refund("r1", 7);
+      const usage = (n: number) => ({ input: 10 * n, cacheRead: 2 * n, cacheWrite: n, output: 5 * n, reasoning: 3 * n });
+      assert.deepEqual(await log.spend("key", {}), [
+        { key: "east/aaaa1111", requests: 2, usage: usage(2), costNano: 500n, channelCostNano: 200n, channelCostUnknown: 0 },
+        { key: "east/bbbb2222", requests: 2, usage: usage(2), costNano: 400n, channelCostNano: 300n, channelCostUnknown: 0 },
+        { key: "west/aaaa1111", requests: 1, usage: usage(1), costNano: 50n, channelCostNano: 10n, channelCostUnknown: 0 },
+        { key: "", requests: 1, usage: usage(1), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 },
+      ]);
+      assert.deepEqual((await log.spend("key", { since: 2, until: 4 })).map((r) => [r.key, r.costNano]), [["east/bbbb2222", 400n], ["east/aaaa1111", 200n]]);
+    });
+
+    test("spend by day: one row per UTC day, newest first, whatever the cost", async () => {
+      const day = Date.UTC(2026, 10, 26); // 2026-11-26T00:00Z
+      await log.append(entry({ requestId: "d1", time: day - 1, costNano: 900n, channelCostNano: 100n })); // 25th, last ms
+      await log.append(entry({ requestId: "d2", time: day, costNano: 1n, channelCostNano: 1n }));
+      await log.append(entry({ requestId: "d3", time: day + 86_400_000 - 1, costNano: 2n, channelCostNano: 1n }));
+      await log.append(entry({ requestId: "d4", time: day + 86_400_000 + 5, costNano: 30n })); // the 27th, cost unknown
+      const usage = (n: number) => ({ input: 10 * n, cacheRead: 2 * n, cacheWrite: n, output: 5 * n, reasoning: 3 * n });
+      assert.deepEqual(await log.spend("day", {}), [
+        { key: "2026-11-27", requests: 1, usage: usage(1), costNano: 30n, channelCostNano: 0n, channelCostUnknown: 1 },
+        { key: "2026-11-26", requests: 2, usage: usage(2), costNano: 3n, channelCostNano: 2n, channelCostUnknown: 0 },
+        { key: "2026-11-25", requests: 1, usage: usage(1), costNano: 900n, channelCostNano: 100n, channelCostUnknown: 0 },
+      ]);
+      assert.deepEqual((await log.spend("day", { since: day })).map((r) => r.key), ["2026-11-27", "2026-11-26"]);
+      assert.deepEqual(await log.spend("day", { since: day + 10 * 86_400_000 }), []);
+    });
+
+    test("spend by day in a time zone: days begin at its midnight, half-hour offsets and DST included", async () => {
+      const day = Date.UTC(2026, 10, 26);
+      // Asia/Kolkata is UTC+5:30: 18:29Z on the 25th is 23:59 there, 18:30Z is the 26th.
+      await log.append(entry({ requestId: "i1", time: day - 5.5 * 3_600_000 - 60_000, costNano: 1n }));
+      await log.append(entry({ requestId: "i2", time: day - 5.5 * 3_600_000, costNano: 2n }));
+      await log.append(entry({ requestId: "i3", time: day + 3_600_000, costNano: 4n }));
+      assert.deepEqual((await log.spend("day", { timeZone: "Asia/Kolkata" })).map((r) => [r.key, r.requests, r.costNano]), [
+        ["2026-11-26", 2, 6n], ["2026-11-25", 1, 1n],
+      ]);
+      assert.deepEqual((await log.spend("day", {})).map((r) => [r.key, r.requests, r.costNano]), [
+        ["2026-11-26", 1, 4n], ["2026-11-25", 2, 3n],
+      ]);
+      // America/New_York left summer time at 06:00Z on 2026-11-01: UTC-4 before, UTC-5 after.
+      const nov1 = Date.UTC(2026, 10, 1);
+      await log.append(entry({ requestId: "n1", time: nov1 + 3.5 * 3_600_000, costNano: 8n })); // 23:30 on Oct 31 (EDT)
+      await log.append(entry({ requestId: "n2", time: nov1 + 4 * 3_600_000, costNano: 16n })); // 00:00 on Nov 1 (EDT)
+      await log.append(entry({ requestId: "n3", time: nov1 + 28.5 * 3_600_000, costNano: 32n })); // 23:30 on Nov 1 (EST)
+      await log.append(entry({ requestId: "n4", time: nov1 + 29 * 3_600_000, costNano: 64n })); // 00:00 on Nov 2 (EST)
+      assert.deepEqual((await log.spend("day", { timeZone: "America/New_York", until: nov1 + 2 * 86_400_000 })).map((r) => [r.key, r.costNano]), [
+        ["2026-11-02", 64n], ["2026-11-01", 48n], ["2026-10-31", 8n],
+      ]);
+    });
+
     test("spend rows of equal cost are ordered by key", async () => {
       for (const user of ["carol", "alice", "bob"]) await log.append(entry({ requestId: user, user, costNano: 1n }));
       assert.deepEqual((await log.spend("user", {})).map((r) => r.key), ["alice", "bob", "carol"]);

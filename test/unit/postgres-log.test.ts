@@ -330,10 +330,11 @@ describe("PostgreSQL ledger: migrations", () => {
         { version: 1, description: "usage log and settled spend" },
         { version: 2, description: "hosted tool calls billed per call" },
         { version: 3, description: "cost breakdowns and the cost to the operator" },
+        { version: 4, description: "the channel key that served each request" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(3\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(4\)/);
     } finally {
       await fresh.drop();
     }
@@ -448,7 +449,7 @@ describe("gateway migrate --from sqlite: --to postgres://", () => {
     try {
       const store = openSqliteStore(file);
       const entries: UsageEntry[] = [
-        entry({ requestId: "m1", costNano: 2n ** 53n + 1n, droppedFields: ["a", "b"], channel: "east",
+        entry({ requestId: "m1", costNano: 2n ** 53n + 1n, droppedFields: ["a", "b"], channel: "east", key: "1a2b3c4d",
           breakdown: "input=10@3/1M output=5@15/1M multiplier=1", channelCostNano: 2n ** 53n + 7n }),
         entry({ requestId: "m2", costNano: 700n, token: "t2", time: 1_700_000_000_001 }),
         entry({ requestId: "m3", costNano: 50n, user: "bob", token: "t3", status: 502, error: "upstream_error" }),
@@ -479,7 +480,8 @@ describe("gateway migrate --from sqlite: --to postgres://", () => {
         const copied = await ledger.logs({});
         assert.deepEqual(copied.map((e) => e.requestId), ["m2", "m3", "m1"]);
         assert.equal(copied[0].refundedAt, 1_700_000_000_500);
-        assert.deepEqual(copied[2], entries[0]);
+        assert.deepEqual(copied[2], entries[0]); // the serving key's fingerprint included
+        assert.deepEqual((await ledger.spend("key", {})).map((r) => [r.key, r.requests]), [["east/1a2b3c4d", 1], ["", 2]]);
         assert.equal(await ledger.spentByToken("t2"), 0n);
         assert.equal(await ledger.spentByUser("alice"), 2n ** 53n + 1n);
         assert.equal(await ledger.spentByUser("bob"), 50n);

@@ -115,6 +115,7 @@ function usageEntry(ctx: Settling, failure: unknown, fallbacks: PriceFallbacks):
     model: modelNameOf(ctx) ?? "",
     upstreamModel: outcome?.upstreamModel,
     channel: outcome?.channel?.name,
+    key: served ? outcome?.key : undefined,
     inboundProtocol: ctx.target.route.name,
     upstreamProtocol: outcome?.channel?.protocol,
     usage: billed?.usage ?? emptyUsage(),

@@ -59,7 +59,9 @@ export function upstreamStage(routing: RoutingState, route: Route): Stage<Callin
         requestId: ctx.id, modelName: call.name, timeoutMs: server.upstreamTimeoutMs, idleTimeoutMs: server.streamIdleTimeoutMs, client: ctx.res,
       });
       const served = attempts.answer;
-      give(ctx, "outcome", { served, channel: attempts.channel, upstreamModel: attempts.upstreamModel, attempts: attempts.tried.length });
+      give(ctx, "outcome", {
+        served, channel: attempts.channel, upstreamModel: attempts.upstreamModel, key: attempts.key, attempts: attempts.tried.length,
+      });
       if (attempts.error !== undefined) throw attempts.error;
       if (!served || !attempts.channel) return; // the client left before any answer
       const ok = served.status < 300;
