@@ -17,7 +17,7 @@ import type { PriceFallbacks } from "./price-fallbacks.js";
 
 /** What every entry of the session shares (whose, which model and channel). */
 export type SessionEntryBase = Pick<UsageEntry,
-  "token" | "user" | "group" | "model" | "upstreamModel" | "channel" | "inboundProtocol" | "upstreamProtocol">;
+  "token" | "user" | "group" | "model" | "upstreamModel" | "channel" | "key" | "inboundProtocol" | "upstreamProtocol">;
 
 /** One response's or transcription's charge. */
 export interface ChargePart {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import WebSocket from "ws";
 import { decodeBreakdown, totalOf } from "../../src/billing/breakdown.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
+import { keyFingerprint } from "../../src/routing/key-health.js";
 import { startFakeRealtime, type FakeRealtime } from "../helpers/fake-realtime.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { realtimeDone } from "../helpers/usage-fixtures.js";
@@ -57,6 +58,8 @@ describe("realtime audio priced as audio", () => {
     assert.equal(entry.estimated, false);
     assert.equal(totalOf(decodeBreakdown(entry.breakdown!)), entry.costNano);
     assert.match(entry.breakdown!, /audio_cache_read=600@/);
+    // The key that served the session, by its fingerprint (never the key).
+    assert.equal(entry.key, keyFingerprint(CHANNEL_KEY));
   });
 
   test("a response is reserved at its audio worst case: a balance that covers its output as text but not as audio refuses it", async () => {

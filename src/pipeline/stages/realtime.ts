@@ -12,6 +12,7 @@ import { GatewayError } from "../../errors/gateway-error.js";
 import { providers } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import { keyInRotation } from "../../routing/key-pick.js";
+import { keyFingerprint } from "../../routing/key-health.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
 import type { Channel, Runtime } from "../../runtime/types.js";
@@ -162,7 +163,7 @@ async function runSession(
     admitter: deps.admitter, usageLog: deps.usageLog, observer: deps.observer, price: model.price, multiplierPpm: group.multiplierPpm, channelCost: channel.cost, priceFallbacks: deps.priceFallbacks,
     base: {
       token: token.name, user: token.user, group: token.group, model: modelName, upstreamModel,
-      channel: channel.name, inboundProtocol: route.name, upstreamProtocol: channel.protocol,
+      channel: channel.name, key: keyFingerprint(key), inboundProtocol: route.name, upstreamProtocol: channel.protocol,
     },
   });
   const admission = new SessionAdmission({
