@@ -1,6 +1,7 @@
 // `gateway --listen HOST:PORT` (and `gateway serve --listen`): the command line's address
-// replaces the config's server.listen for the run, a reload keeps it (and does not warn that
-// server settings changed), and a bad address exits 2 in the CLI's usual shape.
+// replaces the config's server.listen for the run, in a single process and in every worker
+// of a cluster; a reload keeps it (and does not warn that server settings changed); a bad
+// address exits 2 in the CLI's usual shape.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -8,6 +9,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually } from "../helpers/gateway.js";
+import { createTestDatabase } from "../helpers/postgres.js";
+import { REDIS_URL, deleteKeys, testKeyPrefix, testRedisClient } from "../helpers/redis.js";
 import { alive, exited, runGateway, type Child } from "../helpers/spawn-gateway.js";
 import { TOKEN, closedPort, config, postChat, rawRequest, token } from "./support.js";
 
@@ -73,6 +76,50 @@ describe("gateway --listen", () => {
     await refused(`http://127.0.0.1:${configured}/healthz`);
     child.proc.kill("SIGTERM");
     assert.equal((await exited(child, 8000)).code, 0, child.stderr);
+  });
+
+  test("with server.workers: 2 (Redis and PostgreSQL) every worker listens on the flag's address, across a reload", async () => {
+    const prefix = testKeyPrefix("listen");
+    const db = await createTestDatabase("gw_listen");
+    try {
+      const configured = await closedPort();
+      const flagged = await closedPort();
+      const file = join(dir, "workers.yaml");
+      const yaml = (tokens?: Record<string, unknown>[]) => config({
+        server: { listen: `127.0.0.1:${configured}`, workers: 2, drain_timeout: "5s" },
+        store: `${REDIS_URL}?key_prefix=${prefix}`,
+        tokens,
+      }) + `ledger: ${db.url}\n`;
+      await writeFile(file, yaml());
+      const child = runGateway(["--config", file, "--listen", `127.0.0.1:${flagged}`], dir, "info");
+      children.push(child);
+      const base = `http://127.0.0.1:${flagged}`;
+      await healthy(child, base);
+      // The primary says so once every worker listens.
+      await eventually(() => new RegExp(`"msg":"gateway listening","url":"http://127\\.0\\.0\\.1:${flagged}".*"workers":2`).test(child.stderr),
+        15_000, "both workers to listen on the flag's address");
+      await refused(`http://127.0.0.1:${configured}/healthz`);
+
+      const fresh = "sk-gw-listen-workers-reload-1";
+      await writeFile(file, yaml([token("alice-main", TOKEN), token("fresh", fresh)]));
+      child.proc.kill("SIGHUP");
+      // Fresh connections, so the cluster hands them to either worker: each knows the token.
+      await eventually(async () => {
+        const answers = await Promise.all(Array.from({ length: 6 }, () =>
+          postChat(base, { model: "gpt-4o-mini", messages: [] }, { authorization: `Bearer ${fresh}`, connection: "close" })));
+        return answers.every((r) => r.status !== 401);
+      }, 8000, "every worker to accept the reloaded token");
+      await refused(`http://127.0.0.1:${configured}/healthz`);
+      assert.doesNotMatch(child.stderr, /settings changed; they apply after a restart/);
+
+      child.proc.kill("SIGTERM");
+      assert.equal((await exited(child, 15_000)).code, 0, child.stderr);
+      await refused(`${base}/healthz`);
+    } finally {
+      await db.drop().catch(() => {});
+      const client = testRedisClient();
+      try { await deleteKeys(client, prefix); } finally { client.disconnect(); }
+    }
   });
 
   for (const [args, message] of [
