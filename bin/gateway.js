@@ -24,6 +24,24 @@ process.stdout.on("error", (err) => {
   throw err;
 });
 
+// Under npm (`npx gateway`, `npm start`) this process's parent is npm's `sh -c`, and npm
+// forwards a SIGTERM to that shell, which dies of it without passing it on: this process
+// would go on serving, orphaned. Its parent going away is taken as that SIGTERM. (Ctrl-C
+// reaches every process of the terminal's group, this one included.) Only when npm ran this
+// command itself (npx quotes it: 'gateway'), not a process npm started (a test runner).
+if (/^'?(gateway|node bin\/gateway\.js)('|\s|$)/.test(process.env.npm_lifecycle_script ?? "")) {
+  const parent = process.ppid;
+  const orphaned = setInterval(() => {
+    // Only once something listens for SIGTERM: a gateway still starting is told when it
+    // serves, and one already stopping (a cluster primary stops listening then) is not
+    // killed by a second signal.
+    if (process.ppid === parent || process.listenerCount("SIGTERM") === 0) return;
+    clearInterval(orphaned);
+    process.kill(process.pid, "SIGTERM");
+  }, 250);
+  orphaned.unref();
+}
+
 let main;
 if (existsSync(compiled) && statSync(compiled).mtimeMs >= newest(`${root}src`)) {
   ({ main } = await import(compiled));

@@ -5,10 +5,11 @@
 import cluster from "node:cluster";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { compileSource, ConfigError, type CompileResult } from "../config/index.js";
+import { compileSource, ConfigError, parseListen, type CompileResult } from "../config/index.js";
 import { createReloader } from "../config/reload.js";
 import { applyLogLevel, log } from "../observability/log.js";
 import { RuntimeBox } from "../runtime/box.js";
+import type { Runtime } from "../runtime/types.js";
 import { runClusterPrimary } from "../server/cluster.js";
 import { workerCount } from "../server/cluster-policy.js";
 import { startupRefusals } from "../server/startup-policy.js";
@@ -16,6 +17,7 @@ import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
 import { openState } from "../state/open.js";
+import { UsageError } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { processIo, type CliIo } from "./format.js";
 
@@ -25,24 +27,47 @@ export const serveCommand: Command = {
   synopsis: "gateway [serve] [options]",
   options: {
     config: { type: "string", short: "c", value: "FILE", description: "the config to serve (default gateway.yaml)" },
+    listen: { type: "string", value: "HOST:PORT", check: checkListen, description: "listen here instead of the config's server.listen (kept across reloads)" },
   },
-  run: (flags, io) => serve(flags.values.get("config") ?? "gateway.yaml", io),
+  run: (flags, io) => serve(flags.values.get("config") ?? "gateway.yaml", listenOverride(flags.values.get("listen")), io),
 };
+
+/** Refuses a --listen value the config's server.listen would refuse, with the same words. */
+function checkListen(value: string): void {
+  try {
+    parseListen(value);
+  } catch (err) {
+    throw new UsageError(`--listen: ${(err as Error).message}`);
+  }
+}
+
+/** What --listen does to every Runtime this process serves: its address replaces
+ * server.listen's; the identity without the flag. */
+function listenOverride(value: string | undefined): (runtime: Runtime) => Runtime {
+  if (value === undefined) return (runtime) => runtime;
+  const { host, port } = parseListen(value);
+  return (runtime) => Object.freeze({ ...runtime, server: Object.freeze({ ...runtime.server, host, port }) });
+}
 
 /** Runs `gateway serve`: serves until a termination signal; resolves to the exit code. */
 export async function runServe(args: readonly string[], io: CliIo = processIo): Promise<number> {
   return runCommand(serveCommand, args, io);
 }
 
-/** Serves `path` until a termination signal; resolves to the exit code. */
-async function serve(path: string, io: CliIo): Promise<number> {
-  // A cluster worker runs with the primary's argv, so it arrives here with the same path.
-  if (cluster.isWorker) return runClusterWorker({ path, start: startServing });
+/** Serves `path` until a termination signal, `override` applied to each of its Runtimes;
+ * resolves to the exit code. */
+async function serve(path: string, override: (runtime: Runtime) => Runtime, io: CliIo): Promise<number> {
+  // A cluster worker runs with the primary's argv, so it arrives here with the same path and
+  // flags; its later reloads keep the server settings it started with.
+  if (cluster.isWorker) {
+    return runClusterWorker({ path, start: (box, metricsText) => (box.swap(override(box.current)), startServing(box, metricsText)) });
+  }
   let source: string;
   let compiled: CompileResult;
   try {
     source = await readConfig(path);
     compiled = compileSource(source, { path });
+    compiled = { ...compiled, runtime: override(compiled.runtime) };
   } catch (err) {
     if (err instanceof ConfigError) {
       io.err(err.message + "\n");
@@ -59,7 +84,7 @@ async function serve(path: string, io: CliIo): Promise<number> {
     return 1;
   }
   const workers = workerCount(compiled.runtime.server.workers);
-  if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers });
+  if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers, override });
 
   const box = new RuntimeBox(compiled.runtime);
   let serving: Serving & { url: string };
@@ -69,7 +94,7 @@ async function serve(path: string, io: CliIo): Promise<number> {
     io.err(`${path}: ${(err as Error).message}\n`);
     return 1;
   }
-  const reloader = createReloader({ path, box });
+  const reloader = createReloader({ path, box, override });
   log.info("gateway listening", { url: serving.url, config: path });
 
   process.on("SIGHUP", () => void reloader.reload("signal"));

@@ -28,6 +28,9 @@ export interface ReloaderOptions {
   debounceMs?: number;
   /** Told the text of each applied config (a cluster primary sends it to its workers). */
   onApplied?: (source: string, runtime: Runtime) => void;
+  /** Applied to each compiled Runtime before it is compared and swapped in: the command
+   * line's settings (`--listen`) outlive every reload. */
+  override?: (runtime: Runtime) => Runtime;
 }
 
 /** A running reloader. */
@@ -97,7 +100,9 @@ export function createReloader(opts: ReloaderOptions): Reloader {
         return "unchanged";
       }
       if (hash === rejectedHash && reason === "watch") return "unchanged";
-      const { runtime, warnings } = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
+      const compiled = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
+      const { warnings } = compiled;
+      const runtime = opts.override ? opts.override(compiled.runtime) : compiled.runtime;
       const applied = withStaticSettings(runtime, running);
       box.swap(applied);
       if (applied.logLevel !== running.logLevel) applyLogLevel(applied.logLevel);

@@ -19,6 +19,8 @@ export interface PrimaryOptions {
   readonly source: string;
   readonly runtime: Runtime;
   readonly workers: number;
+  /** The command line's settings, applied to each reloaded Runtime (see ReloaderOptions). */
+  readonly override?: (runtime: Runtime) => Runtime;
 }
 
 /** The primary's reloads: the live Runtime, and how to stop reloading. */
@@ -60,6 +62,7 @@ function relayReloads(opts: PrimaryOptions, group: WorkerGroup): Reloads {
   const reloader = createReloader({
     path: opts.path,
     box,
+    override: opts.override,
     onApplied: (source, runtime) => group.relay(configMessage(source, runtime)),
   });
   const onHangup = () => void reloader.reload("signal");

@@ -4,11 +4,29 @@
 // `total_usage` is the settled spend: Σ costNano of the usage log's entries, refunds left
 // out (what `gateway usage --by token|user` sums); it lists no per-request or per-day
 // costs, and reads no date range.
+//
+// The amounts stay JSON numbers (clients parse them as such), written as the exact decimal
+// of the nano-units, never through a float: 9899999 nano is 0.009899999, not
+// 0.009899999999999999.
 
+import { formatNano, formatScaled } from "../../billing/cost.js";
 import type { Accounts } from "../../state/interfaces.js";
 import type { Needs, Stage } from "../context.js";
 
-const toUnits = (nano: bigint): number => Number(nano) / 1e9;
+/** Nano-units in cents: 10^-7 of the currency. */
+const CENT_DECIMALS = 7;
+
+/** A JSON number's text, spliced into the body as written. */
+class ExactNumber {
+  constructor(readonly text: string) {}
+}
+
+/** A flat JSON object whose ExactNumber fields are written from their text. */
+function exactJson(fields: Readonly<Record<string, unknown>>): string {
+  const parts = Object.entries(fields).map(([key, value]) =>
+    `${JSON.stringify(key)}:${value instanceof ExactNumber ? value.text : JSON.stringify(value)}`);
+  return `{${parts.join(",")}}`;
+}
 
 /** The billing terminal: the balance a chat front-end shows. */
 export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" | "account">> {
@@ -16,7 +34,7 @@ export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" 
     const token = ctx.caller;
     const user = ctx.account.user;
     const byToken = token.quotaNano !== undefined;
-    const limit = toUnits(token.quotaNano ?? user.creditNano);
+    const limit = new ExactNumber(formatNano(token.quotaNano ?? user.creditNano));
     const spent = await (byToken ? accounts.spentByToken(token.name) : accounts.spentByUser(user.name));
     const body = ctx.path.endsWith("/subscription")
       ? {
@@ -27,8 +45,8 @@ export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" 
           system_hard_limit_usd: limit,
           access_until: token.expiresAt !== undefined ? Math.floor(token.expiresAt / 1000) : 0,
         }
-      : { object: "list", total_usage: toUnits(spent) * 100 };
-    const text = JSON.stringify(body);
+      : { object: "list", total_usage: new ExactNumber(formatScaled(spent, CENT_DECIMALS)) };
+    const text = exactJson(body);
     ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     ctx.res.end(text);
   };
