@@ -1,17 +1,21 @@
 // Turns gateway.yaml text into a Runtime: parse (positions kept), substitute ${ENV},
 // validate, cross-check, compile. Every problem is collected into one ConfigError.
+// A large tokens list is read by a fast path first (token-section.ts); a file it cannot
+// read, or one with any problem, goes through the positioned parse, which finds and
+// locates every issue as before.
 
 import { sha256Hex } from "./hash.js";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { compile, type CompileResult } from "./compile.js";
 import { crossref } from "./crossref.js";
-import { maskReferences, substituteEnv } from "./env.js";
+import { expand, maskReferences, substituteEnv, unmask } from "./env.js";
 import { ConfigError, type ConfigIssue } from "./issues.js";
 import { formatPath, pathAt, positionOf, type RawIssue } from "./locate.js";
 import type { RawConfig } from "./raw.js";
 import { schemaIssues } from "./schema.js";
+import { readTokenSection } from "./token-section.js";
 
 /** How to compile a config source. */
 export interface SourceOptions {
@@ -46,6 +50,85 @@ function locateAll(file: string, doc: Document, lines: LineCounter, raw: RawIssu
 
 /** Compiles config text synchronously; throws ConfigError listing every problem. */
 export function compileSource(text: string, opts: SourceOptions): CompileResult {
+  return compileFast(text, opts) ?? compileLocated(text, opts);
+}
+
+/**
+ * True when some mapping repeats a key. The fast path parses without the parser's own
+ * check (yaml's mapIncludes), which compares every key with every earlier one: quadratic
+ * in a 10k-user map. Same rule: scalar keys with equal values, other keys by identity.
+ */
+function hasDuplicateKeys(node: unknown): boolean {
+  if (isMap(node)) {
+    const seen = new Set<unknown>();
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      if (seen.has(key)) return true;
+      seen.add(key);
+      if (hasDuplicateKeys(pair.key) || hasDuplicateKeys(pair.value)) return true;
+    }
+  } else if (isSeq(node)) {
+    for (const item of node.items) if (hasDuplicateKeys(item)) return true;
+  }
+  return false;
+}
+
+/** True when the top-level map has one `tokens` key, at `offset`, with no value. */
+function emptyTokensKeyAt(doc: Document, offset: number): boolean {
+  if (!isMap(doc.contents)) return false;
+  const pairs = doc.contents.items.filter((pair) => isScalar(pair.key) && pair.key.value === "tokens");
+  if (pairs.length !== 1) return false;
+  const { key, value } = pairs[0];
+  return isScalar(key) && key.range?.[0] === offset && (value === null || (isScalar(value) && value.value === null));
+}
+
+/** Restores and expands ${VAR} in every string of the fast-read tokens; undefined on any problem. */
+function expandTokens(
+  tokens: Record<string, unknown>[], references: readonly string[], env: NodeJS.ProcessEnv,
+): Record<string, unknown>[] | undefined {
+  const one = (value: unknown): unknown => {
+    if (typeof value !== "string") return value;
+    const restored = references.length ? unmask(value, references) : value;
+    if (!restored.includes("$")) return restored;
+    const { value: expanded, problems } = expand(restored, env);
+    if (problems.length) throw problems;
+    return expanded;
+  };
+  try {
+    for (const token of tokens) {
+      for (const [key, value] of Object.entries(token)) token[key] = Array.isArray(value) ? value.map(one) : one(value);
+    }
+  } catch {
+    return undefined;
+  }
+  return tokens;
+}
+
+/**
+ * The fast path for a valid file with a long tokens list: the list read line by line, the
+ * rest by the YAML parser without positions. Undefined when the file does not fit the fast
+ * reader or has any problem at all; the located path then reports it.
+ */
+function compileFast(text: string, opts: SourceOptions): CompileResult | undefined {
+  const masked = maskReferences(text);
+  const section = readTokenSection(masked.text);
+  if (!section) return undefined;
+  const doc = parseDocument(section.rest, { prettyErrors: false, uniqueKeys: false, merge: true });
+  if (doc.errors.length || hasDuplicateKeys(doc.contents) || !emptyTokensKeyAt(doc, section.keyOffset)) return undefined;
+  const env = opts.env ?? process.env;
+  if (substituteEnv(doc, masked.references, env).length) return undefined;
+  const tokens = expandTokens(section.tokens, masked.references, env);
+  if (!tokens) return undefined;
+  const data: unknown = doc.toJS({ maxAliasCount: 1000 });
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return undefined;
+  (data as Record<string, unknown>).tokens = tokens;
+  const raw = data as RawConfig;
+  if (schemaIssues(data).length || crossref(raw, { sourcePath: opts.path }).length) return undefined;
+  return compile(raw, { sourcePath: resolve(opts.path), sourceHash: sourceHashOf(text), generation: opts.generation ?? 1 });
+}
+
+/** The general path: a positioned parse, so every issue names its line and column. */
+function compileLocated(text: string, opts: SourceOptions): CompileResult {
   const file = opts.path;
   const lines = new LineCounter();
   const masked = maskReferences(text);
