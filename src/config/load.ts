@@ -1,8 +1,8 @@
 // Turns gateway.yaml text into a Runtime: parse (positions kept), substitute ${ENV},
 // validate, cross-check, compile. Every problem is collected into one ConfigError.
-// A large tokens list is read by a fast path first (token-section.ts); a file it cannot
-// read, or one with any problem, goes through the positioned parse, which finds and
-// locates every issue as before.
+// Large tokens and users sections are read by a fast path first (large-sections.ts); a
+// file with any problem goes through the positioned parse, which finds and locates every
+// issue as before.
 
 import { sha256Hex } from "./hash.js";
 import { readFile } from "node:fs/promises";
@@ -15,7 +15,7 @@ import { ConfigError, type ConfigIssue } from "./issues.js";
 import { formatPath, pathAt, positionOf, type RawIssue } from "./locate.js";
 import type { RawConfig } from "./raw.js";
 import { schemaIssues } from "./schema.js";
-import { readTokenSection } from "./token-section.js";
+import { readLargeSections } from "./large-sections.js";
 
 /** How to compile a config source. */
 export interface SourceOptions {
@@ -73,55 +73,54 @@ function hasDuplicateKeys(node: unknown): boolean {
   return false;
 }
 
-/** True when the top-level map has one `tokens` key, at `offset`, with no value. */
-function emptyTokensKeyAt(doc: Document, offset: number): boolean {
+/** True when the top-level map has one `key`, at `offset`, with no value. */
+function emptyKeyAt(doc: Document, key: string, offset: number): boolean {
   if (!isMap(doc.contents)) return false;
-  const pairs = doc.contents.items.filter((pair) => isScalar(pair.key) && pair.key.value === "tokens");
+  const pairs = doc.contents.items.filter((pair) => isScalar(pair.key) && pair.key.value === key);
   if (pairs.length !== 1) return false;
-  const { key, value } = pairs[0];
-  return isScalar(key) && key.range?.[0] === offset && (value === null || (isScalar(value) && value.value === null));
+  const { key: node, value } = pairs[0];
+  return isScalar(node) && node.range?.[0] === offset && (value === null || (isScalar(value) && value.value === null));
 }
 
-/** Restores and expands ${VAR} in every string of the fast-read tokens; undefined on any problem. */
-function expandTokens(
-  tokens: Record<string, unknown>[], references: readonly string[], env: NodeJS.ProcessEnv,
-): Record<string, unknown>[] | undefined {
-  const one = (value: unknown): unknown => {
-    if (typeof value !== "string") return value;
+/** Restores and expands ${VAR} in every string of a fast-read value, in place; throws on a problem. */
+function expandAll(value: unknown, references: readonly string[], env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === "string") {
     const restored = references.length ? unmask(value, references) : value;
     if (!restored.includes("$")) return restored;
     const { value: expanded, problems } = expand(restored, env);
-    if (problems.length) throw problems;
+    if (problems.length) throw new Error(problems[0]);
     return expanded;
-  };
-  try {
-    for (const token of tokens) {
-      for (const [key, value] of Object.entries(token)) token[key] = Array.isArray(value) ? value.map(one) : one(value);
-    }
-  } catch {
-    return undefined;
   }
-  return tokens;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = expandAll(value[i], references, env);
+  } else if (value !== null && typeof value === "object") {
+    const entry = value as Record<string, unknown>;
+    for (const key of Object.keys(entry)) entry[key] = expandAll(entry[key], references, env);
+  }
+  return value;
 }
 
 /**
- * The fast path for a valid file with a long tokens list: the list read line by line, the
- * rest by the YAML parser without positions. Undefined when the file does not fit the fast
- * reader or has any problem at all; the located path then reports it.
+ * The fast path for a valid file with long tokens or users sections: those read line by
+ * line, the rest by the YAML parser without positions. Undefined when the file does not
+ * fit the fast reader or has any problem at all; the located path then reports it.
  */
 function compileFast(text: string, opts: SourceOptions): CompileResult | undefined {
   const masked = maskReferences(text);
-  const section = readTokenSection(masked.text);
-  if (!section) return undefined;
-  const doc = parseDocument(section.rest, { prettyErrors: false, uniqueKeys: false, merge: true });
-  if (doc.errors.length || hasDuplicateKeys(doc.contents) || !emptyTokensKeyAt(doc, section.keyOffset)) return undefined;
+  const sections = readLargeSections(masked.text);
+  if (!sections) return undefined;
+  const doc = parseDocument(sections.rest, { prettyErrors: false, uniqueKeys: false, merge: true });
+  if (doc.errors.length || hasDuplicateKeys(doc.contents)) return undefined;
+  for (const [key, offset] of sections.keyOffsets) if (!emptyKeyAt(doc, key, offset)) return undefined;
   const env = opts.env ?? process.env;
   if (substituteEnv(doc, masked.references, env).length) return undefined;
-  const tokens = expandTokens(section.tokens, masked.references, env);
-  if (!tokens) return undefined;
   const data: unknown = doc.toJS({ maxAliasCount: 1000 });
   if (data === null || typeof data !== "object" || Array.isArray(data)) return undefined;
-  (data as Record<string, unknown>).tokens = tokens;
+  try {
+    for (const [key, value] of sections.values) (data as Record<string, unknown>)[key] = expandAll(value, masked.references, env);
+  } catch {
+    return undefined;
+  }
   const raw = data as RawConfig;
   if (schemaIssues(data).length || crossref(raw, { sourcePath: opts.path }).length) return undefined;
   return compile(raw, { sourcePath: resolve(opts.path), sourceHash: sourceHashOf(text), generation: opts.generation ?? 1 });

@@ -1,20 +1,23 @@
-// The fast reader of the tokens list: whatever it reads equals what the YAML parser reads
-// (and it reads nothing the parser rejects); files outside its subset go to the parser;
-// the Runtime is the same either way.
+// The fast reader of the tokens list and users map: whatever it reads equals what the
+// YAML parser reads (and it reads nothing the parser rejects); sections outside its subset
+// are left to the parser; the Runtime is the same either way.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { parseDocument } from "yaml";
 import { compileSource } from "../../src/config/index.js";
-import { readTokenSection } from "../../src/config/token-section.js";
+import { readLargeSections } from "../../src/config/large-sections.js";
+
+/** The tokens the fast reader took from `text`, if it took them. */
+const readTokens = (text: string): unknown => readLargeSections(text)?.values.get("tokens");
 import { minimalConfig } from "../helpers/minimal-config.js";
 
-/** What the general parser makes of `text`: its tokens, or undefined when it finds errors. */
-function parsed(text: string): unknown[] | undefined {
+/** What the general parser makes of `text`'s `key`, or undefined when it finds errors. */
+function parsed(text: string, key = "tokens"): unknown {
   const doc = parseDocument(text, { uniqueKeys: true, merge: true, prettyErrors: false });
   if (doc.errors.length) return undefined;
-  return (doc.toJS({ maxAliasCount: 1000 }) as { tokens: unknown[] }).tokens;
+  return (doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown>)[key];
 }
 
 const head = "groups:\n  default: {}\n";
@@ -40,18 +43,19 @@ test("reads plain, quoted and flow values as the YAML parser does", () => {
     "      empty: []",
     "      words: a plain value with spaces",
   ].join("\n") + "\n" + tail;
-  const section = readTokenSection(text);
-  assert.ok(section);
-  assert.deepEqual(section.tokens, parsed(text));
-  assert.equal(section.rest, head + "tokens:\n" + tail);
-  assert.equal(section.keyOffset, head.length);
+  const sections = readLargeSections(text);
+  assert.ok(sections);
+  assert.deepEqual(sections.values.get("tokens"), parsed(text));
+  assert.deepEqual(sections.values.get("users"), parsed(text, "users"));
+  assert.equal(sections.rest, head + "tokens:\nusers:\n");
+  assert.deepEqual([...sections.keyOffsets], [["tokens", head.length], ["users", head.length + "tokens:\n".length]]);
 });
 
 test("a list at the key's own indentation is read too", () => {
   const text = head + "tokens:\n- name: a\n  user: alice\n- name: b\n  user: alice\n" + tail;
-  const section = readTokenSection(text);
-  assert.ok(section);
-  assert.deepEqual(section.tokens, parsed(text));
+  const tokens = readTokens(text);
+  assert.ok(tokens);
+  assert.deepEqual(tokens, parsed(text));
 });
 
 test("leaves the file to the YAML parser outside its subset", () => {
@@ -73,20 +77,42 @@ test("leaves the file to the YAML parser outside its subset", () => {
     "  - name: 0x1F",
     "  - name: .inf",
     "  - name: -a",
-    "  - {name: a}",
     "  -\n    name: a",
+    "  - {name: a}\n    user: alice",
+    "  - {name: a, }",
+    "  - {__proto__: a}",
+    "  - name: a\n    __proto__: b",
     "  - name: a\n\tuser: alice",
     "  - name: a\r\n    user: alice",
     "  - name: a\n   user: alice",
   ];
   for (const entry of entries) {
     const text = `${head}tokens:\n${entry}\n${tail}`;
-    assert.equal(readTokenSection(text), undefined, JSON.stringify(entry));
+    assert.equal(readTokens(text), undefined, JSON.stringify(entry));
   }
-  assert.equal(readTokenSection(`${head}tokens: []\n${tail}`), undefined);
-  assert.equal(readTokenSection(`${head}tokens:\n${tail}`), undefined);
-  assert.equal(readTokenSection(`---\n${head}tokens:\n  - name: a\n${tail}`), undefined);
-  assert.equal(readTokenSection(`${head}tokens:\n  - name: a\ntokens:\n  - name: b\n`), undefined);
+  assert.equal(readTokens(`${head}tokens: []\n${tail}`), undefined);
+  assert.equal(readTokens(`${head}tokens:\n${tail}`), undefined);
+  assert.equal(readLargeSections(`---\n${head}tokens:\n  - name: a\n${tail}`), undefined);
+  assert.equal(readTokens(`${head}tokens:\n  - name: a\ntokens:\n  - name: b\n`), undefined);
+  const users = [
+    "  alice: { groups: [default], }",
+    "  alice:\n    credit: 1\n  alice:\n    credit: 2",
+    "  alice:\n",
+    "  alice: {}",
+    "  123: { credit: 1 }",
+    "  true: { credit: 1 }",
+    "  \"alice\": { credit: 1 }",
+    "  alice: &a { credit: 1 }",
+    "  alice:\n    credit: 1\n      more: 2",
+    "  alice:\n    credit: 1\n   more: 2",
+    "  alice: { credit: 1 }\n    more: 2",
+    "  alice:\n    groups:\n      - default",
+    "  __proto__: { credit: 1 }",
+  ];
+  for (const body of users) {
+    const text = `${head}users:\n${body}\n`;
+    assert.equal(readLargeSections(text)?.values.get("users"), undefined, JSON.stringify(body));
+  }
 });
 
 /** Scalars that look like other things: numbers, booleans, nulls, comments, indicators. */
@@ -120,12 +146,12 @@ test("whatever it reads, the YAML parser reads the same; it reads nothing the pa
   fc.assert(
     fc.property(fc.array(entry, { minLength: 1, maxLength: 4 }), (entries) => {
       const text = `${head}tokens:\n${entries.join("\n")}\n${tail}`;
-      const section = readTokenSection(text);
-      if (section === undefined) return;
+      const tokens = readTokens(text);
+      if (tokens === undefined) return;
       taken++;
       const expected = parsed(text);
       assert.notEqual(expected, undefined, `the parser rejects:\n${text}`);
-      assert.deepEqual(section.tokens, expected, text);
+      assert.deepEqual(tokens, expected, text);
     }),
     { numRuns: 3000 },
   );
@@ -153,9 +179,45 @@ const blockTokens = [
 /** The minimal config with two tokens written as block mappings, which the fast reader takes. */
 const base = minimalConfig.replace(/^tokens:\n(?: .*\n|\n)*/m, `${blockTokens}\n`);
 
+/** `{ k: v, … }` entries, with the same scalars and lists as the block entries. */
+const flowPairs = fc.uniqueArray(fc.constantFrom("name", "user", "credit", "groups", "x"), { minLength: 0, maxLength: 3 })
+  .chain((keys) => fc.tuple(fc.constant(keys), fc.array(fc.oneof(written, fc.array(written, { maxLength: 3 }).map((i) => `[${i.join(", ")}]`)), { minLength: keys.length, maxLength: keys.length })))
+  .map(([keys, values]) => `{ ${keys.map((key, i) => `${key}: ${values[i]}`).join(", ")} }`);
+
+const userName = fc.constantFrom("alice", "bob.x", "c-1", "d@e", "_u", "123", "true", "null", "1e3", "a b", "x:y", "0x1F", "é", "-a");
+
+const userEntry = fc.tuple(userName, fc.boolean(), flowPairs, fc.array(value, { minLength: 1, maxLength: 2 }))
+  .map(([name, flow, pairs, values]) => flow
+    ? `  ${name}: ${pairs}`
+    : `  ${name}:\n${values.map((v, i) => `    ${["credit", "groups"][i]}: ${v}`).join("\n")}`);
+
+test("flow entries and users: whatever it reads, the YAML parser reads the same", () => {
+  let taken = 0;
+  fc.assert(
+    fc.property(fc.array(flowPairs, { minLength: 1, maxLength: 3 }), fc.array(userEntry, { minLength: 1, maxLength: 4 }), (tokens, users) => {
+      // Each section is compared with the parser's reading of that section alone.
+      const alone = {
+        tokens: `tokens:\n${tokens.map((t) => `  - ${t}`).join("\n")}\n`,
+        users: `users:\n${users.join("\n")}\n`,
+      };
+      const sections = readLargeSections(head + alone.tokens + alone.users);
+      for (const key of ["tokens", "users"] as const) {
+        const read = sections?.values.get(key);
+        if (read === undefined) continue;
+        taken++;
+        const expected = parsed(alone[key], key);
+        assert.notEqual(expected, undefined, `the parser rejects:\n${alone[key]}`);
+        assert.deepEqual(read, expected, alone[key]);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+  assert.ok(taken > 600, `the fast reader took ${taken} of 6000 sections`);
+});
+
 test("the Runtime is the same whether the fast reader or the parser read the tokens", () => {
   assert.notEqual(base, minimalConfig);
-  assert.ok(readTokenSection(base), "the fast reader takes this file");
+  assert.ok(readTokens(base), "the fast reader takes this file");
   const env = { T1_KEY: "sk-t1" };
   const fast = compileSource(base, { path: "fast.yaml", env });
   // CR line ends keep the same values but send the file to the parser.
@@ -180,7 +242,7 @@ test("the Runtime is the same whether the fast reader or the parser read the tok
 test("a problem in a fast-read list is still reported at its line and column", () => {
   const text = base.replace("    key: sk-t2\n", "    key: sk-t2\n    colour: blue\n");
   assert.notEqual(text, base);
-  assert.ok(readTokenSection(text));
+  assert.ok(readTokens(text));
   assert.throws(() => compileSource(text, { path: "bad.yaml", env: { T1_KEY: "sk-t1" } }), (error: Error & { issues?: { line: number; column: number; path: string }[] }) => {
     const issue = error.issues?.find((i) => /colour/.test(i.path));
     assert.ok(issue, error.message);
