@@ -15,6 +15,8 @@ export interface LargeSections {
   rest: string;
   /** Offset of each emptied key in `rest`. */
   keyOffsets: Map<"tokens" | "users", number>;
+  /** Where each body was in the source, in source order: [start, end) offsets. */
+  cuts: { key: "tokens" | "users"; bodyStart: number; end: number }[];
 }
 
 /** Thrown inside the reader when the section leaves the subset; never escapes. */
@@ -301,5 +303,33 @@ export function readLargeSections(text: string): LargeSections | undefined {
     values.set(cut.key, cut.value);
   }
   rest += text.slice(from);
-  return { values, rest, keyOffsets };
+  return { values, rest, keyOffsets, cuts: cuts.map(({ key, bodyStart, end }) => ({ key, bodyStart, end })) };
+}
+
+/**
+ * Source ranges [start, end) of the entries of a section this reader took: by index for
+ * the tokens list, by name for the users map. Used only to locate problems.
+ */
+export function entryRanges(text: string, cut: LargeSections["cuts"][number]): Map<string | number, [number, number]> {
+  const ranges = new Map<string | number, [number, number]>();
+  let entryIndent = -1;
+  let previous: { id: string | number; start: number } | undefined;
+  let at = cut.bodyStart;
+  while (at < cut.end) {
+    const newline = text.indexOf("\n", at);
+    const lineEnd = newline < 0 || newline > cut.end ? cut.end : newline;
+    const line = text.slice(at, lineEnd);
+    const indent = indentOf(line);
+    if (indent < line.length && line[indent] !== "#") {
+      if (entryIndent < 0) entryIndent = indent;
+      if (indent === entryIndent) {
+        if (previous) ranges.set(previous.id, [previous.start, at]);
+        const id = cut.key === "tokens" ? ranges.size : line.slice(indent, line.indexOf(":", indent));
+        previous = { id, start: at };
+      }
+    }
+    at = lineEnd + 1;
+  }
+  if (previous) ranges.set(previous.id, [previous.start, cut.end]);
+  return ranges;
 }

@@ -251,3 +251,69 @@ test("a problem in a fast-read list is still reported at its line and column", (
     return true;
   });
 });
+
+test("problems in a fast-read file are located exactly as the parser locates them", () => {
+  const file = [
+    "groups:",
+    "  default: { multiplier: 0.7 }",
+    "users:",
+    "  alice: { credit: 10, groups: [default] }",
+    "  bob:",
+    "    credit: 5",
+    "    groups: [default]",
+    "tokens:",
+    "  - name: t1",
+    "    key: sk-1",
+    "    user: alice",
+    "    group: default",
+    "  - { name: t2, key: sk-2, user: bob, group: default }",
+    "  - name: t3",
+    "    key_sha256: " + "ab".repeat(32),
+    "    user: bob",
+    "    group: default",
+    "    allow_ips: [10.0.0.0/8]",
+    "channels:",
+    "  - name: c1",
+    "    protocol: openai",
+    "    base_url: https://api.openai.com",
+    "    keys: [k]",
+    "    groups: [default]",
+    "    models: [m]",
+    "models:",
+    "  m: { price: { input: 1 } }",
+  ].join("\n") + "\n";
+  const edits: [string, string][] = [
+    ["    user: alice\n", "    user: carol\n"],
+    ["    group: default\n  - {", "    group: vip\n    colour: blue\n  - {"],
+    ["user: bob, group: default }", "user: bob, group: default, colour: red }"],
+    ["name: t2", "name: t1"],
+    ["key: sk-2", "key: sk-1"],
+    ["key_sha256: ab", "key_sha256: zz"],
+    ["[10.0.0.0/8]", "[10.0.0.0/8, 10.0.0.0/33]"],
+    ["    allow_ips: [10.0.0.0/8]\n", "    allow_ips: [10.0.0.0/8]\n    expires: next year\n    quota: 0.0000000001\n"],
+    ["    credit: 5\n", "    credit: 5\n    colour: blue\n"],
+    ["groups: [default] }", "groups: [vip] }"],
+    ["  bob:\n", "  b:ob:\n"],
+    ["  - name: t3\n", "  - name: t3\n    user: bob\n"],
+    ["    key: sk-1\n", ""],
+    ["    protocol: openai\n", "    protocol: openai\n    colour: blue\n"],
+    ["models: [m]", "models: [m, n]"],
+    ["  m: { price: { input: 1 } }", "  m: { price: { input: -1 } }\ncolour: blue"],
+    ["    user: alice\n", "    user: carol\n    group: vip\n"],
+  ];
+  const issuesOf = (text: string): unknown => {
+    try {
+      compileSource(text, { path: "g.yaml", env: {} });
+    } catch (error) {
+      return (error as Error & { issues?: unknown }).issues ?? (error as Error).message;
+    }
+    return "compiled";
+  };
+  for (const [from, to] of edits) {
+    assert.ok(file.includes(from), from);
+    const text = file.replace(from, to);
+    const fast = issuesOf(text);
+    assert.notEqual(fast, "compiled", to);
+    assert.deepEqual(fast, issuesOf(text.replace(/\n/g, "\r\n")), to);
+  }
+});
