@@ -3,7 +3,7 @@
 // same output, no I/O.
 
 import type {
-  Channel, ChannelCost, Endpoint, Group, Model, RateWindow, Runtime, ServerSettings, Token, User,
+  Channel, ChannelCost, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
 import type { RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
 import { compilePrice } from "./compile-price.js";
@@ -77,7 +77,24 @@ function compileWindow(raw: RawWindow | undefined): RateWindow | undefined {
   return raw ? { max: raw.max, perMs: parseDuration(raw.per) } : undefined;
 }
 
-function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warnings: string[]): Token | undefined {
+/** One matcher per distinct allowlist: thousands of tokens often share a handful of lists. */
+class MatcherCache<M> {
+  private readonly built = new Map<string, M>();
+  constructor(private readonly build: (list: readonly string[]) => M) {}
+
+  get(list: readonly string[]): M {
+    const id = list.join("\n");
+    let matcher = this.built.get(id);
+    if (matcher === undefined) {
+      matcher = this.build(list);
+      this.built.set(id, matcher);
+    }
+    return matcher;
+  }
+}
+
+function compileToken(raw: RawToken, ctx: TokenContext, warnings: string[]): Token | undefined {
+  const { models } = ctx;
   const hex = raw.key_sha256 !== undefined ? raw.key_sha256.toLowerCase() : raw.key ? hashKey(raw.key) : undefined;
   if (hex === undefined) {
     warnings.push(`token ${raw.name} has an empty key; it is skipped (set the environment variable its key reads)`);
@@ -95,8 +112,8 @@ function compileToken(raw: RawToken, models: ReadonlyMap<string, Model>, warning
     group: raw.group,
     expiresAt: raw.expires === undefined ? undefined : parseDate(raw.expires),
     quotaNano: raw.quota === undefined ? undefined : toNano(raw.quota),
-    allowIp: raw.allow_ips ? compileIpMatcher(raw.allow_ips) : undefined,
-    allowModel: raw.models ? compileNameMatcher(raw.models) : undefined,
+    allowIp: raw.allow_ips ? ctx.ipMatchers.get(raw.allow_ips) : undefined,
+    allowModel: raw.models ? ctx.nameMatchers.get(raw.models) : undefined,
     active: (raw.status ?? "active") === "active",
   };
   return token;
@@ -183,12 +200,14 @@ function compileModels(raw: RawConfig["models"] = {}, sourcePath: string): Map<s
 interface TokenContext {
   users: ReadonlyMap<string, User>;
   models: ReadonlyMap<string, Model>;
+  ipMatchers: MatcherCache<IpMatcher>;
+  nameMatchers: MatcherCache<NameMatcher>;
 }
 
 function compileTokens(raw: RawToken[], ctx: TokenContext, warnings: string[]): Map<string, Token> {
   const tokens = new Map<string, Token>();
   for (const rawToken of raw) {
-    const token = compileToken(rawToken, ctx.models, warnings);
+    const token = compileToken(rawToken, ctx, warnings);
     if (!token) continue;
     tokens.set(token.keyHash, token);
     if (!ctx.users.get(token.user)?.groups.has(token.group)) {
@@ -211,7 +230,9 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   }
   const users = compileUsers(raw.users);
   const models = compileModels(raw.models, ctx.sourcePath);
-  const tokensByHash = compileTokens(raw.tokens ?? [], { users, models }, warnings);
+  const tokensByHash = compileTokens(raw.tokens ?? [], {
+    users, models, ipMatchers: new MatcherCache(compileIpMatcher), nameMatchers: new MatcherCache(compileNameMatcher),
+  }, warnings);
   const channelList = (raw.channels ?? []).map((c) => compileChannel(c, warnings));
   for (const name of models.keys()) {
     if (!channelList.some((c) => c.models.has(name))) warnings.push(`model ${name} is listed by no channel; requests for it cannot be served`);

@@ -32,7 +32,8 @@ export function maskReferences(source: string): MaskedSource {
   return { text, references };
 }
 
-function unmask(value: string, references: readonly string[]): string {
+/** Puts the references back into a value read from masked text. */
+export function unmask(value: string, references: readonly string[]): string {
   return value.replace(placeholderPattern, (_m, hi: string, lo: string) => {
     const index = (hi.charCodeAt(0) - DIGIT0) * BASE + (lo.charCodeAt(0) - DIGIT0);
     return references[index] ?? "";
