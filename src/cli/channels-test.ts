@@ -6,12 +6,13 @@
 // charges nobody (the operator's account pays a few tokens per key).
 
 import { Agent } from "undici";
-import { ConfigError, formatIssue, loadConfigFile, parseDuration } from "../config/index.js";
+import { parseDuration } from "../config/index.js";
 import { keyFingerprint } from "../routing/key-health.js";
 import type { Channel, Runtime } from "../runtime/types.js";
 import { UsageError } from "./args.js";
 import { probeKey, type ProbeMode, type ProbeResult } from "./channel-probe.js";
 import type { Command } from "./command.js";
+import { configOrIssues } from "./config-or-issues.js";
 import { formatTable, jsonLine, type CliIo, type Column } from "./format.js";
 
 /** The default bound on one test request when server.upstream_timeout is longer: a test
@@ -131,14 +132,8 @@ export const channelsTestCommand: Command = {
     "timeout, connect or network. Exit 0 when every test passed, 1 when one failed or the config cannot be read, 2 for an unknown NAME.",
   async run(flags, io: CliIo) {
     const file = flags.values.get("config") ?? "gateway.yaml";
-    let runtime: Runtime;
-    try {
-      ({ runtime } = await loadConfigFile(file, { env: process.env }));
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      for (const issue of error.issues) io.err(formatIssue(issue) + "\n");
-      return 1;
-    }
+    const runtime = await configOrIssues(file, io);
+    if (!runtime) return 1;
     const channels = chosenChannels(runtime, flags.operands, file);
     const timeoutMs = timeoutOf(flags.values.get("timeout"), runtime);
     if (channels.length === 0) {

@@ -12,7 +12,6 @@
 
 import { dirname } from "node:path";
 import { Redis } from "ioredis";
-import { ConfigError, formatIssue, loadConfigFile } from "../config/index.js";
 import { ChannelHealth } from "../routing/health.js";
 import { KeyHealth, keyFingerprint, type KeyOut } from "../routing/key-health.js";
 import type { Channel, Runtime } from "../runtime/types.js";
@@ -21,6 +20,7 @@ import { addressOf, DEFAULT_KEY_PREFIX } from "../state/redis.js";
 import { RedisKeyedStore } from "../state/redis-keyed.js";
 import { channelsTestCommand } from "./channels-test.js";
 import type { Command } from "./command.js";
+import { configOrIssues } from "./config-or-issues.js";
 import { formatTable, jsonLine, type CliIo, type Column } from "./format.js";
 import { samplesOf, scrape, type Sample } from "./metrics-scrape.js";
 
@@ -213,14 +213,8 @@ export const channelsCommand: Command = {
   subcommands: [channelsTestCommand],
   async run(flags, io: CliIo) {
     const file = flags.values.get("config") ?? "gateway.yaml";
-    let runtime: Runtime;
-    try {
-      ({ runtime } = await loadConfigFile(file, { env: process.env }));
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      for (const issue of error.issues) io.err(formatIssue(issue) + "\n");
-      return 1;
-    }
+    const runtime = await configOrIssues(file, io);
+    if (!runtime) return 1;
     const readings = await read(runtime, flags.values.get("url") ?? metricsUrlOf(runtime));
     const rows = rowsOf(runtime, readings);
     const now = io.now?.() ?? Date.now();

@@ -151,7 +151,9 @@ describe("the usage log keeps up with the hot path (default SQLite store)", () =
       assert.equal(requests, answered.size, `gateway usage --by ${by}: requests`);
     }
     const billing = await rawRequest(`${base}/v1/dashboard/billing/usage`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    assert.equal((JSON.parse(billing.text) as { total_usage: number }).total_usage, (Number(logSum) / 1e9) * 100, "billing endpoint");
+    // In cents, as the exact decimal text of the sum (never a float's product).
+    const cents = /"total_usage":([0-9.]+)/.exec(billing.text)![1];
+    assert.equal(nanoOf(cents), logSum * 100n, `billing endpoint: ${billing.text}`);
 
     // The lock goes: SQLite takes in every entry, none lost or doubled, and no error.
     locker.exec("ROLLBACK");
