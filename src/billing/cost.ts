@@ -93,6 +93,9 @@ function rateOf(price: Price, component: TokenComponent): bigint {
   }
 }
 
+const INPUT_PARTS = ["input", "audio_input", "image_input"] as const;
+const OUTPUT_PARTS = ["output", "reasoning", "audio_output", "image_output"] as const;
+
 /** The dearest of `components` at a price (the first among equals). */
 function dearest<C extends TokenComponent>(price: Price, components: readonly C[]): C {
   let best = components[0];
@@ -111,8 +114,11 @@ function dearest<C extends TokenComponent>(price: Price, components: readonly C[
  * more than output), so the pre-deduction covers the answer whatever it turns out to hold.
  */
 export function worstCase(usage: Usage, price: Price): Usage {
-  const input = dearest(price, ["input", "audio_input", "image_input"] as const);
-  const output = dearest(price, ["output", "reasoning", "audio_output", "image_output"] as const);
+  // Most prices name no part of their own: then text is the worst case, with nothing to compare.
+  if (price.audioInputPer1M === undefined && price.imageInputPer1M === undefined && price.reasoningPer1M === undefined
+    && price.audioOutputPer1M === undefined && price.imageOutputPer1M === undefined) return usage;
+  const input = dearest(price, INPUT_PARTS);
+  const output = dearest(price, OUTPUT_PARTS);
   if (input === "input" && output === "output") return usage;
   const worst: Usage = { ...usage };
   if (input === "audio_input") worst.audioInput = usage.input;

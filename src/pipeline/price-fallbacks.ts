@@ -19,16 +19,11 @@ export class PriceFallbacks {
       const key = `${model}\u0000${component}`;
       if (this.#warned.has(key) || this.#warned.size >= MAX_REMEMBERED) continue;
       this.#warned.add(key);
+      // What it is billed as depends on the price (a ratio, a cache price of its own):
+      // `gateway check --prices` shows it from the same rates.
       log.warn("the price list has no price for a component an answer reported; it is billed at the closest base price", {
-        model, component, billedAs: closestBase[component],
+        model, component, see: `gateway check --prices ${model}`,
       });
     }
   }
 }
-
-/** What each component without its own price is billed as (billing/cost.ts). */
-const closestBase: Readonly<Record<TokenComponent, string>> = {
-  input: "input", cache_read: "cache_read", cache_write: "cache_write",
-  cache_write_1h: "cache_write (cache_write_ratio)", audio_input: "input", audio_cache_read: "input × cache_read_ratio",
-  image_input: "input", output: "output", reasoning: "output", audio_output: "output", image_output: "output",
-};
