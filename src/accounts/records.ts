@@ -1,0 +1,65 @@
+// What every accounts store does alike: applying a patch to a record, bounding a page, and
+// the audit log's view of a record (money as exact decimals, never a key hash).
+
+import { formatNano } from "../billing/cost.js";
+import type { CodeBatch, CreditEntry, StoredToken, StoredUser, TokenPatch, UserPatch } from "./store.js";
+
+/** Default and largest page of a list. */
+export const DEFAULT_PAGE = 100;
+export const MAX_PAGE = 1000;
+
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined || !Number.isInteger(limit) || limit < 1) return DEFAULT_PAGE;
+  return Math.min(limit, MAX_PAGE);
+}
+
+/** The user after `patch`, one version on. */
+export function patchUser(before: StoredUser, patch: UserPatch, now: number): StoredUser {
+  const { note: _note, ...rest } = before;
+  const note = patch.note === undefined ? before.note : patch.note ?? undefined;
+  return {
+    ...rest,
+    ...(patch.status === undefined ? {} : { status: patch.status }),
+    ...(patch.groups === undefined ? {} : { groups: [...patch.groups] }),
+    ...(note === undefined ? {} : { note }),
+    updatedAt: now, version: before.version + 1,
+  };
+}
+
+/** The token after `patch`, one version on; null removes a setting. */
+export function patchToken(before: StoredToken, patch: TokenPatch, now: number): StoredToken {
+  const { expiresAt, quotaNano, allowIps, models, ...rest } = before;
+  const pick = <T>(next: T | null | undefined, current: T | undefined): T | undefined => (next === undefined ? current : next ?? undefined);
+  const after = {
+    ...rest,
+    ...(patch.status === undefined ? {} : { status: patch.status }),
+    ...(patch.group === undefined ? {} : { group: patch.group }),
+    expiresAt: pick(patch.expiresAt, expiresAt),
+    quotaNano: pick(patch.quotaNano, quotaNano),
+    allowIps: pick(patch.allowIps, allowIps),
+    models: pick(patch.models, models),
+    updatedAt: now, version: before.version + 1,
+  };
+  for (const key of ["expiresAt", "quotaNano", "allowIps", "models"] as const) if (after[key] === undefined) delete after[key];
+  return after;
+}
+
+/** JSON-safe views for the audit log: bigint money as exact decimals, key hashes left out. */
+export const auditView = {
+  of(value: unknown): unknown {
+    if (value === null || typeof value !== "object") return typeof value === "bigint" ? formatNano(value) : value;
+    if (Array.isArray(value)) return value.map((v) => auditView.of(v));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (k === "keyHash" || v === undefined) continue;
+      out[k] = auditView.of(v);
+    }
+    return out;
+  },
+  credit(entry: CreditEntry): unknown {
+    return auditView.of(entry);
+  },
+  batch(batch: CodeBatch): unknown {
+    return auditView.of(batch);
+  },
+};
