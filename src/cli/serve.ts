@@ -17,6 +17,7 @@ import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
 import { openState } from "../state/open.js";
+import { openAccountStore } from "../accounts/open.js";
 import { UsageError } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { processIo, type CliIo } from "./format.js";
@@ -129,22 +130,29 @@ async function readConfig(path: string): Promise<string> {
  */
 async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>): Promise<Serving & { url: string }> {
   let state;
+  const spec = { store: box.current.store, ledger: box.current.ledger };
+  const baseDir = dirname(box.current.sourcePath);
   try {
-    state = await openState({ store: box.current.store, ledger: box.current.ledger }, {
-      baseDir: dirname(box.current.sourcePath), upstreamTimeoutMs: box.current.server.upstreamTimeoutMs,
-    });
+    state = await openState(spec, { baseDir, upstreamTimeoutMs: box.current.server.upstreamTimeoutMs });
   } catch (err) {
     throw new Error(`store: ${(err as Error).message}`);
   }
+  let accountStore;
+  try {
+    accountStore = await openAccountStore(spec, { baseDir });
+  } catch (err) {
+    await state.close();
+    throw new Error(`store: accounts: ${(err as Error).message}`);
+  }
   // A cluster's primary serves metrics.listen, once for the whole group.
-  const gateway = await startGateway({ box, state, metricsText, opsServedElsewhere: cluster.isWorker });
+  const gateway = await startGateway({ box, state, accountStore, metricsText, opsServedElsewhere: cluster.isWorker });
   return {
     url: gateway.url,
     degraded: () => state.health().degraded,
     async stop() {
       const { forced } = await gateway.drain();
       destroyAgents();
-      await state.close();
+      await Promise.all([state.close(), accountStore.close()]);
       return { forced };
     },
   };

@@ -3,7 +3,7 @@
 // same output, no I/O.
 
 import type {
-  Channel, ChannelCost, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
+  AdminKey, AdminSettings, Channel, ChannelCost, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
 import type { RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
 import { compilePrice } from "./compile-price.js";
@@ -117,6 +117,19 @@ function compileToken(raw: RawToken, ctx: TokenContext, warnings: string[]): Tok
     active: (raw.status ?? "active") === "active",
   };
   return token;
+}
+
+function compileAdmin(raw: NonNullable<RawConfig["admin"]>, warnings: string[]): AdminSettings {
+  const keys: AdminKey[] = [];
+  for (const k of raw.keys ?? []) {
+    const keyHash = k.key_sha256 !== undefined ? k.key_sha256.toLowerCase() : k.key ? hashKey(k.key) : undefined;
+    if (keyHash === undefined) {
+      warnings.push(`admin key ${k.name} is empty; it is skipped (set the environment variable its key reads)`);
+      continue;
+    }
+    keys.push({ name: k.name, keyHash, scopes: new Set(k.scopes) });
+  }
+  return { ...(raw.listen === undefined ? {} : { listen: parseListen(raw.listen) }), keys };
 }
 
 /** channels[].key_cooldown when not set (schemas/gateway.schema.json says the same). */
@@ -246,6 +259,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     ...(raw.ledger === undefined ? {} : { ledger: raw.ledger }),
     metricsPath: raw.metrics?.path ?? DEFAULTS.metricsPath,
     ...(raw.metrics?.listen === undefined ? {} : { metricsListen: parseListen(raw.metrics.listen) }),
+    ...(raw.admin === undefined ? {} : { admin: compileAdmin(raw.admin, warnings) }),
     ...(raw.log?.level === undefined ? {} : { logLevel: raw.log.level }),
     limits: {
       requestRate: compileWindow(raw.limits?.request_rate),

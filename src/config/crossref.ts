@@ -82,6 +82,25 @@ function checkServer(c: Checker): void {
       if (port !== 0 && metricsListen === (server.listen ?? "127.0.0.1:8080")) throw new Error("must differ from server.listen");
     });
   }
+  const adminListen = record(c.root.admin).listen;
+  if (text(adminListen)) {
+    c.parses(["admin", "listen"], () => {
+      const { port } = parseListen(adminListen);
+      if (port !== 0 && adminListen === (server.listen ?? "127.0.0.1:8080")) throw new Error("must differ from server.listen (omit it to serve the admin API there)");
+      if (port !== 0 && adminListen === metricsListen) throw new Error("must differ from metrics.listen");
+    });
+  }
+  const adminKeys = record(c.root.admin).keys;
+  if (Array.isArray(adminKeys)) {
+    const seen = new Map<string, number>();
+    adminKeys.forEach((k, i) => {
+      const name = record(k).name;
+      if (!text(name)) return;
+      const first = seen.get(name);
+      if (first === undefined) seen.set(name, i);
+      else c.report(["admin", "keys", i, "name"], `duplicate admin key name "${name}" (also admin.keys[${first}])`);
+    });
+  }
   for (const key of ["upstream_timeout", "drain_timeout"]) {
     if (server[key] !== undefined) c.parses(["server", key], () => parseDuration(server[key] as string | number));
   }

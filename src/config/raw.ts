@@ -1,7 +1,7 @@
 // Raw config types: they mirror gateway.yaml key for key (see schemas/gateway.schema.json
 // for the meaning of each key). Only the loader and the compiler see these.
 
-import type { Endpoint, HostedTool, Protocol } from "../runtime/types.js";
+import type { AdminScope, Endpoint, HostedTool, Protocol } from "../runtime/types.js";
 
 export type Duration = string | number; // "300s", "1m", "250ms"; a bare number is seconds
 export type Size = string | number; // "32MiB", "512KiB"; a bare number is bytes
@@ -31,6 +31,7 @@ export interface RawConfig {
   store?: string;
   ledger?: string;
   metrics?: { path?: string; listen?: string };
+  admin?: { listen?: string; keys?: RawAdminKey[] };
   log?: { level?: "debug" | "info" | "warn" | "error" | "off" };
   limits?: {
     request_rate?: RawWindow;
@@ -49,6 +50,13 @@ export interface RawConfig {
   tokens?: RawToken[];
   channels?: RawChannel[];
   models?: Record<string, RawModel>;
+}
+
+export interface RawAdminKey {
+  name: string;
+  key?: string;
+  key_sha256?: string;
+  scopes: AdminScope[];
 }
 
 export interface RawToken {

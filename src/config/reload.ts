@@ -43,14 +43,16 @@ export interface Reloader {
 
 function sameServer(a: Runtime, b: Runtime): boolean {
   return JSON.stringify(a.server) === JSON.stringify(b.server) && a.store === b.store && a.metricsPath === b.metricsPath
-    && JSON.stringify(a.metricsListen) === JSON.stringify(b.metricsListen);
+    && JSON.stringify(a.metricsListen) === JSON.stringify(b.metricsListen) && JSON.stringify(a.admin?.listen) === JSON.stringify(b.admin?.listen);
 }
 
 /** `next` with the restart-only settings (server, store, metrics path) of `running`. */
 export function keepStaticSettings(next: Runtime, running: Runtime): Runtime {
   if (sameServer(next, running)) return next;
+  // admin.listen is restart-only; the admin keys reload live.
+  const admin = next.admin || running.admin ? { admin: { keys: next.admin?.keys ?? [], ...(running.admin?.listen ? { listen: running.admin.listen } : {}) } } : {};
   return Object.freeze({
-    ...next, server: running.server, store: running.store, metricsPath: running.metricsPath, metricsListen: running.metricsListen,
+    ...next, server: running.server, store: running.store, metricsPath: running.metricsPath, metricsListen: running.metricsListen, ...admin,
   });
 }
 

@@ -5,6 +5,8 @@
 // each phase's needs are given by an earlier phase of the same route, and kept in a Map:
 // a request only looks its route up.
 
+import type { AccountDirectory } from "../accounts/directory.js";
+import type { AccountService } from "../accounts/service.js";
 import type { UsageSink } from "./usage-sink.js";
 import type { RequestLog } from "../observability/request-log.js";
 import type { JobOutcomes } from "../routing/job-outcomes.js";
@@ -56,6 +58,10 @@ export interface LifecycleDeps {
   readonly live: () => Runtime;
   /** Warns once per model about components billed at a base price. */
   readonly priceFallbacks: PriceFallbacks;
+  /** Tokens and users: gateway.yaml's, then the store's (cached). */
+  readonly directory: AccountDirectory;
+  /** Account actions a token holder may take (redeeming a code). */
+  readonly accountService: AccountService;
 }
 
 /** One phase of the lifecycle: what it needs and gives by name, and its stage for a route. */
@@ -83,7 +89,7 @@ class PhaseList<C> {
 }
 
 const auth: Phase<Needs<"target">, Has<"caller">> = {
-  name: "auth", gives: "caller", needs: () => ["target"], make: () => authStage(),
+  name: "auth", gives: "caller", needs: () => ["target"], make: (_route, deps) => authStage(deps.directory),
 };
 
 /** Wraps everything after auth: every authenticated request gets its usage-log entry, and
@@ -94,7 +100,7 @@ const settle: Phase<Needs<"target" | "caller">, unknown> = {
 };
 
 const access: Phase<Needs<"target" | "caller">, Has<"account">> = {
-  name: "access", gives: "account", needs: () => ["target", "caller"], make: (route, deps) => accessStage(deps.accounts, route),
+  name: "access", gives: "account", needs: () => ["target", "caller"], make: (route, deps) => accessStage(deps.accounts, deps.directory, route),
 };
 
 const version: Phase<Needs<"target">, unknown> = {
@@ -168,7 +174,7 @@ const terminal: Phase<Needs<"target" | "caller" | "account" | "input" | "call" |
       case "job": return jobStage(deps.routing, deps.jobs);
       case "realtime": return realtimeStage({
         routing: deps.routing, admitter: deps.admitter, accounts: deps.accounts, usageLog: deps.usageLog, observer: deps.usage, live: deps.live,
-        priceFallbacks: deps.priceFallbacks,
+        directory: deps.directory, priceFallbacks: deps.priceFallbacks,
       }, route);
     }
   },

@@ -14,6 +14,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { Usage } from "../protocols/usage.js";
 import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Accounts, Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
+import type { AccountDirectory } from "../accounts/directory.js";
 import { accountStanding } from "./account-standing.js";
 import { tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
 import type { RealtimeCharges } from "./realtime-charges.js";
@@ -40,6 +41,8 @@ export interface SessionAdmissionOptions {
   readonly accounts: Accounts;
   /** The config in force now (it hot-reloads). */
   readonly live: () => Runtime;
+  /** Finds the token and its user again (gateway.yaml's or stored ones, as they are now). */
+  readonly directory: AccountDirectory;
   /** The session's request id: each response's and transcription's entry is named after it. */
   readonly requestId: string;
   /** Commits each response's and transcription's charge. */
@@ -149,11 +152,19 @@ export class SessionAdmission {
     return next;
   }
 
-  /** The token and its user as the live config has them, or the error that ends the session. */
-  #current(runtime: Runtime): { token: Token; user: User } | GatewayError {
-    const token = runtime.tokensByHash.get(this.#o.token.keyHash);
-    if (!token) return new GatewayError(errors.invalidToken);
-    const user = accountStanding(runtime, token, Date.now());
+  /** The token and its user as they are now, or the error that ends the session. */
+  async #current(runtime: Runtime): Promise<{ token: Token; user: User } | GatewayError> {
+    const { directory } = this.#o;
+    let token: Token | undefined;
+    let owner: User | undefined;
+    try {
+      token = await directory.token(runtime, this.#o.token.keyHash);
+      if (!token) return new GatewayError(errors.invalidToken);
+      owner = await directory.user(runtime, token.user);
+    } catch (err) {
+      return stateFailure(err, "accounts");
+    }
+    const user = accountStanding(token, owner, Date.now());
     if (user instanceof GatewayError) return user;
     if (token.allowModel && !token.allowModel(this.#o.model.name)) return new GatewayError(errors.modelNotAllowed);
     return { token, user };
@@ -162,7 +173,7 @@ export class SessionAdmission {
   /** One response's admission: windows, token budgets and its worst case reserved. */
   async #admit(worst: Usage): Promise<Admitted | GatewayError> {
     const runtime = this.#o.live();
-    const current = this.#current(runtime);
+    const current = await this.#current(runtime);
     if (current instanceof GatewayError) return current;
     const { token, user } = current;
     const { model, group } = this.#o;
@@ -184,7 +195,7 @@ export class SessionAdmission {
 
   /** Refused when the token's quota or the user's balance is used up. */
   async #funded(): Promise<GatewayError | undefined> {
-    const current = this.#current(this.#o.live());
+    const current = await this.#current(this.#o.live());
     if (current instanceof GatewayError) return current;
     try {
       await this.#o.accounts.checkNotExhausted(current.token, current.user);

@@ -252,6 +252,24 @@ export interface ChannelTier {
   readonly totalWeight: number;
 }
 
+/** What an admin key may do: read (every GET), write (users and tokens), billing (credit
+ * and redemption codes). */
+export type AdminScope = "read" | "write" | "billing";
+
+export interface AdminKey {
+  /** The actor the audit log records. */
+  readonly name: string;
+  /** sha256 of the key, lowercase hex. */
+  readonly keyHash: string;
+  readonly scopes: ReadonlySet<AdminScope>;
+}
+
+/** admin: the admin API's keys, and its own listener (restart-only) when set. */
+export interface AdminSettings {
+  readonly listen?: { readonly host: string; readonly port: number };
+  readonly keys: readonly AdminKey[];
+}
+
 export interface Runtime {
   /** Increments with every successful compile in this process. */
   readonly generation: number;
@@ -265,6 +283,8 @@ export interface Runtime {
   readonly metricsPath: string;
   /** metrics.listen: where /metrics and /healthz are served instead of the main listener. */
   readonly metricsListen?: { readonly host: string; readonly port: number };
+  /** admin: absent, the admin API answers 404 everywhere. */
+  readonly admin?: AdminSettings;
   /** log.level; undefined: GATEWAY_LOG_LEVEL, else info. */
   readonly logLevel?: "debug" | "info" | "warn" | "error" | "off";
   readonly limits: TokenLimits;

@@ -6,6 +6,10 @@
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { AccountDirectory, type DirectoryOptions } from "../accounts/directory.js";
+import { MemoryAccountStore } from "../accounts/memory-store.js";
+import { AccountService } from "../accounts/service.js";
+import type { AccountStore } from "../accounts/store.js";
 import { noUsageSink, type UsageSink } from "../pipeline/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
@@ -55,12 +59,18 @@ export interface GatewayServerOptions {
   readonly opsServedElsewhere?: boolean;
   /** Where the per-request JSON lines go (default: stdout). */
   readonly requestLog?: RequestLog;
+  /** Stored users, tokens, credit and codes (default: in memory). Whoever opened it closes it. */
+  readonly accountStore?: AccountStore;
+  /** How the account caches follow the store's change feed (tests shorten polling). */
+  readonly directory?: DirectoryOptions;
 }
 
 export interface GatewayServer {
   readonly server: http.Server;
   readonly box: RuntimeBox;
   readonly state: State;
+  /** Stored accounts: the store, the cache over it, and the actions on it. */
+  readonly accounts: { readonly store: AccountStore; readonly directory: AccountDirectory; readonly service: AccountService };
   /** Memory held by request bodies in flight, against server.max_body_memory. */
   readonly bodyBudget: BodyBudget;
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
@@ -79,8 +89,10 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const lifecycle = buildLifecycle({
     usage: opened.usage, accounts: opened.state.accounts, usageLog: opened.state.usageLog, limiter: opened.state.limiter,
     admitter: opened.state.admitter, routing: opened.routing, bodyBudget: opened.bodyBudget, jobs: opened.jobs,
-    requestLog: opened.requestLog, live: () => opts.box.current, priceFallbacks: new PriceFallbacks(),
+    requestLog: opened.requestLog, live: () => opts.box.current, priceFallbacks: new PriceFallbacks(), directory: opened.directory,
+    accountService: opened.accountService,
   });
+  await opened.directory.start();
   const requests = new Requests(opts.box, lifecycle, opened.ops);
   const server = createServer(opts.box, requests);
   const { host, port } = opts.box.current.server;
@@ -89,7 +101,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
-    server, box: opts.box, state: opened.state, bodyBudget: opened.bodyBudget, port: address.port,
+    server, box: opts.box, state: opened.state,
+    accounts: { store: opened.accountStore, directory: opened.directory, service: opened.accountService }, bodyBudget: opened.bodyBudget, port: address.port,
     url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url,
     drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, opsServer, timeoutMs),
   };
@@ -106,6 +119,11 @@ interface Opened {
   readonly jobs: JobOutcomes;
   readonly jobWatch: JobWatch;
   readonly ops: OpsEndpoints & { draining: boolean };
+  readonly accountStore: AccountStore;
+  /** Stored tokens and users, cached and following the store's change feed. */
+  readonly directory: AccountDirectory;
+  /** The operator's and token holders' account actions (admin API, redemption). */
+  readonly accountService: AccountService;
   /** Stops the gauges this server registered. */
   readonly unreport: () => void;
 }
@@ -125,8 +143,13 @@ function openState(opts: GatewayServerOptions): Opened {
     metricsPath: box.current.metricsPath, metricsText: opts.metricsText ?? (() => registry.metrics()), draining: false,
     health: () => healthAnswer(ops.draining, state.health().degraded),
   };
+  const accountStore = opts.accountStore ?? new MemoryAccountStore();
+  const directory = new AccountDirectory(accountStore, opts.directory);
+  // A change made through this process applies here before its answer; others follow the feed.
+  const accountService = new AccountService(accountStore, () => box.current, accounts, () => directory.refresh());
   return {
     state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
+    accountStore, directory, accountService,
     // server.* applies at start only, so the budget's limit is fixed for the server's life.
     bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
     routing, jobs, ops,
@@ -265,6 +288,7 @@ async function drain(server: http.Server, requests: Requests, opened: Opened, op
   for (const socket of requests.sessions) socket.destroy(); // WebSocket sessions are not server connections
   server.closeAllConnections();
   await Promise.all([closed, watchStopped, opsServer?.close()]);
+  opened.directory.stop();
   opened.requestLog.flush();
   opened.unreport();
   return { forced };

@@ -5,6 +5,8 @@
 import { isIP } from "node:net";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
+import type { AccountDirectory } from "../../accounts/directory.js";
+import type { User } from "../../runtime/types.js";
 import type { Accounts } from "../../state/interfaces.js";
 import { accountStanding } from "../account-standing.js";
 import { stateFailure } from "../state-failure.js";
@@ -24,12 +26,22 @@ type In = Needs<"target" | "caller">;
  * in the same round trip, so it is not asked here too, unless a large body would have to be
  * read first; a poll (the balance, a paid-for job) still answers when the money is gone
  */
-export function accessStage(accounts: Accounts, route: Route): Stage<In, Has<"account">> {
+export function accessStage(accounts: Accounts, directory: AccountDirectory, route: Route): Stage<In, Has<"account">> {
   const admitsLater = route.admission === "reserve" || route.admission === "session";
   // Synchronous checks first: a poll returns next() directly, sparing a promise.
   return (ctx, next) => {
+    const found = directory.user(ctx.runtime, ctx.caller.user);
+    if (found instanceof Promise) {
+      return found.then((user) => admit(ctx, user, next), (err: unknown) => {
+        throw stateFailure(err, "accounts");
+      });
+    }
+    return admit(ctx, found, next);
+  };
+
+  function admit<C extends In>(ctx: C, owner: User | undefined, next: (ctx: C & Has<"account">) => Promise<void>): Promise<void> {
     const token = ctx.caller;
-    const user = accountStanding(ctx.runtime, token, Date.now());
+    const user = accountStanding(token, owner, Date.now());
     if (user instanceof GatewayError) throw user;
     let ip: string | undefined;
     if (token.allowIp) {
@@ -45,7 +57,7 @@ export function accessStage(accounts: Accounts, route: Route): Stage<In, Has<"ac
       if (route.answersWithoutState && !(err instanceof GatewayError)) return next(give(ctx, "account", account));
       throw stateFailure(err, "accounts");
     });
-  };
+  }
 }
 
 /** Whether a body worth checking the money for is still to be read: chunked, or declared

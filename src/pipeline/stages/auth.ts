@@ -3,10 +3,12 @@
 
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Protocol } from "../../runtime/types.js";
+import type { AccountDirectory } from "../../accounts/directory.js";
+import type { Protocol, Token } from "../../runtime/types.js";
 import { sha256Hex } from "../../config/hash.js";
 import { give, type Has, type Needs, type Stage } from "../context.js";
 import { KEY_PROTOCOL } from "../key-protocol.js";
+import { stateFailure } from "../state-failure.js";
 
 
 /** Compares two equal-length strings in time independent of where they differ. */
@@ -50,8 +52,9 @@ const headerHint: Record<Protocol, string> = {
   gemini: "Send it as 'x-goog-api-key: <token>'.",
 };
 
-/** The auth phase: the caller is the token presented, or the request is refused (401). */
-export function authStage(): Stage<Needs<"target">, Has<"caller">> {
+/** The auth phase: the caller is the token presented (gateway.yaml's or a stored one), or
+ * the request is refused (401). */
+export function authStage(directory: AccountDirectory): Stage<Needs<"target">, Has<"caller">> {
   // Synchronous checks: returning next() directly spares a promise per request.
   return (ctx, next) => {
     const protocol = ctx.target.protocol;
@@ -61,8 +64,18 @@ export function authStage(): Stage<Needs<"target">, Has<"caller">> {
     }
     if (!tokenShape.test(presented)) throw new GatewayError(errors.invalidToken);
     const hash = sha256Hex(presented);
-    const token = ctx.runtime.tokensByHash.get(hash);
-    if (!token || !constantTimeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
-    return next(give(ctx, "caller", token));
+    const found = directory.token(ctx.runtime, hash);
+    if (found instanceof Promise) {
+      return found.then((token) => next(give(ctx, "caller", checked(hash, token))), (err: unknown) => {
+        throw stateFailure(err, "accounts");
+      });
+    }
+    return next(give(ctx, "caller", checked(hash, found)));
   };
+}
+
+/** The token, when its hash equals the presented key's (compared in constant time). */
+function checked(hash: string, token: Token | undefined): Token {
+  if (!token || !constantTimeEqual(hash, token.keyHash)) throw new GatewayError(errors.invalidToken);
+  return token;
 }

@@ -5,6 +5,7 @@
 // reaches the client; the session's own entry (its request id, status 101, its duration)
 // carries only what is priced per session (a per-request price), so nothing counts twice.
 
+import type { AccountDirectory } from "../../accounts/directory.js";
 import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
 import { errors } from "../../errors/catalogue.js";
@@ -110,6 +111,8 @@ export interface RealtimeDeps {
   readonly observer: UsageSink;
   /** The config in force now: each admission checks the token and user against it. */
   readonly live: () => Runtime;
+  /** Finds the session's token and user again at each admission. */
+  readonly directory: AccountDirectory;
   /** Warns once per model about components billed at a base price. */
   readonly priceFallbacks: PriceFallbacks;
 }
@@ -167,7 +170,7 @@ async function runSession(
     },
   });
   const admission = new SessionAdmission({
-    admitter: deps.admitter, accounts: deps.accounts, live: deps.live, requestId: ctx.id, charges, token, model, group,
+    admitter: deps.admitter, accounts: deps.accounts, live: deps.live, directory: deps.directory, requestId: ctx.id, charges, token, model, group,
   });
   const session = new RealtimeSession({
     requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
