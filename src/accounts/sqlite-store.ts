@@ -36,8 +36,10 @@ export function openSqliteAccountStore(path: string, opts: SqliteAccountStoreOpt
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
-    db.pragma("journal_mode = WAL");
+    // The busy timeout first: another process may hold the file's lock while this one
+    // switches it to WAL (readers never block the writer) or migrates it.
     configureConnection(db, opts.busyTimeoutMs ?? 5000);
+    db.pragma("journal_mode = WAL");
     migrate(db);
     return new SqliteAccountStore(db, opts.now ?? Date.now);
   } catch (error) {

@@ -70,6 +70,11 @@ function racer(path: string, codes: readonly string[], keys: readonly string[], 
       console.log(JSON.stringify({ redeemed, created }));
       process.exit(0);
     }`;
+  return spawnScript(script);
+}
+
+/** A Node process running `script` (TypeScript imports allowed), and its stdout's lines. */
+function spawnScript(script: string) {
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async (): Promise<string> => {
@@ -103,6 +108,33 @@ describe("SQLite accounts store", () => {
       assert.equal((await store.codeBatch("race"))!.redeemed, 40);
       assert.equal((await store.audit({ limit: 1000 })).items.length, 81);
       assert.equal((await store.changesSince(0, 1000)).length, 80);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("three processes opening a file that does not exist yet, at once: each migrates it or waits, and writes", async () => {
+    const path = join(dir, "fresh/accounts.db");
+    const writers = [1, 2, 3].map((n) => spawnScript(`
+      import { openSqliteAccountStore } from ${JSON.stringify(storeModule)};
+      import { createInterface } from "node:readline";
+      console.log("ready");
+      for await (const line of createInterface({ input: process.stdin })) {
+        const store = openSqliteAccountStore(${JSON.stringify(path)});
+        await store.createUser({ name: "user${n}" }, { actor: "p${n}" });
+        for (let i = 0; i < 20; i++) await store.addCredit({ user: "user${n}", amountNano: 1n, reason: "r" }, { actor: "p${n}" });
+        await store.close();
+        console.log("done");
+        process.exit(0);
+      }`));
+    for (const w of writers) assert.equal(await w.next(), "ready");
+    for (const w of writers) w.child.stdin!.write("go\n");
+    for (const w of writers) assert.equal(await w.next(), "done");
+    const store = openSqliteAccountStore(path);
+    try {
+      assert.deepEqual((await store.listUsers({})).items.map((u) => u.name), ["user1", "user2", "user3"]);
+      for (const n of [1, 2, 3]) assert.equal(await store.creditOf(`user${n}`), 20n);
+      assert.equal((await store.changesSince(0, 1000)).length, 63);
     } finally {
       await store.close();
     }
