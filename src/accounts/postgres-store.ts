@@ -32,7 +32,7 @@ const CHANGE_RETENTION_MS = 3_600_000;
  * a follower that has read seq n never later finds a smaller one committed (an arbitrary
  * fixed key, beside the migration lock's). */
 const CHANGE_FEED_LOCK = "7351200913";
-/** Attempts of an update without an expected version that keeps losing races. */
+/** Attempts of a change that keeps losing races (an update without an expected version, a redemption). */
 const MAX_ATTEMPTS = 50;
 
 /**
@@ -176,11 +176,13 @@ class PostgresAccountStore implements AccountStore {
     return BigInt(row!.total as string);
   }
 
+  // A prefix is text, not a LIKE pattern: starts_with matches it exactly, and `name >= prefix`
+  // lets the scan start at it in the index.
   async listUsers(query: ListUsers): Promise<Page<StoredUser>> {
     const limit = pageLimit(query.limit);
     const rows = await this.#query(
       `SELECT ${USER_COLUMNS} FROM account_users
-        WHERE ($1::text IS NULL OR starts_with(name, $1)) AND ($2::text IS NULL OR name > $2 COLLATE "C")
+        WHERE ($1::text IS NULL OR (name >= $1 COLLATE "C" AND starts_with(name, $1))) AND ($2::text IS NULL OR name > $2 COLLATE "C")
         ORDER BY name COLLATE "C" LIMIT $3`,
       [opt(query.prefix), opt(query.after), limit + 1]);
     return pageOf(rows.map(userOf), limit, (u) => u.name);
@@ -190,7 +192,7 @@ class PostgresAccountStore implements AccountStore {
     const limit = pageLimit(query.limit);
     const rows = await this.#query(
       `SELECT ${TOKEN_COLUMNS} FROM account_tokens
-        WHERE ($1::text IS NULL OR starts_with(name, $1)) AND ($2::text IS NULL OR name > $2 COLLATE "C")
+        WHERE ($1::text IS NULL OR (name >= $1 COLLATE "C" AND starts_with(name, $1))) AND ($2::text IS NULL OR name > $2 COLLATE "C")
           AND ($3::text IS NULL OR "user" = $3)
         ORDER BY name COLLATE "C" LIMIT $4`,
       [opt(query.prefix), opt(query.after), opt(query.user), limit + 1]);
@@ -367,7 +369,7 @@ class PostgresAccountStore implements AccountStore {
   }
 
   async redeem(codeHash: string, user: string, by: Actor, now: number): Promise<RedeemResult> {
-    for (;;) {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const result = await this.#transaction(async (q): Promise<RedeemResult | undefined> => {
         // The claim: of any number of these racing, one updates the row; the others wait
         // for it to commit, re-check `redeemed_at IS NULL` and update nothing.
@@ -398,6 +400,7 @@ class PostgresAccountStore implements AccountStore {
       });
       if (result) return result;
     }
+    throw new Error(`redeeming a code: it stayed claimable yet could not be claimed ${MAX_ATTEMPTS} times`);
   }
 
   async audit(filter: AuditFilter): Promise<Page<AuditRecord>> {

@@ -91,6 +91,28 @@ describe("AccountStore on postgres", () => {
     assert.deepEqual(seen, all, "the follower saw each change once, none skipped");
   });
 
+  test("change-feed rows older than an hour are deleted by a later change; the newest stays", async (t) => {
+    const db = await createTestDatabase("acctfeed");
+    let clock = 1_800_000_000_000;
+    const store = await openPostgresAccountStore(db.url, { now: () => clock });
+    t.after(async () => {
+      await store.close();
+      await db.drop();
+    });
+    await store.createUser({ name: "old" }, admin);
+    clock += 3_600_000;
+    await store.createUser({ name: "edge" }, admin); // exactly an hour after: "old" is kept
+    assert.deepEqual((await store.changesSince(0, 10)).map((c) => c.name), ["old", "edge"]);
+    clock += 1;
+    await store.createUser({ name: "new" }, admin);
+    assert.deepEqual((await store.changesSince(0, 10)).map((c) => [c.seq, c.name]), [[2, "edge"], [3, "new"]]);
+    clock += 2 * 3_600_000;
+    await store.updateUser("new", { note: "n" }, admin);
+    assert.deepEqual((await store.changesSince(0, 10)).map((c) => c.seq), [4]);
+    assert.equal(await store.latestChange(), 4, "a follower still starts after the last change");
+    assert.equal((await store.user("new"))!.updatedAt, clock, "the injected clock stamps the records");
+  });
+
   test("an unreachable server fails the open with an error naming postgres and the address, not the password", async () => {
     await assert.rejects(
       openPostgresAccountStore("postgres://gw:secret@127.0.0.1:1/gateway", { connectTimeoutMs: 500 }),
