@@ -229,7 +229,7 @@ export class SqliteQueries {
       // The bucket size is bound as a bigint: an INTEGER, so `/` divides as integers.
       statement = this.#db.prepare(`SELECT ${bucketSql("@bucketMs")} AS bucket, SUM(cost_nano) AS cost,
           SUM(input + cache_read + cache_write + output) AS tokens
-        FROM usage_log WHERE ${subject.kind} = @name AND time >= @since AND refunded_at IS NULL
+        FROM usage_log WHERE ${subject.kind === "user" ? "user" : "token"} = @name AND time >= @since AND refunded_at IS NULL
         GROUP BY bucket HAVING cost <> 0 OR tokens <> 0 ORDER BY bucket`);
       this.#buckets.set(subject.kind, statement);
     }
