@@ -6,7 +6,9 @@
 // `store` and `ledger` URL schemes.
 
 import type { RateWindow, Token, User } from "../runtime/types.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
+
+export type { UsageBucket, UsageSubject } from "./store.js";
 
 /** A pre-deduction in flight: settle or release it exactly once. */
 export interface Reservation {
@@ -87,6 +89,11 @@ export interface UsageLog {
   /** Settled spend of one token / user (what Accounts start from). */
   spentByToken(token: string): Promise<bigint>;
   spentByUser(user: string): Promise<bigint>;
+  /** What a token or a user used from `sinceMs` (inclusive) on, per bucket of `bucketMs`
+   * (bucket = floor(time / bucketMs)), oldest first: refunds count nothing, empty buckets
+   * are left out. What a budget that resets is seeded from. Sees every append that has
+   * resolved. */
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): Promise<UsageBucket[]>;
   /** Every token's and user's settled spend: what shared Accounts are rebuilt from. */
   spendTotals(): Promise<SpendTotals>;
   /** Makes everything appended durable now. Rejects when some could not be written. */

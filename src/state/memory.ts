@@ -4,7 +4,8 @@
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } from "./entry.js";
 import { newestDayFirst, spendKeyer } from "./spend-keys.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
+import { checkBucketQuery, sumBuckets } from "./usage-buckets.js";
 
 function matches(e: UsageEntry, f: LogFilter): boolean {
   return (
@@ -100,6 +101,11 @@ class MemoryStore implements Store {
     const rows = [...groups].map(([key, row]) => ({ key, ...row }));
     if (by === "day") return newestDayFirst(rows);
     return rows.sort((a, b) => (a.costNano === b.costNano ? byBytes(a.key, b.key) : a.costNano > b.costNano ? -1 : 1));
+  }
+
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
+    checkBucketQuery(subject, sinceMs, bucketMs);
+    return sumBuckets([], this.#entries, subject, sinceMs, bucketMs);
   }
 
   close(): void {}

@@ -173,6 +173,13 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX account_changes_at ON account_changes (at);
     `,
   },
+  {
+    version: 8,
+    description: "usage by user over time",
+    // What a user's budget that resets is seeded from (Store.usageBuckets) reads a user's
+    // entries from a time on; tokens have had usage_log_token since version 1.
+    sql: `CREATE INDEX usage_log_user ON usage_log (user, time);`,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -10,7 +10,8 @@ import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, ty
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
-import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
+import { bucketSql, checkBucketQuery, firstMs } from "./usage-buckets.js";
 
 /** How to open the ledger; the defaults suit a gateway, tests shorten them. */
 export interface PostgresLogOptions {
@@ -426,6 +427,23 @@ export class PostgresUsageLog implements UsageLog {
       values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],
     });
     return by === "day" ? daysOfBuckets(rows.map(spendRowOf), range) : rows.map(spendRowOf);
+  }
+
+  /** Rides on usage_log_token / usage_log_user ((column, time)); sums of int8 are numeric,
+   * read back exactly. */
+  async usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): Promise<UsageBucket[]> {
+    checkBucketQuery(subject, sinceMs, bucketMs);
+    const column = subject.kind === "token" ? "token" : `"user"`;
+    const { rows } = await this.#query<{ bucket: string; cost: string; tokens: string }>({
+      name: `usage_log_buckets_${subject.kind}`,
+      text: `SELECT ${bucketSql("$3::int8")} AS bucket, sum(cost_nano) AS cost,
+          sum(input + cache_read + cache_write + output) AS tokens
+        FROM usage_log WHERE ${column} = $1 AND time >= $2 AND refunded_at IS NULL
+        GROUP BY 1 HAVING sum(cost_nano) <> 0 OR sum(input + cache_read + cache_write + output) <> 0
+        ORDER BY 1`,
+      values: [subject.name, firstMs(sinceMs), bucketMs],
+    });
+    return rows.map((r) => ({ bucket: Number(r.bucket), costNano: BigInt(r.cost), tokens: Number(r.tokens) }));
   }
 
   spentByToken(token: string): Promise<bigint> {

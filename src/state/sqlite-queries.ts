@@ -5,7 +5,8 @@ import type Database from "better-sqlite3";
 import { formatToolCalls } from "../protocols/usage.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
-import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
+import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
+import { bucketSql, firstMs } from "./usage-buckets.js";
 
 /** A usage_log row as better-sqlite3 returns it (safe integers: bigints). */
 interface LogRow extends UsageRow {
@@ -85,6 +86,8 @@ export class SqliteQueries {
   readonly #has: Database.Statement;
   readonly #spendBy = new Map<string, Database.Statement>();
   readonly #logsByShape = new Map<string, Database.Statement>();
+  /** Made on the first ask, one per subject kind (each rides on its (column, time) index). */
+  readonly #buckets = new Map<UsageSubject["kind"], Database.Statement>();
   /** Made on the first refund (the writer thread's copy never refunds). */
   #refund: Database.Transaction<(id: string, time: number) => RefundResult> | undefined;
 
@@ -216,5 +219,21 @@ export class SqliteQueries {
     let statement = this.#spendBy.get(name);
     if (!statement) this.#spendBy.set(name, (statement = this.#spendStatement(`CAST(time / ${bucketMs} AS TEXT)`)));
     return daysOfBuckets((statement.all(params) as SpendSqlRow[]).map(spendRowOf), range);
+  }
+
+  /** What `subject` used from `sinceMs` on per bucket, refunds left out, oldest first;
+   * buckets where nothing was used left out. */
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
+    let statement = this.#buckets.get(subject.kind);
+    if (!statement) {
+      // The bucket size is bound as a bigint: an INTEGER, so `/` divides as integers.
+      statement = this.#db.prepare(`SELECT ${bucketSql("@bucketMs")} AS bucket, SUM(cost_nano) AS cost,
+          SUM(input + cache_read + cache_write + output) AS tokens
+        FROM usage_log WHERE ${subject.kind === "user" ? "user" : "token"} = @name AND time >= @since AND refunded_at IS NULL
+        GROUP BY bucket HAVING cost <> 0 OR tokens <> 0 ORDER BY bucket`);
+      this.#buckets.set(subject.kind, statement);
+    }
+    const rows = statement.all({ name: subject.name, since: firstMs(sinceMs), bucketMs: BigInt(bucketMs) }) as { bucket: bigint; cost: bigint; tokens: bigint }[];
+    return rows.map((r) => ({ bucket: Number(r.bucket), costNano: r.cost, tokens: Number(r.tokens) }));
   }
 }

@@ -14,7 +14,8 @@ import { rowsOfLines, segmentNumbers, segmentPath } from "./sqlite-journal.js";
 import { entryOfJournalRow, ROW_WIDTH, type SqliteQueries } from "./sqlite-queries.js";
 import { addSpendMoney, type SpendMoney } from "./entry.js";
 import { newestDayFirst, spendKeyer } from "./spend-keys.js";
-import type { LogFilter, SpendDimension, SpendRange, SpendRow, UsageEntry } from "./store.js";
+import type { LogFilter, SpendDimension, SpendRange, SpendRow, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
+import { sumBuckets } from "./usage-buckets.js";
 
 /** Journal segments held open for one read. */
 export class OpenSegments {
@@ -161,4 +162,13 @@ export function tailSpend(tail: readonly UsageEntry[], kind: "token" | "user", n
   let nano = 0n;
   for (const e of tail) if ((kind === "token" ? e.token : e.user) === name) nano += e.costNano;
   return nano;
+}
+
+/** `fromSql`'s buckets with what the tail adds to them for `subject` from `sinceMs` on,
+ * oldest first (a journal entry is never refunded: refunds read SQLite). */
+export function mergeBuckets(
+  fromSql: readonly UsageBucket[], tail: readonly UsageEntry[], subject: UsageSubject, sinceMs: number, bucketMs: number,
+): UsageBucket[] {
+  if (tail.length === 0) return [...fromSql];
+  return sumBuckets(fromSql, tail, subject, sinceMs, bucketMs);
 }

@@ -12,9 +12,10 @@ import { Ingester, replayJournal, type IngestRange } from "./sqlite-ingest.js";
 import { deleteSegment, Journal, journalLine, type JournalMark } from "./sqlite-journal.js";
 import { logLimit } from "./entry.js";
 import { pushRow, SqliteQueries } from "./sqlite-queries.js";
-import { mergeLogs, mergeSpend, OpenSegments, tailSpend } from "./sqlite-tail.js";
+import { mergeBuckets, mergeLogs, mergeSpend, OpenSegments, tailSpend } from "./sqlite-tail.js";
 import { ThreadWriter } from "./sqlite-thread.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
+import { checkBucketQuery } from "./usage-buckets.js";
 
 /** How to open a SQLite store. */
 export interface SqliteStoreOptions {
@@ -352,6 +353,11 @@ class SqliteStore implements Store {
 
   spend(by: SpendDimension, range: SpendRange): SpendRow[] {
     return this.#read((tail) => mergeSpend(this.#queries.spend(by, range), tail, by, range));
+  }
+
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
+    checkBucketQuery(subject, sinceMs, bucketMs);
+    return this.#read((tail) => mergeBuckets(this.#queries.usageBuckets(subject, sinceMs, bucketMs), tail, subject, sinceMs, bucketMs));
   }
 
   close(): void {

@@ -3,7 +3,7 @@
 // except `append`, which resolves once the entry is durable (the journal's group commit).
 
 import type { SpendTotals, UsageLog } from "./interfaces.js";
-import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageEntry } from "./store.js";
+import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 
 /** Runs a synchronous read as a settled promise. */
 function now<T>(read: () => T): Promise<T> {
@@ -44,6 +44,10 @@ export class StoreUsageLog implements UsageLog {
 
   spentByUser(user: string): Promise<bigint> {
     return now(() => this.store.spentByUser(user));
+  }
+
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): Promise<UsageBucket[]> {
+    return now(() => this.store.usageBuckets(subject, sinceMs, bucketMs));
   }
 
   spendTotals(): Promise<SpendTotals> {

@@ -111,6 +111,21 @@ export interface SpendRow {
   readonly channelCostUnknown: number;
 }
 
+/** Whose usage a budget counts. */
+export interface UsageSubject {
+  readonly kind: "token" | "user";
+  readonly name: string;
+}
+
+/** What one subject used in one bucket of time: `bucket` is floor(time / bucketMs). */
+export interface UsageBucket {
+  readonly bucket: number;
+  /** What was charged and not refunded, in nano-units. */
+  readonly costNano: bigint;
+  /** input + cache read + cache write + output (what tokens-per-minute budgets count). */
+  readonly tokens: number;
+}
+
 export interface Store {
   /** Settled spend of a token, in nano-units. */
   spentByToken(token: string): bigint;
@@ -137,5 +152,9 @@ export interface Store {
   logs(filter: LogFilter): UsageEntry[];
   /** Spend grouped by a dimension over [since, until). */
   spend(by: SpendDimension, range: SpendRange): SpendRow[];
+  /** What `subject` used from `sinceMs` (inclusive) on, per bucket of `bucketMs` (a positive
+   * integer), oldest bucket first; refunded entries count nothing, and a bucket where nothing
+   * was used is left out. */
+  usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[];
   close(): void;
 }

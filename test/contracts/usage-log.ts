@@ -321,6 +321,110 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       assert.equal(await log.spentByUser("alice"), 100n);
     });
 
+    const T = (name: string) => ({ kind: "token", name }) as const;
+    const U = (name: string) => ({ kind: "user", name }) as const;
+    /** Buckets as [bucket, costNano, tokens], short to compare. */
+    const buckets = async (subject: { kind: "token" | "user"; name: string }, sinceMs: number, bucketMs: number) =>
+      (await log.usageBuckets(subject, sinceMs, bucketMs)).map((b) => [b.bucket, b.costNano, b.tokens]);
+
+    test("usageBuckets: what a token or a user used per bucket, oldest first, other subjects not counted", async () => {
+      // The helper's usage counts 10 + 2 + 1 + 5 = 18 tokens; reasoning (3) is inside output.
+      await log.append(entry({ requestId: "b1", time: 1000, token: "t1", user: "alice", costNano: 1n }));
+      await log.append(entry({ requestId: "b2", time: 1999, token: "t1", user: "alice", costNano: 2n }));
+      await log.append(entry({ requestId: "b3", time: 3000, token: "t1", user: "alice", costNano: 4n }));
+      await log.append(entry({ requestId: "b4", time: 1500, token: "t2", user: "alice", costNano: 8n }));
+      await log.append(entry({ requestId: "b5", time: 1200, token: "t3", user: "bob", costNano: 16n }));
+      await log.append(entry({ requestId: "b6", time: 7500, token: "t1", user: "alice", costNano: 32n,
+        usage: { input: 100, cacheRead: 20, cacheWrite: 3, output: 7, reasoning: 50 } }));
+      await log.append(entry({ requestId: "b0", time: 999, token: "t1", user: "alice", costNano: 64n })); // appended last, earliest
+      assert.deepEqual(await buckets(T("t1"), 0, 1000), [[0, 64n, 18], [1, 3n, 36], [3, 4n, 18], [7, 32n, 130]]);
+      assert.deepEqual(await buckets(U("alice"), 0, 1000), [[0, 64n, 18], [1, 11n, 54], [3, 4n, 18], [7, 32n, 130]]);
+      assert.deepEqual(await buckets(T("t3"), 0, 1000), [[1, 16n, 18]]);
+      assert.deepEqual(await buckets(U("bob"), 0, 1000), [[1, 16n, 18]]);
+      assert.deepEqual(await buckets(T("alice"), 0, 1000), [], "a user's name is not a token's");
+      assert.deepEqual(await buckets(U("t1"), 0, 1000), []);
+      assert.deepEqual(await buckets(T("nobody"), 0, 1000), []);
+      // Other bucket sizes group the same entries otherwise.
+      assert.deepEqual(await buckets(U("alice"), 0, 5000), [[0, 79n, 90], [1, 32n, 130]]);
+      assert.deepEqual(await buckets(T("t1"), 0, 1), [[999, 64n, 18], [1000, 1n, 18], [1999, 2n, 18], [3000, 4n, 18], [7500, 32n, 130]]);
+      const [one] = await log.usageBuckets(T("t3"), 0, 1000);
+      assert.equal(typeof one.costNano, "bigint");
+      assert.equal(typeof one.bucket, "number");
+      assert.equal(typeof one.tokens, "number");
+    });
+
+    test("usageBuckets counts from sinceMs inclusive; a bucket it starts inside holds only what came after", async () => {
+      for (const [i, time] of [1000, 1499, 1500, 1501, 2500].entries()) {
+        await log.append(entry({ requestId: `s${i}`, time, costNano: 10n ** BigInt(i) }));
+      }
+      assert.deepEqual(await buckets(T("t1"), 1500, 1000), [[1, 1100n, 36], [2, 10_000n, 18]]);
+      assert.deepEqual(await buckets(U("alice"), 1501, 1000), [[1, 1000n, 18], [2, 10_000n, 18]]);
+      assert.deepEqual(await buckets(T("t1"), 1000, 1000), [[1, 1111n, 72], [2, 10_000n, 18]]);
+      assert.deepEqual(await buckets(T("t1"), 2501, 1000), []);
+    });
+
+    test("usageBuckets groups real epoch times in days and weeks exactly", async () => {
+      const day = 86_400_000;
+      const nov26 = Date.UTC(2026, 10, 26);
+      const times = [nov26 - 1, nov26, nov26 + day - 1, nov26 + day, nov26 + 9 * day + 5];
+      for (const [i, time] of times.entries()) await log.append(entry({ requestId: `d${i}`, time, costNano: 1n << BigInt(i) }));
+      const d = nov26 / day;
+      assert.deepEqual(await buckets(T("t1"), nov26 - 3 * day, day), [[d - 1, 1n, 18], [d, 6n, 36], [d + 1, 8n, 18], [d + 9, 16n, 18]]);
+      const week = 7 * day;
+      assert.deepEqual((await log.usageBuckets(U("alice"), 0, week)).map((b) => b.bucket), [...new Set(times.map((t) => Math.floor(t / week)))]);
+      // A rolling 5h window: since now - 5h, in 1-minute buckets.
+      const now = nov26 + 9 * day + 5;
+      assert.deepEqual(await buckets(T("t1"), now - 5 * 3_600_000, 60_000), [[Math.floor(now / 60_000), 16n, 18]]);
+    });
+
+    test("usageBuckets leaves refunded entries out; a bucket left with nothing is left out", async () => {
+      await log.append(entry({ requestId: "r1", time: 100, costNano: 5n }));
+      await log.append(entry({ requestId: "r2", time: 150, costNano: 7n }));
+      await log.append(entry({ requestId: "r3", time: 250, costNano: 9n }));
+      await log.append(entry({ requestId: "r4", time: 250, token: "t2", costNano: 11n }));
+      await log.refund("r2", 300);
+      await log.refund("r3", 300);
+      assert.deepEqual(await buckets(T("t1"), 0, 100), [[1, 5n, 18]]);
+      assert.deepEqual(await buckets(U("alice"), 0, 100), [[1, 5n, 18], [2, 11n, 18]]);
+      await log.refund("r4", 300);
+      assert.deepEqual(await buckets(U("alice"), 0, 100), [[1, 5n, 18]]);
+    });
+
+    test("usageBuckets: a bucket where nothing was used is left out; tokens without cost count", async () => {
+      const none = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 };
+      await log.append(entry({ requestId: "z1", time: 10, costNano: 0n, usage: none, status: 502 }));
+      await log.append(entry({ requestId: "z2", time: 20, costNano: 0n, usage: { ...none, input: 4 } })); // free, not unused
+      await log.append(entry({ requestId: "z3", time: 30, costNano: 3n, usage: none })); // charged per call
+      assert.deepEqual(await buckets(T("t1"), 0, 10), [[2, 0n, 4], [3, 3n, 0]]);
+    });
+
+    test("usageBuckets sums money beyond 2^53 nano-units exactly", async () => {
+      const costs = [2n ** 53n + 1n, 2n ** 60n, 3n, 2n ** 61n + 7n];
+      for (const [i, costNano] of costs.entries()) await log.append(entry({ requestId: `m${i}`, time: 5_000 + i, costNano }));
+      await log.append(entry({ requestId: "m-other", time: 9_000, costNano: 2n ** 53n + 3n }));
+      const total = costs.reduce((a, b) => a + b, 0n);
+      assert.deepEqual(await buckets(T("t1"), 0, 4_000), [[1, total, 72], [2, 2n ** 53n + 3n, 18]]);
+      assert.deepEqual(await buckets(U("alice"), 0, 60_000), [[0, total + 2n ** 53n + 3n, 90]]);
+    });
+
+    test("usageBuckets sees an append as soon as it resolved", async () => {
+      let total = 0n;
+      for (let i = 0; i < 30; i++) {
+        const costNano = BigInt(i) * 1_000_003n + 1n;
+        await log.append(entry({ requestId: `a${i}`, time: 60_000 + i, user: i % 2 ? "alice" : "bob", costNano }));
+        if (i % 2) total += costNano;
+        assert.deepEqual(await buckets(U("alice"), 0, 60_000), total === 0n ? [] : [[1, total, 18 * Math.ceil(i / 2)]], `after append ${i}`);
+      }
+    });
+
+    test("usageBuckets refuses a bucket size that is not a positive integer, or another kind of subject", async () => {
+      await assert.rejects(log.usageBuckets(T("t1"), 0, 0), RangeError);
+      await assert.rejects(log.usageBuckets(T("t1"), 0, -1000), RangeError);
+      await assert.rejects(log.usageBuckets(T("t1"), 0, 1.5), RangeError);
+      await assert.rejects(log.usageBuckets({ kind: "grp" as "user", name: "g" }, 0, 1000), RangeError);
+      await assert.rejects(log.usageBuckets(T("t1"), Number.NaN, 1000), RangeError);
+    });
+
     if (reopens) test("an append that resolved survives closing and reopening the log", async () => {
       assert.ok(fx.reopen, "a fixture that reopens has reopen()");
       await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(entry({ requestId: `d${i}`, costNano: 3n }))));

@@ -315,3 +315,73 @@ test("backpressure: once SQLite lags the journal by the bound, a charge resolves
     store.close();
   }
 });
+
+test("usageBuckets in a reader in another process: SQLite's buckets with the journal's tail added, refunds left out", async () => {
+  const path = join(dir, "tail-buckets/gateway.db");
+  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
+  const reader = openSqliteStore(path, { mustExist: true });
+  const locker = raw(path);
+  try {
+    // In SQLite: one entry per bucket of 100 ms, and one refunded.
+    await store.record(entry({ requestId: "s1", time: 1050, costNano: 2n ** 53n + 1n }));
+    await store.record(entry({ requestId: "s2", time: 1150, costNano: 5n, user: "bob" }));
+    await store.record(entry({ requestId: "s3", time: 1160, costNano: 1000n }));
+    store.flush();
+    assert.equal(store.refund("s3", 2000).kind, "refunded");
+    locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more for now
+    const journaled: Promise<void>[] = [];
+    for (let i = 0; i < 30; i++) {
+      // Into s1's bucket, s2's, and one SQLite has nothing in; alice's t1 and t2, and bob's t2.
+      journaled.push(store.record(entry({ requestId: `j${i}`, time: 1000 + (i % 3) * 100 + i, costNano: 10n,
+        token: i % 2 ? "t1" : "t2", user: i % 5 ? "alice" : "bob" })));
+    }
+    journaled.push(store.record(entry({ requestId: "s1", time: 1900, costNano: 999n }))); // a duplicate id: ignored
+    await Promise.all(journaled);
+    assert.equal(locker.prepare("SELECT COUNT(*) FROM usage_log").pluck().get(), 3n, "SQLite holds only the first three");
+
+    const seen = () => ({
+      alice: reader.usageBuckets({ kind: "user", name: "alice" }, 0, 100),
+      bob: reader.usageBuckets({ kind: "user", name: "bob" }, 0, 100),
+      t1: reader.usageBuckets({ kind: "token", name: "t1" }, 1000, 100),
+      t1Since: reader.usageBuckets({ kind: "token", name: "t1" }, 1115, 100),
+    });
+    const during = seen();
+    const count = (pred: (i: number) => boolean) => Array.from({ length: 30 }, (_, i) => i).filter(pred).length;
+    const alice = (b: number) => count((i) => i % 5 !== 0 && i % 3 === b);
+    assert.deepEqual(during.alice, [
+      { bucket: 10, costNano: 2n ** 53n + 1n + BigInt(alice(0)) * 10n, tokens: 18 * (1 + alice(0)) },
+      { bucket: 11, costNano: BigInt(alice(1)) * 10n, tokens: 18 * alice(1) },
+      { bucket: 12, costNano: BigInt(alice(2)) * 10n, tokens: 18 * alice(2) },
+    ]);
+    const bob = (b: number) => count((i) => i % 5 === 0 && i % 3 === b);
+    assert.deepEqual(during.bob.map((b) => [b.bucket, b.costNano]), [[10, BigInt(bob(0)) * 10n], [11, 5n + BigInt(bob(1)) * 10n], [12, BigInt(bob(2)) * 10n]]);
+    const t1 = (b: number, since = 0) => count((i) => i % 2 === 1 && i % 3 === b && 1000 + b * 100 + i >= since);
+    // s2 is bob's, on t1 too.
+    assert.deepEqual(during.t1.map((b) => [b.bucket, b.costNano]), [[10, 2n ** 53n + 1n + BigInt(t1(0)) * 10n], [11, 5n + BigInt(t1(1)) * 10n], [12, BigInt(t1(2)) * 10n]]);
+    assert.deepEqual(during.t1Since.map((b) => [b.bucket, b.tokens]), [[11, 18 * (1 + t1(1, 1115))], [12, 18 * t1(2, 1115)]]);
+
+    locker.exec("ROLLBACK");
+    store.flush();
+    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
+    assert.deepEqual(store.usageBuckets({ kind: "user", name: "alice" }, 0, 100), during.alice, "and the writer's own view");
+  } finally {
+    if (locker.inTransaction) locker.exec("ROLLBACK");
+    locker.close();
+    reader.close();
+    store.close();
+  }
+});
+
+test("usage by user rides on the usage_log_user index (user, time), by token on usage_log_token", () => {
+  const path = join(dir, "user-index.db");
+  openSqliteStore(path).close();
+  const db = raw(path);
+  try {
+    const plan = (column: string) => (db.prepare(`EXPLAIN QUERY PLAN SELECT time / 1000 AS bucket, SUM(cost_nano) FROM usage_log
+      WHERE ${column} = ? AND time >= ? AND refunded_at IS NULL GROUP BY bucket`).all("x", 0) as { detail: string }[]).map((r) => r.detail).join("; ");
+    assert.match(plan("user"), /USING INDEX usage_log_user \(user=\? AND time>\?\)/);
+    assert.match(plan("token"), /USING INDEX usage_log_token \(token=\? AND time>\?\)/);
+  } finally {
+    db.close();
+  }
+});
