@@ -3,9 +3,9 @@
 // same output, no I/O.
 
 import type {
-  AdminKey, AdminSettings, Channel, ChannelCost, Plan, TokenLimits, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
+  AdminKey, AdminSettings, Budget, Channel, ChannelCost, Plan, TokenLimits, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
-import type { RawAccountLimits, RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
+import type { RawAccountLimits, RawBudget, RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
 import { compilePrice } from "./compile-price.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
@@ -117,7 +117,8 @@ function compileToken(raw: RawToken, ctx: TokenContext, warnings: string[]): Tok
     active: (raw.status ?? "active") === "active",
   };
   const limits = compileAccountLimits(raw.limits);
-  return limits ? { ...token, limits } : token;
+  const budgets = compileBudgets(raw.budgets);
+  return limits || budgets ? { ...token, ...(limits ? { limits } : {}), ...(budgets ? { budgets } : {}) } : token;
 }
 
 function compileAdmin(raw: NonNullable<RawConfig["admin"]>, warnings: string[]): AdminSettings {
@@ -189,25 +190,55 @@ function compilePlans(raw: RawConfig["plans"] = {}): Map<string, Plan> {
   const plans = new Map<string, Plan>();
   for (const [name, p] of Object.entries(raw)) {
     const limits = compileAccountLimits(p.limits);
-    plans.set(name, { name, groups: new Set(p.groups ?? []), ...(limits ? { limits } : {}) });
+    const budgets = compileBudgets(p.budgets);
+    plans.set(name, { name, groups: new Set(p.groups ?? []), ...(limits ? { limits } : {}), ...(budgets ? { budgets } : {}) });
   }
   return plans;
 }
 
-/** A user with its plan applied: the plan's groups added, its limits under the user's own. */
-export function withPlan(user: Omit<User, "limits" | "plan">, plan: Plan | undefined, ownLimits: TokenLimits | undefined): User {
-  const limits = mergeLimits(plan?.limits, ownLimits);
+/** What a user sets itself, beside its plan. */
+export interface OwnSettings {
+  readonly limits?: TokenLimits;
+  readonly budgets?: readonly Budget[];
+}
+
+/** A user with its plan applied: the plan's groups added, its limits under the user's own,
+ * its budgets unless the user has its own. */
+export function withPlan(user: Omit<User, "limits" | "plan" | "budgets">, plan: Plan | undefined, own: OwnSettings): User {
+  const limits = mergeLimits(plan?.limits, own.limits);
+  const budgets = own.budgets ?? plan?.budgets;
   const groups = plan && plan.groups.size > 0 ? new Set([...user.groups, ...plan.groups]) : user.groups;
-  return { ...user, groups, ...(limits ? { limits } : {}), ...(plan ? { plan: plan.name } : {}) };
+  return { ...user, groups, ...(limits ? { limits } : {}), ...(budgets ? { budgets } : {}), ...(plan ? { plan: plan.name } : {}) };
 }
 
 function compileUsers(raw: RawConfig["users"] = {}, plans: ReadonlyMap<string, Plan>): Map<string, User> {
   const users = new Map<string, User>();
   for (const [name, u] of Object.entries(raw)) {
     const base = { name, creditNano: toNano(u.credit ?? 0), groups: new Set(u.groups ?? []), active: (u.status ?? "active") === "active" };
-    users.set(name, withPlan(base, u.plan === undefined ? undefined : plans.get(u.plan), compileAccountLimits(u.limits)));
+    const own = { limits: compileAccountLimits(u.limits), budgets: compileBudgets(u.budgets) };
+    users.set(name, withPlan(base, u.plan === undefined ? undefined : plans.get(u.plan), own));
   }
   return users;
+}
+
+const DAY_MS = 86_400_000;
+const ROLLING_CALENDAR_MS = { day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
+
+/** Budgets as written (crossref checked them); undefined for none. */
+export function compileBudgets(raw: readonly RawBudget[] | undefined): Budget[] | undefined {
+  if (raw === undefined || raw.length === 0) return undefined;
+  return raw.map(compileBudget);
+}
+
+export function compileBudget(raw: RawBudget): Budget {
+  const measure = raw.amount !== undefined ? "money" : "tokens";
+  const max = raw.amount !== undefined ? Number(toNano(raw.amount)) : raw.tokens!;
+  const per = raw.per.trim();
+  if (per === "day" || per === "week" || per === "month") {
+    if (raw.rolling !== true) return { measure, max, calendar: per, id: `${measure}/${per}` };
+    return { measure, max, rollingMs: ROLLING_CALENDAR_MS[per], id: `${measure}/${per}~` };
+  }
+  return { measure, max, rollingMs: parseDuration(per), id: `${measure}/${per}~` };
 }
 
 function compileCapabilities(c: RawCapabilities): Capabilities {
@@ -303,6 +334,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     affinityTtlMs: parseDuration(raw.routing?.affinity_ttl ?? DEFAULTS.affinityTtl),
     groups,
     plans,
+    timeZone: raw.usage?.timezone ?? "UTC",
     users,
     tokensByHash,
     models,

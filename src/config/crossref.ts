@@ -130,6 +130,50 @@ function checkUsers(c: Checker): void {
     list(u.groups).forEach((g, i) => c.refers(["users", name, "groups", i], g, c.groups, "group"));
     c.refers(["users", name, "plan"], u.plan, new Set(Object.keys(record(c.root.plans))), "plan");
     checkLimitWindows(c, ["users", name, "limits"], u.limits);
+    checkBudgets(c, ["users", name, "budgets"], u.budgets);
+  }
+}
+
+/** Most a money budget may hold: its nano-units stay exact in the counters' doubles. */
+const MAX_BUDGET_AMOUNT = 9_000_000;
+
+/** Each budget's window and amount; no two in one list count the same way. */
+function checkBudgets(c: Checker, at: KeyPath, budgets: unknown): void {
+  const seen = new Map<string, number>();
+  list(budgets).forEach((budget, i) => {
+    const b = record(budget);
+    if (typeof b.amount === "number") {
+      c.parses([...at, i, "amount"], () => {
+        toNano(b.amount as number);
+        if ((b.amount as number) > MAX_BUDGET_AMOUNT) throw new Error(`must be at most ${MAX_BUDGET_AMOUNT}`);
+        if ((b.amount as number) <= 0) throw new Error("must be more than 0");
+      });
+    }
+    if (!text(b.per)) return;
+    const per = b.per.trim();
+    if (per !== "day" && per !== "week" && per !== "month") {
+      c.parses([...at, i, "per"], () => {
+        if (parseDuration(per) <= 0) throw new Error("the window must be longer than 0");
+      });
+      if (b.rolling === false) c.report([...at, i, "rolling"], "a window given as a duration is rolling (calendar periods are day, week and month)");
+    }
+    const id = `${b.amount !== undefined ? "money" : "tokens"}/${per}${b.rolling === true || !["day", "week", "month"].includes(per) ? "~" : ""}`;
+    const first = seen.get(id);
+    if (first === undefined) seen.set(id, i);
+    else c.report([...at, i], `counts the same as ${at.join(".")}[${first}]: one budget per measure and window`);
+  });
+}
+
+function checkUsage(c: Checker): void {
+  const zone = record(c.root.usage).timezone;
+  if (text(zone)) {
+    c.parses(["usage", "timezone"], () => {
+      try {
+        new Intl.DateTimeFormat("en-US", { timeZone: zone });
+      } catch {
+        throw new Error(`unknown time zone "${zone}": write an IANA name such as UTC or Europe/Berlin`);
+      }
+    });
   }
 }
 
@@ -138,6 +182,7 @@ function checkPlans(c: Checker): void {
     const p = record(plan);
     list(p.groups).forEach((g, i) => c.refers(["plans", name, "groups", i], g, c.groups, "group"));
     checkLimitWindows(c, ["plans", name, "limits"], p.limits);
+    checkBudgets(c, ["plans", name, "budgets"], p.budgets);
   }
 }
 
@@ -176,6 +221,7 @@ function checkTokens(c: Checker): void {
     if (text(t.expires)) c.parses(at("expires"), () => parseDate(t.expires as string));
     if (typeof t.quota === "number") c.parses(at("quota"), () => toNano(t.quota as number));
     if (t.limits !== undefined) checkLimitWindows(c, at("limits"), t.limits);
+    if (t.budgets !== undefined) checkBudgets(c, at("budgets"), t.budgets);
     list(t.allow_ips).forEach((ip, j) => {
       if (text(ip)) c.parses(at("allow_ips", j), () => parseIpRule(ip));
     });
@@ -256,6 +302,7 @@ export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[
   const checker = new Checker(record(raw));
   checkServer(checker);
   checkGroups(checker);
+  checkUsage(checker);
   checkPlans(checker);
   checkUsers(checker);
   checkTokens(checker);

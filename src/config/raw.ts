@@ -43,10 +43,11 @@ export interface RawConfig {
   groups?: Record<string, {
     multiplier?: number; strategy?: "weighted" | "cheapest"; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string;
   }>;
-  plans?: Record<string, { description?: string; groups?: string[]; limits?: RawAccountLimits }>;
+  usage?: { timezone?: string };
+  plans?: Record<string, { description?: string; groups?: string[]; limits?: RawAccountLimits; budgets?: RawBudget[] }>;
   users?: Record<
     string,
-    { credit?: number; groups?: string[]; status?: "active" | "disabled"; plan?: string; limits?: RawAccountLimits }
+    { credit?: number; groups?: string[]; status?: "active" | "disabled"; plan?: string; limits?: RawAccountLimits; budgets?: RawBudget[] }
   >;
   tokens?: RawToken[];
   channels?: RawChannel[];
@@ -58,6 +59,13 @@ export interface RawAccountLimits {
   total_requests?: RawWindow;
   tokens_per_minute?: number;
   concurrent?: number;
+}
+
+export interface RawBudget {
+  amount?: number;
+  tokens?: number;
+  per: string;
+  rolling?: boolean;
 }
 
 export interface RawAdminKey {
@@ -79,6 +87,7 @@ export interface RawToken {
   models?: string[];
   status?: "active" | "disabled";
   limits?: RawAccountLimits;
+  budgets?: RawBudget[];
 }
 
 export interface RawChannel {

@@ -25,7 +25,9 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
   pre_deduction_failed:
     "The balance or the token's quota cannot hold this request's worst case (its input plus its `max_tokens`, or the model's `max_output_tokens`). The message gives the remaining amount and the pre-deduction: lower `max_tokens`, or top up.",
   rate_limited:
-    "The token passed a limit under `limits`; the message names it (\"… N requests per M minutes\"). Wait for `Retry-After` seconds, which the SDKs do by themselves, or ask the operator for a higher limit.",
+    "The token passed a limit under `limits` (its own, its user's or its plan's, or the site-wide ones); the message names it (\"… N requests per M minutes\"). Wait for `Retry-After` seconds, which the SDKs do by themselves, or ask the operator for a higher limit.",
+  budget_exceeded:
+    "A budget that resets (`budgets:` of the token, its user or its plan) has no room for this request's worst case; the message names the budget, what the request may cost, and when it resets (calendar budgets, in `usage.timezone`) or when enough of it frees (rolling ones). A wait of more than a minute carries `x-should-retry: false`, so the SDKs do not retry at once. The operator raises the budget or moves the user to another plan; both reload live.",
   ip_not_allowed:
     "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
   model_not_allowed:

@@ -27,6 +27,7 @@ export const errors = Object.freeze({
   insufficientQuota: spec(402, "gateway_error", "insufficient_quota", "Insufficient quota: the account balance is used up."),
   preDeductionFailed: spec(402, "gateway_error", "pre_deduction_failed", "The balance does not cover this request's pre-deduction."),
   rateLimited: spec(429, "gateway_error", "rate_limited", "Rate limit exceeded."),
+  budgetExceeded: spec(429, "gateway_error", "budget_exceeded", "A budget of this access token or its account is used up until it frees."),
   ipNotAllowed: spec(403, "gateway_error", "ip_not_allowed", "This access token may not be used from this IP address."),
   modelNotAllowed: spec(403, "gateway_error", "model_not_allowed", "This access token has no access to the requested model."),
   groupNotAllowed: spec(403, "gateway_error", "group_not_allowed", "The account level has no access to this token's group."),

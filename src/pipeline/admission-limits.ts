@@ -5,8 +5,10 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
-import type { SlotTake, TokenBudgetTake } from "../state/interfaces.js";
+import { formatNano } from "../billing/cost.js";
+import type { Calendar } from "../billing/calendar.js";
+import type { Budget, Group, Model, Runtime, Token, User } from "../runtime/types.js";
+import type { BudgetWindow, SlotTake, TokenBudgetTake, UsageSubject } from "../state/interfaces.js";
 import type { Usage } from "../protocols/usage.js";
 
 /** Endpoints whose calls are metered in tokens (the others bill seconds, images, …). */
@@ -19,8 +21,12 @@ export function totalTokens(usage: Usage): number {
 
 /** A budget with how its 429 names it. */
 export interface NamedBudget extends TokenBudgetTake {
-  /** "this token", "group video". */
+  /** "this token", "group video", "your account". */
   readonly whose: string;
+  /** A budget that resets (absent: tokens per minute). */
+  readonly budget?: Budget;
+  /** The zone a calendar budget's period is counted in. */
+  readonly timeZone?: string;
 }
 
 const none: readonly never[] = [];
@@ -48,6 +54,53 @@ export function tokenBudgets(runtime: Runtime, token: Token, user: User | undefi
   return budgets;
 }
 
+/** Rolling windows are counted in about this many buckets (usage leaves the window up to
+ * one bucket late: never early). */
+const ROLLING_BUCKETS = 60;
+
+/**
+ * The budgets that reset a call holds its worst case in: the token's own, then its user's
+ * (the user's own list, else its plan's). Money budgets hold `amountNano` (the
+ * pre-deduction), token budgets `tokens` (the estimate).
+ */
+export function accountBudgets(
+  runtime: Runtime, calendar: Calendar, token: Token, user: User | undefined, amountNano: bigint, tokens: number, now: number,
+): readonly NamedBudget[] {
+  const ofToken = token.budgets;
+  const ofUser = user?.budgets;
+  if (!ofToken && !ofUser) return none;
+  const budgets: NamedBudget[] = [];
+  const money = Number(amountNano);
+  for (const b of ofToken ?? none) {
+    budgets.push(budgetTake(runtime, calendar, b, { kind: "token", name: token.name }, `${token.name}\0budget`, "this token", money, tokens, now));
+  }
+  for (const b of ofUser ?? none) {
+    budgets.push(budgetTake(runtime, calendar, b, { kind: "user", name: user!.name }, `user\0${user!.name}\0budget`, "your account", money, tokens, now));
+  }
+  return budgets;
+}
+
+function budgetTake(
+  runtime: Runtime, calendar: Calendar, budget: Budget, subject: UsageSubject, keyBase: string, whose: string,
+  money: number, tokens: number, now: number,
+): NamedBudget {
+  const amount = budget.measure === "money" ? money : tokens;
+  if (budget.calendar) {
+    const period = calendar.period(budget.calendar, runtime.timeZone, now);
+    const window: BudgetWindow = {
+      measure: budget.measure, bucketMs: period.end - period.start, buckets: 1, periodEndMs: period.end,
+      seed: { subject, sinceMs: period.start },
+    };
+    return { key: `${keyBase}\0${budget.id}@${period.start}`, max: budget.max, tokens: amount, window, whose, budget, timeZone: runtime.timeZone };
+  }
+  const length = budget.rollingMs!;
+  const bucketMs = Math.max(1000, Math.ceil(length / ROLLING_BUCKETS));
+  const buckets = Math.ceil(length / bucketMs) + 1;
+  const first = Math.floor(now / bucketMs) - buckets + 1;
+  const window: BudgetWindow = { measure: budget.measure, bucketMs, buckets, seed: { subject, sinceMs: first * bucketMs } };
+  return { key: `${keyBase}\0${budget.id}`, max: budget.max, tokens: amount, window, whose, budget };
+}
+
 function metered(model: Model): boolean {
   for (const e of model.endpoints) if (TOKEN_METERED.has(e)) return true;
   return false;
@@ -70,6 +123,7 @@ export function concurrencyFull(slot: SlotTake, retryAfterMs: number): GatewayEr
 
 /** The 429 of a budget without room for the request's estimate now. */
 export function tokensFull(budget: NamedBudget, retryAfterMs: number): GatewayError {
+  if (budget.budget) return budgetFull(budget, budget.budget, retryAfterMs);
   const { seconds, headers } = retryHeaders(retryAfterMs);
   return new GatewayError(errors.rateLimited,
     `Token rate limit exceeded: at most ${budget.max} tokens per minute for ${budget.whose} (this request is estimated at ${budget.tokens}). ` +
@@ -77,9 +131,37 @@ export function tokensFull(budget: NamedBudget, retryAfterMs: number): GatewayEr
     { headers });
 }
 
+/** A budget's size and window as a refusal says them: "5 per day (UTC)", "5000000 tokens per 5h (rolling)". */
+function describeBudget(budget: Budget, timeZone: string | undefined): string {
+  const size = budget.measure === "money" ? formatNano(BigInt(budget.max)) : `${budget.max} tokens`;
+  if (budget.calendar) return `${size} per ${budget.calendar}${timeZone ? ` (${timeZone})` : ""}`;
+  return `${size} per ${budget.id.slice(budget.id.indexOf("/") + 1, -1)} (rolling)`;
+}
+
+/** The 429 of a budget that resets, without room for this request now: when it frees. An
+ * answer that frees in more than a minute says not to retry (the SDKs would retry at once). */
+function budgetFull(named: NamedBudget, budget: Budget, retryAfterMs: number): GatewayError {
+  const { seconds, headers } = retryHeaders(retryAfterMs);
+  const frees = new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const need = budget.measure === "money" ? `may cost up to ${formatNano(BigInt(named.tokens))}` : `is estimated at ${named.tokens} tokens`;
+  const when = budget.calendar ? `It resets at ${frees}` : `Enough of it frees by ${frees}`;
+  return new GatewayError(errors.budgetExceeded,
+    `Budget used up: ${named.whose} may use ${describeBudget(budget, named.timeZone)}, ` +
+    `and what is left does not cover this request (it ${need}). ${when} (in ${plural(seconds, "second")}).`,
+    { headers: seconds > 60 ? { ...headers, "x-should-retry": "false" } : headers });
+}
+
 /** The 429 of a request whose estimate alone is more than the budget: retrying cannot help
  * (x-should-retry: false tells the official SDKs not to). */
 export function tooLargeForBudget(budget: NamedBudget): GatewayError {
+  if (budget.budget) {
+    const b = budget.budget;
+    const need = b.measure === "money" ? `may cost up to ${formatNano(BigInt(budget.tokens))}` : `is estimated at ${budget.tokens} tokens`;
+    return new GatewayError(errors.budgetExceeded,
+      `Request too large for a budget: it ${need}, more than the whole budget of ${budget.whose} (${describeBudget(b, budget.timeZone)}), ` +
+      "so it can never fit. Lower max_tokens or send less input.",
+      { headers: { "x-should-retry": "false" } });
+  }
   return new GatewayError(errors.rateLimited,
     `Request too large: it is estimated at ${budget.tokens} tokens (its input plus its max output tokens), more than the ` +
     `${budget.max} tokens per minute allowed for ${budget.whose}, so it can never fit. Lower max_tokens or send less input.`,

@@ -16,7 +16,8 @@ import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { Accounts, Admitter, LimitHolds, Reservation } from "../state/interfaces.js";
 import type { AccountDirectory } from "../accounts/directory.js";
 import { accountStanding } from "./account-standing.js";
-import { tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
+import { accountBudgets, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "./admission-limits.js";
+import type { Calendar } from "../billing/calendar.js";
 import type { RealtimeCharges } from "./realtime-charges.js";
 import type { Used } from "./realtime-meter.js";
 import { modelWindow, tokenWindows, windowFull } from "./rate-windows.js";
@@ -43,6 +44,8 @@ export interface SessionAdmissionOptions {
   readonly live: () => Runtime;
   /** Finds the token and its user again (gateway.yaml's or stored ones, as they are now). */
   readonly directory: AccountDirectory;
+  /** Calendar budgets' periods. */
+  readonly calendar: Calendar;
   /** The session's request id: each response's and transcription's entry is named after it. */
   readonly requestId: string;
   /** Commits each response's and transcription's charge. */
@@ -179,9 +182,12 @@ export class SessionAdmission {
     const { model, group } = this.#o;
     const ofModel = modelWindow(model);
     const windows = [...tokenWindows(runtime, token, user) ?? [], ...ofModel ? [ofModel] : []];
-    const budgets = tokenBudgets(runtime, token, user, group, model, totalTokens(worst));
-    for (const b of budgets) if (b.tokens > b.max) return tooLargeForBudget(b);
     const amountNano = costOf(worst, model.price, group.multiplierPpm);
+    const budgets = [
+      ...tokenBudgets(runtime, token, user, group, model, totalTokens(worst)),
+      ...accountBudgets(runtime, this.#o.calendar, token, user, amountNano, totalTokens(worst), Date.now()),
+    ];
+    for (const b of budgets) if (b.tokens > b.max) return tooLargeForBudget(b);
     const id = this.#nextResponseId();
     try {
       const admitted = await this.#o.admitter.admit({ requestId: id, token, user, amountNano, windows, slots: [], budgets, now: Date.now() });

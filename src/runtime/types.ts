@@ -103,14 +103,31 @@ export interface User {
   readonly active: boolean;
   /** Limits of all the user's tokens together: its own, else its plan's, one by one. */
   readonly limits?: TokenLimits;
+  /** Budgets of all the user's tokens together: its own list, else its plan's. */
+  readonly budgets?: readonly Budget[];
   readonly plan?: string;
 }
 
-/** plans.<name>: groups and limits a user on the plan gets. */
+/** plans.<name>: groups, limits and budgets a user on the plan gets. */
 export interface Plan {
   readonly name: string;
   readonly groups: ReadonlySet<string>;
   readonly limits?: TokenLimits;
+  readonly budgets?: readonly Budget[];
+}
+
+/** A budget that resets: at most `max` per calendar period or rolling window. */
+export interface Budget {
+  /** money: what requests are charged (nano-units); tokens: input + output tokens. */
+  readonly measure: "money" | "tokens";
+  /** Nano-units or tokens (money at most 9e6 of the currency: exact as a double). */
+  readonly max: number;
+  /** A calendar period in usage.timezone, reset at its start. */
+  readonly calendar?: "day" | "week" | "month";
+  /** A rolling window's length, ms. */
+  readonly rollingMs?: number;
+  /** Names it in keys and refusals: "day", "month", "5h rolling". Unique in its list. */
+  readonly id: string;
 }
 
 /** A compiled IP allowlist: answers whether a client address may use the token. */
@@ -133,6 +150,8 @@ export interface Token {
   readonly active: boolean;
   /** This token's own limits, each in place of the site-wide one. */
   readonly limits?: TokenLimits;
+  /** This token's own budgets (its user's apply too). */
+  readonly budgets?: readonly Budget[];
 }
 
 /** Prices in nano-units of the currency: per 1M tokens, or per unit named. A component
@@ -305,6 +324,8 @@ export interface Runtime {
   readonly affinityTtlMs: number;
   readonly groups: ReadonlyMap<string, Group>;
   readonly plans: ReadonlyMap<string, Plan>;
+  /** usage.timezone: the IANA zone calendar budgets reset in. */
+  readonly timeZone: string;
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */
   readonly tokensByHash: ReadonlyMap<string, Token>;

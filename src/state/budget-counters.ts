@@ -57,7 +57,7 @@ export class BudgetCounters {
    * end for a calendar budget; HELD_RETRY_MS when usage leaving cannot make room).
    */
   hold(key: string, amount: number, max: number, now: number, window: BudgetWindow = MINUTE): number {
-    this.#sweep(now);
+    this.#sweep(now, key);
     const counter = this.#counter(key, window);
     trim(counter, now);
     const wait = retryAfter(counter, counter.held + amount - max, now);
@@ -85,11 +85,12 @@ export class BudgetCounters {
   }
 
   /** Drops counters with no hold and nothing left in their window (a seeded one is seeded
-   * again when next used: its past is in the usage log). */
-  #sweep(now: number): void {
+   * again when next used: its past is in the usage log), but not `using`'s, just seeded. */
+  #sweep(now: number, using: string): void {
     if (now - this.#lastSweep < SWEEP_EVERY_MS) return;
     this.#lastSweep = now;
     for (const [key, counter] of this.#counters) {
+      if (key === using) continue;
       trim(counter, now);
       if (counter.held === 0 && counter.used.length === 0) this.#counters.delete(key);
     }

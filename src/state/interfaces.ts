@@ -138,7 +138,7 @@ export interface BudgetWindow {
   readonly periodEndMs?: number;
   /** Seeded from the usage log when its counter is new (after a restart, or in a new
    * period): whose usage, and from when. Absent: counted from nothing (tokens per minute). */
-  readonly seed?: { readonly subject: { readonly kind: "token" | "user"; readonly name: string }; readonly sinceMs: number };
+  readonly seed?: { readonly subject: UsageSubject; readonly sinceMs: number };
 }
 
 /** A budget a request holds its estimate in until it finishes: tokens per minute, or a

@@ -4,6 +4,7 @@
 // once (no offline queue, no replay of scripts that may have run) so billed requests fail
 // closed, and the client reconnects by itself.
 
+import { seedFromLog } from "./budget-seed.js";
 import { Redis } from "ioredis";
 import { log } from "../observability/log.js";
 import type { Accounts, Admitter, KeyedStore, Limiter, State, StateHealth, UsageLog } from "./interfaces.js";
@@ -95,7 +96,7 @@ export async function openRedisState(url: string, opts: RedisStateOptions): Prom
       accounts,
       limiter: new RedisLimiter(client, opts.keyPrefix),
       keyed: new RedisKeyedStore(client, opts.keyPrefix),
-      admitter: new RedisAdmitter(client, accounts, opts.keyPrefix, lease),
+      admitter: new RedisAdmitter(client, accounts, opts.keyPrefix, lease, seedFromLog(opts.usageLog)),
       health: () => ({ degraded: client.status === "ready" ? [] : ["redis"] }),
       async close() {
         await lease.close();

@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import type { Token, User } from "../../src/runtime/types.js";
 import { outcome } from "./accounts.js";
-import type { Accounts, AdmitRequest, Admitter, Charge, Limiter, SlotTake, TokenBudgetTake, WindowTake } from "../../src/state/interfaces.js";
+import type {
+  Accounts, AdmitRequest, Admitter, BudgetWindow, Charge, Limiter, SlotTake, TokenBudgetTake, WindowTake,
+} from "../../src/state/interfaces.js";
 
 export interface AdmitterFixture {
   readonly admitter: Admitter;
@@ -162,6 +164,42 @@ export function admitterContract(name: string, open: () => Promise<AdmitterFixtu
       const refused = await fx.admitter.admit(limited(t0 + 30_000, [], [tpm(1000, 500)]));
       assert.deepEqual(refused, { ok: false, refused: "tokens", index: 0, retryAfterMs: 40_000 });
       assert.ok((await fx.admitter.admit(limited(t0 + 70_000, [], [tpm(1000, 500)]))).ok);
+    });
+
+    test("a calendar budget in money: holds the pre-deduction, counts the charge, frees all at the period's end", async () => {
+      const start = 10_000_000;
+      const end = start + 86_400_000;
+      const day: BudgetWindow = { measure: "money", bucketMs: end - start, buckets: 1, periodEndMs: end };
+      const budget = (amount: number): TokenBudgetTake => ({ key: `t1\0budget\0money/day@${start}`, max: 1000, tokens: amount, window: day });
+      const a = await fx.admitter.admit(limited(start + 5, [], [budget(900)]));
+      assert.ok(a.ok);
+      assert.deepEqual(await fx.admitter.admit(limited(start + 6, [], [budget(200)])), { ok: false, refused: "tokens", index: 0, retryAfterMs: 1000 },
+        "900 held: 200 more waits for the hold (an estimate), not for the period");
+      // It was charged 700 (nano-units), not the 900 held, nor the tokens it used.
+      await fx.admitter.finish({ reservation: a.reservation, holds: a.holds, charge: chargeOf(a.reservation.id, 700n), usedTokens: 5, now: start + 10 });
+      const b = await fx.admitter.admit(limited(start + 20, [], [budget(300)]));
+      assert.ok(b.ok, "700 charged + 300 = the budget");
+      await fx.admitter.finish({ reservation: b.reservation, holds: b.holds, charge: chargeOf(b.reservation.id, 300n), usedTokens: 5, now: start + 30 });
+      assert.deepEqual(await fx.admitter.admit(limited(start + 1000, [], [budget(1)])),
+        { ok: false, refused: "tokens", index: 0, retryAfterMs: end - start - 1000 }, "used up until the period ends");
+      // The next period is another key: it starts empty.
+      const next: TokenBudgetTake = { key: `t1\0budget\0money/day@${end}`, max: 1000, tokens: 1000, window: { ...day, periodEndMs: end + 86_400_000 } };
+      assert.ok((await fx.admitter.admit(limited(end, [], [next]))).ok);
+    });
+
+    test("a rolling budget in tokens: usage leaves bucket by bucket, never before its window has passed", async () => {
+      const hour = 3_600_000;
+      const window: BudgetWindow = { measure: "tokens", bucketMs: hour / 60, buckets: 61 };
+      const budget = (tokens: number): TokenBudgetTake => ({ key: "t1\0budget\0tokens/1h~", max: 100, tokens, window });
+      const t0 = 60 * hour; // a bucket's start
+      const a = await fx.admitter.admit(limited(t0, [], [budget(80)]));
+      assert.ok(a.ok);
+      await fx.admitter.finish({ reservation: a.reservation, holds: a.holds, charge: chargeOf(a.reservation.id, 999n), usedTokens: 60, now: t0 });
+      const refused = await fx.admitter.admit(limited(t0 + 30 * 60_000, [], [budget(50)]));
+      assert.deepEqual(refused, { ok: false, refused: "tokens", index: 0, retryAfterMs: 61 * 60_000 - 30 * 60_000 },
+        "the 60 counted at t0 leave 61 buckets (1 h 1 min) later");
+      assert.equal((await fx.admitter.admit(limited(t0 + hour - 1, [], [budget(50)]))).ok, false, "not before the hour has passed");
+      assert.ok((await fx.admitter.admit(limited(t0 + hour + 60_000, [], [budget(100)]))).ok);
     });
 
     test("a budget shared by two tokens' requests (a group) counts both", async () => {

@@ -9,7 +9,7 @@ import http from "node:http";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { startFakeOpenAI, type FakeOpenAI, type Script } from "../helpers/fake-openai.js";
 import { createMemoryStore } from "../../src/state/memory.js";
-import type { LogFilter, SpendDimension, Store, UsageEntry } from "../../src/state/store.js";
+import type { LogFilter, SpendDimension, Store, UsageEntry, UsageSubject } from "../../src/state/store.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { fakeUsage } from "../helpers/fake-openai.js";
 import { TOKEN, channel, completionAnswer, config, hello, rawRequest, startRawUpstream } from "./support.js";
@@ -41,6 +41,7 @@ class GatedStore implements Store {
 
   spentByToken(token: string) { return this.#inner.spentByToken(token); }
   spentByUser(user: string) { return this.#inner.spentByUser(user); }
+  usageBuckets(s: UsageSubject, since: number, bucketMs: number) { return this.#inner.usageBuckets(s, since, bucketMs); }
   flush() { this.#inner.flush(); }
   refund(requestId: string, at: number) { return this.#inner.refund(requestId, at); }
   logs(filter: LogFilter) { return this.#inner.logs(filter); }

@@ -32,7 +32,7 @@ test("a ledger of schema 3 is migrated to 4; old rows read back without a key, n
 
   const log = await openPostgresUsageLog(db.url);
   try {
-    assert.equal(postgresSchemaVersion, 4);
+    assert.ok(postgresSchemaVersion >= 4, "the key column came with migration 4");
     const [old] = await log.logs({ requestId: "old" });
     assert.equal(old.costNano, 5000n);
     assert.equal("key" in old, false);

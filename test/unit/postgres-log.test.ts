@@ -331,10 +331,11 @@ describe("PostgreSQL ledger: migrations", () => {
         { version: 2, description: "hosted tool calls billed per call" },
         { version: 3, description: "cost breakdowns and the cost to the operator" },
         { version: 4, description: "the channel key that served each request" },
+        { version: 5, description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(4\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(5\)/);
     } finally {
       await fresh.drop();
     }

@@ -10,7 +10,8 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import type { Redis } from "ioredis";
 import type { Token, User } from "../../src/runtime/types.js";
-import type { SpendTotals, UsageLog } from "../../src/state/interfaces.js";
+import type { SpendTotals, TokenBudgetTake, UsageLog } from "../../src/state/interfaces.js";
+import { entry } from "../helpers/usage-entry.js";
 import { openRedisSharedState, openRedisState, splitKeyPrefix, type RedisState } from "../../src/state/redis.js";
 import { GatewayError } from "../../src/errors/gateway-error.js";
 import { createMemoryStore } from "../../src/state/memory.js";
@@ -47,7 +48,7 @@ function fakeUsageLog(tokens: Record<string, bigint> = {}, users: Record<string,
       if (readMs > 0) await new Promise((r) => setTimeout(r, readMs)); // a big log takes a while
       return { tokens: new Map(Object.entries(tokens)), users: new Map(Object.entries(users)) };
     },
-    append: notUsed, refund: notUsed, logs: notUsed, spend: notUsed, spentByToken: notUsed, spentByUser: notUsed, flush: notUsed,
+    append: notUsed, refund: notUsed, logs: notUsed, spend: notUsed, spentByToken: notUsed, spentByUser: notUsed, usageBuckets: notUsed, flush: notUsed,
     close: async () => {},
   };
 }
@@ -560,3 +561,32 @@ async function stopRedisServer(child: ChildProcess): Promise<void> {
   child.kill("SIGKILL");
   await exited;
 }
+
+describe("Redis budgets", () => {
+  test("a new budget counter is seeded from the usage log once, even by two processes admitting together", async () => {
+    const prefix = freshPrefix();
+    const store = createMemoryStore();
+    const start = Date.UTC(2026, 10, 1);
+    const end = Date.UTC(2026, 11, 1);
+    for (let i = 0; i < 3; i++) {
+      await store.record(entry({ requestId: `old${i}`, time: start + i * 1000, token: "t1", costNano: 200n }));
+    }
+    await store.record(entry({ requestId: "before", time: start - 1, token: "t1", costNano: 5000n }));
+    const usageLog = new StoreUsageLog(store);
+    const [a, b] = await Promise.all([open(prefix, { usageLog }), open(prefix, { usageLog })]);
+    const month: TokenBudgetTake = {
+      key: `t1\0budget\0money/month@${start}`, max: 1000, tokens: 300,
+      window: { measure: "money", bucketMs: end - start, buckets: 1, periodEndMs: end, seed: { subject: { kind: "token", name: "t1" }, sinceMs: start } },
+    };
+    const request = (id: string, tokens: number) => ({
+      requestId: id, token: token("t1"), user: user("alice", 10n ** 12n), amountNano: 0n, windows: [], budgets: [{ ...month, tokens }], now: start + 10_000,
+    });
+    // 600 used this month (the entry before it does not count): 300 fit, once, across both processes.
+    const both = await Promise.all([a.admitter.admit(request("x", 300)), b.admitter.admit(request("y", 300))]);
+    assert.deepEqual(both.map((r) => r.ok).sort(), [false, true], "seeded once: 600 + 300 + 300 would exceed 1000");
+    const refused = both.find((r) => !r.ok)!;
+    assert.equal(refused.ok, false);
+    if (!refused.ok) assert.equal(refused.retryAfterMs, end - (start + 10_000), "the month's usage frees when the month ends");
+    assert.equal((await a.admitter.admit(request("z", 101))).ok, false);
+  });
+});

@@ -49,7 +49,7 @@ test("a database of schema 4 is migrated to 5; its rows read back without breakd
 
   const store = openSqliteStore(path);
   try {
-    assert.equal(schemaVersion, 6); // and on to 6 (the serving key: store-keys.test.ts)
+    assert.ok(schemaVersion >= 6); // and on to 6 (the serving key: store-keys.test.ts)
     const [old] = store.logs({});
     assert.equal(old.costNano, 5000n);
     assert.equal("breakdown" in old, false);

@@ -11,10 +11,13 @@
 import { costOf, worstCase } from "../../billing/cost.js";
 import { reserveBytesTokens, reserveInputTokens, reserveUsage } from "../../billing/estimate.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Model, Runtime, Token, User } from "../../runtime/types.js";
+import type { Group, Model, Runtime, Token, User } from "../../runtime/types.js";
 import type { AdmitResult, Admitter, Limiter } from "../../state/interfaces.js";
 import { give, type Admission, type Call, type Has, type Needs, type Stage } from "../context.js";
-import { concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "../admission-limits.js";
+import {
+  accountBudgets, concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens, type NamedBudget,
+} from "../admission-limits.js";
+import { Calendar } from "../../billing/calendar.js";
 import { modelWindow, takeWindows, tokenWindows, windowFull, type LimitWindow } from "../rate-windows.js";
 import { reservedOutput } from "../output-limit.js";
 import type { Route } from "../routes.js";
@@ -42,6 +45,16 @@ function windowsOf(runtime: Runtime, token: Token, user: User, model: Model | un
   return own;
 }
 
+/** Tokens per minute (the token's, the user's, the group's), then the budgets that reset. */
+function allBudgets(
+  runtime: Runtime, calendar: Calendar, token: Token, user: User, group: Group, model: Model, amountNano: bigint, tokens: number,
+): readonly NamedBudget[] {
+  const perMinute = tokenBudgets(runtime, token, user, group, model, tokens);
+  if (!token.budgets && !user.budgets) return perMinute;
+  const resetting = accountBudgets(runtime, calendar, token, user, amountNano, tokens, Date.now());
+  return perMinute.length === 0 ? resetting : [...perMinute, ...resetting];
+}
+
 /**
  * The admission of a model call: its reservation, windows, slot and budgets.
  * @param session the opening of a realtime session: it takes the rate windows and a
@@ -50,6 +63,8 @@ function windowsOf(runtime: Runtime, token: Token, user: User, model: Model | un
  */
 export function admitCallStage(admitter: Admitter, route: Route, session: boolean): Stage<ModelCall, Has<"admission">> {
   const fromText = route.inputEstimate === "text";
+  // Calendar budgets' periods, remembered until they end (one per stage: no shared state).
+  const calendar = new Calendar();
   return async (ctx, next) => {
     const call: Call = ctx.call;
     const model = call.model;
@@ -64,7 +79,7 @@ export function admitCallStage(admitter: Admitter, route: Route, session: boolea
     const user = ctx.account.user;
     const windows = windowsOf(ctx.runtime, token, user, model);
     const slots = concurrencySlots(ctx.runtime, token, user);
-    const budgets = session ? noWindows : tokenBudgets(ctx.runtime, token, user, group, model, totalTokens(worst));
+    const budgets = session ? noWindows : allBudgets(ctx.runtime, calendar, token, user, group, model, amount, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) throw tooLargeForBudget(b);
     let admitted: AdmitResult;
     try {

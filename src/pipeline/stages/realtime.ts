@@ -5,6 +5,7 @@
 // reaches the client; the session's own entry (its request id, status 101, its duration)
 // carries only what is priced per session (a per-request price), so nothing counts twice.
 
+import { Calendar } from "../../billing/calendar.js";
 import type { AccountDirectory } from "../../accounts/directory.js";
 import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
@@ -117,8 +118,13 @@ export interface RealtimeDeps {
   readonly priceFallbacks: PriceFallbacks;
 }
 
+/** What each session of the stage shares. */
+type SessionDeps = RealtimeDeps & { readonly calendar: Calendar };
+
 /** The realtime terminal: one WebSocket session, relayed and metered until either side ends it. */
-export function realtimeStage(deps: RealtimeDeps, route: Route): Stage<Needs<"caller" | "account" | "call">> {
+export function realtimeStage(given: RealtimeDeps, route: Route): Stage<Needs<"caller" | "account" | "call">> {
+  // Calendar budgets' periods, remembered until they end (one per stage: no shared state).
+  const deps: SessionDeps = { ...given, calendar: new Calendar() };
   const wss = new WebSocketServer({
     noServer: true, maxPayload: MAX_FRAME_BYTES, handleProtocols: (protocols) => [...protocols].find((p) => !p.startsWith(KEY_PROTOCOL)) ?? false,
   });
@@ -143,7 +149,7 @@ export function realtimeStage(deps: RealtimeDeps, route: Route): Stage<Needs<"ca
 
 /** Connects both sides, relays the session until either ends, and settles what it left. */
 async function runSession(
-  ctx: Needs<"caller" | "account" | "call">, deps: RealtimeDeps, wss: WebSocketServer, upgrade: Upgrade, channel: Channel,
+  ctx: Needs<"caller" | "account" | "call">, deps: SessionDeps, wss: WebSocketServer, upgrade: Upgrade, channel: Channel,
   upstreamModel: string, route: Route,
 ): Promise<Served> {
   const early: Frame[] = [];
@@ -170,7 +176,7 @@ async function runSession(
     },
   });
   const admission = new SessionAdmission({
-    admitter: deps.admitter, accounts: deps.accounts, live: deps.live, directory: deps.directory, requestId: ctx.id, charges, token, model, group,
+    admitter: deps.admitter, accounts: deps.accounts, live: deps.live, directory: deps.directory, calendar: deps.calendar, requestId: ctx.id, charges, token, model, group,
   });
   const session = new RealtimeSession({
     requestId: ctx.id, client, upstream, meter, admission, maxSessionMs: ctx.runtime.server.realtimeMaxSessionMs,
