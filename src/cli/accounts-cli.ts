@@ -48,11 +48,33 @@ export const configOption: OptionTable = {
   config: { type: "string", short: "c", value: "FILE", description: "act on the accounts store (or ledger) this config names (default gateway.yaml)" },
 };
 
-/** The usage log answers what was spent; what running gateways hold for requests in flight
- * is theirs (on SQLite, inside their process), so the CLI shows no `reserved`. */
-function spendFrom(usageLog: UsageLog | undefined): SpendSource {
-  if (!usageLog) return { spentByUser: async () => 0n, spentByToken: async () => 0n };
-  return { spentByUser: (u) => usageLog.spentByUser(u), spentByToken: (t) => usageLog.spentByToken(t) };
+/** What was spent, from the usage log, opened read-only when first asked (a command that
+ * shows no money never opens it). What running gateways hold for requests in flight is
+ * theirs (on SQLite, inside their process), so the CLI shows no `reserved`. */
+class LazySpend implements SpendSource {
+  #opened: Promise<UsageLog> | undefined;
+
+  constructor(private readonly open: () => Promise<UsageLog>) {}
+
+  #log(): Promise<UsageLog> {
+    this.#opened ??= this.open().catch((err: unknown) => {
+      throw new Error(`cannot read the usage log for the spend: ${(err as Error).message}`);
+    });
+    return this.#opened;
+  }
+
+  async spentByUser(user: string): Promise<bigint> {
+    return (await this.#log()).spentByUser(user);
+  }
+
+  async spentByToken(token: string): Promise<bigint> {
+    return (await this.#log()).spentByToken(token);
+  }
+
+  async close(): Promise<void> {
+    const opened = this.#opened;
+    if (opened) await opened.then((log) => log.close(), () => undefined);
+  }
 }
 
 /**
@@ -85,12 +107,12 @@ export const openCliAccounts: AccountsOpener = async (flags, io) => {
     io.err(`cannot open the accounts store: ${(err as Error).message}\n`);
     return undefined;
   }
-  // Spend: the usage log, read only. None yet (a store no gateway has written to): nothing spent.
-  const usageLog = await openUsageLog(spec, { baseDir, mustExist: true }).catch(() => undefined);
+  // The accounts store made the file (SQLite): the usage log in it is there to read.
+  const spend = new LazySpend(() => openUsageLog(spec, { baseDir, mustExist: true }));
   return accountsOn({
-    store, runtime, spend: spendFrom(usageLog), actor: cliActor(),
+    store, runtime, spend, actor: cliActor(),
     close: async () => {
-      await Promise.all([store.close(), usageLog?.close()]);
+      await Promise.all([store.close(), spend.close()]);
     },
   });
 };
@@ -138,11 +160,8 @@ export function accountCommand(spec: AccountCommandSpec, open: AccountsOpener): 
         return (await spec.act(accounts, flags, flags.operands, io)) ?? 0;
       } catch (err) {
         if (err instanceof UsageError) throw err;
-        if (!isRefusal(err)) {
-          io.err(`gateway ${spec.name}: the accounts store failed: ${(err as Error).message}\n`);
-          return 1;
-        }
-        io.err(`gateway ${spec.name}: ${(err as Error).message}\n`);
+        // A refusal says what and why; anything else is the store (or usage log) failing.
+        io.err(`gateway ${spec.name}: ${isRefusal(err) ? "" : "failed: "}${(err as Error).message}\n`);
         return 1;
       } finally {
         await accounts.close();
