@@ -35,6 +35,9 @@ interface UserEntry {
 }
 
 const FEED_PAGE = 1000;
+/** The store keeps an hour of changes (sqlite-store.ts CHANGE_RETENTION_MS): a follower that
+ * could not read the feed for longer than this may have missed some, and forgets all it cached. */
+const FEED_GAP_MS = 10 * 60_000;
 
 export class AccountDirectory {
   readonly #store: AccountStore;
@@ -52,6 +55,8 @@ export class AccountDirectory {
   #polling: Promise<void> | undefined;
   /** Bumped by each change seen: a load that began before it is not cached. */
   #epoch = 0;
+  /** When the feed was last read (epoch ms). */
+  #lastRead = Date.now();
 
   constructor(store: AccountStore, opts: DirectoryOptions = {}) {
     this.#store = store;
@@ -127,6 +132,14 @@ export class AccountDirectory {
     if (changes.length > 0) this.#epoch++;
   }
 
+  /** Drops everything cached (it may be stale beyond what the feed still holds). */
+  #forgetAll(): void {
+    this.#tokens.clear();
+    this.#unknown.clear();
+    this.#users.clear();
+    this.#epoch++;
+  }
+
   #schedule(): void {
     this.#timer = setTimeout(() => {
       void this.refresh().finally(() => {
@@ -138,11 +151,13 @@ export class AccountDirectory {
 
   async #poll(): Promise<void> {
     try {
+      if (Date.now() - this.#lastRead > FEED_GAP_MS) this.#forgetAll();
       for (;;) {
         const changes = await this.#store.changesSince(this.#seq, FEED_PAGE);
         this.apply(changes);
-        if (changes.length < FEED_PAGE) return;
+        if (changes.length < FEED_PAGE) break;
       }
+      this.#lastRead = Date.now();
     } catch (err) {
       // The store is unreachable: cached accounts keep answering; the next poll retries.
       log.warn("accounts: could not read the change feed", { error: errorText(err) });

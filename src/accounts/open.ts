@@ -4,12 +4,14 @@
 
 import { parseStoreSpec, StateUnavailable, type OpenStoreOptions } from "../state/open.js";
 import { MemoryAccountStore } from "./memory-store.js";
+import { openSqliteAccountStore } from "./sqlite-store.js";
 import type { AccountStore } from "./store.js";
 
 type Opener = (location: ReturnType<typeof parseStoreSpec>, opts: OpenStoreOptions) => Promise<AccountStore>;
 
 const openers: Partial<Record<ReturnType<typeof parseStoreSpec>["kind"], Opener>> = {
   memory: async () => new MemoryAccountStore(),
+  sqlite: async (location) => openSqliteAccountStore((location as { path: string }).path),
 };
 
 /** The accounts store for `store` and `ledger`. Throws StateUnavailable or what the store throws. */

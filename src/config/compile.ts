@@ -3,9 +3,9 @@
 // same output, no I/O.
 
 import type {
-  AdminKey, AdminSettings, Channel, ChannelCost, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
+  AdminKey, AdminSettings, Channel, ChannelCost, Plan, TokenLimits, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
-import type { RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
+import type { RawAccountLimits, RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
 import { compilePrice } from "./compile-price.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
@@ -116,7 +116,8 @@ function compileToken(raw: RawToken, ctx: TokenContext, warnings: string[]): Tok
     allowModel: raw.models ? ctx.nameMatchers.get(raw.models) : undefined,
     active: (raw.status ?? "active") === "active",
   };
-  return token;
+  const limits = compileAccountLimits(raw.limits);
+  return limits ? { ...token, limits } : token;
 }
 
 function compileAdmin(raw: NonNullable<RawConfig["admin"]>, warnings: string[]): AdminSettings {
@@ -165,15 +166,46 @@ function compileChannelCost(raw: NonNullable<RawChannel["cost"]>): ChannelCost {
   };
 }
 
-function compileUsers(raw: RawConfig["users"] = {}): Map<string, User> {
+/** An account's limits; undefined when it sets none. */
+export function compileAccountLimits(raw: RawAccountLimits | undefined): TokenLimits | undefined {
+  if (raw === undefined) return undefined;
+  const limits: TokenLimits = {
+    ...(raw.request_rate === undefined ? {} : { requestRate: compileWindow(raw.request_rate) }),
+    ...(raw.total_requests === undefined ? {} : { totalRequests: compileWindow(raw.total_requests) }),
+    ...(raw.tokens_per_minute === undefined ? {} : { tokensPerMinute: raw.tokens_per_minute }),
+    ...(raw.concurrent === undefined ? {} : { concurrent: raw.concurrent }),
+  };
+  return Object.keys(limits).length === 0 ? undefined : limits;
+}
+
+/** `own`'s limits, each unset one taken from `fallback` (a user's over its plan's). */
+export function mergeLimits(fallback: TokenLimits | undefined, own: TokenLimits | undefined): TokenLimits | undefined {
+  if (!fallback) return own;
+  if (!own) return fallback;
+  return { ...fallback, ...own };
+}
+
+function compilePlans(raw: RawConfig["plans"] = {}): Map<string, Plan> {
+  const plans = new Map<string, Plan>();
+  for (const [name, p] of Object.entries(raw)) {
+    const limits = compileAccountLimits(p.limits);
+    plans.set(name, { name, groups: new Set(p.groups ?? []), ...(limits ? { limits } : {}) });
+  }
+  return plans;
+}
+
+/** A user with its plan applied: the plan's groups added, its limits under the user's own. */
+export function withPlan(user: Omit<User, "limits" | "plan">, plan: Plan | undefined, ownLimits: TokenLimits | undefined): User {
+  const limits = mergeLimits(plan?.limits, ownLimits);
+  const groups = plan && plan.groups.size > 0 ? new Set([...user.groups, ...plan.groups]) : user.groups;
+  return { ...user, groups, ...(limits ? { limits } : {}), ...(plan ? { plan: plan.name } : {}) };
+}
+
+function compileUsers(raw: RawConfig["users"] = {}, plans: ReadonlyMap<string, Plan>): Map<string, User> {
   const users = new Map<string, User>();
   for (const [name, u] of Object.entries(raw)) {
-    users.set(name, {
-      name,
-      creditNano: toNano(u.credit ?? 0),
-      groups: new Set(u.groups ?? []),
-      active: (u.status ?? "active") === "active",
-    });
+    const base = { name, creditNano: toNano(u.credit ?? 0), groups: new Set(u.groups ?? []), active: (u.status ?? "active") === "active" };
+    users.set(name, withPlan(base, u.plan === undefined ? undefined : plans.get(u.plan), compileAccountLimits(u.limits)));
   }
   return users;
 }
@@ -241,7 +273,8 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
       ...(g.limits?.tokens_per_minute === undefined ? {} : { tokensPerMinute: g.limits.tokens_per_minute }),
     });
   }
-  const users = compileUsers(raw.users);
+  const plans = compilePlans(raw.plans);
+  const users = compileUsers(raw.users, plans);
   const models = compileModels(raw.models, ctx.sourcePath);
   const tokensByHash = compileTokens(raw.tokens ?? [], {
     users, models, ipMatchers: new MatcherCache(compileIpMatcher), nameMatchers: new MatcherCache(compileNameMatcher),
@@ -269,6 +302,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     },
     affinityTtlMs: parseDuration(raw.routing?.affinity_ttl ?? DEFAULTS.affinityTtl),
     groups,
+    plans,
     users,
     tokensByHash,
     models,

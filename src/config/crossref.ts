@@ -128,6 +128,27 @@ function checkUsers(c: Checker): void {
     const u = record(user);
     if (typeof u.credit === "number") c.parses(["users", name, "credit"], () => toNano(u.credit as number));
     list(u.groups).forEach((g, i) => c.refers(["users", name, "groups", i], g, c.groups, "group"));
+    c.refers(["users", name, "plan"], u.plan, new Set(Object.keys(record(c.root.plans))), "plan");
+    checkLimitWindows(c, ["users", name, "limits"], u.limits);
+  }
+}
+
+function checkPlans(c: Checker): void {
+  for (const [name, plan] of Object.entries(record(c.root.plans))) {
+    const p = record(plan);
+    list(p.groups).forEach((g, i) => c.refers(["plans", name, "groups", i], g, c.groups, "group"));
+    checkLimitWindows(c, ["plans", name, "limits"], p.limits);
+  }
+}
+
+/** An account's windows must be longer than nothing. */
+function checkLimitWindows(c: Checker, at: KeyPath, limits: unknown): void {
+  for (const key of ["request_rate", "total_requests"]) {
+    const per = record(record(limits)[key]).per;
+    if (per === undefined) continue;
+    c.parses([...at, key, "per"], () => {
+      if (parseDuration(per as string | number) <= 0) throw new Error("the window must be longer than 0");
+    });
   }
 }
 
@@ -154,6 +175,7 @@ function checkTokens(c: Checker): void {
     }
     if (text(t.expires)) c.parses(at("expires"), () => parseDate(t.expires as string));
     if (typeof t.quota === "number") c.parses(at("quota"), () => toNano(t.quota as number));
+    if (t.limits !== undefined) checkLimitWindows(c, at("limits"), t.limits);
     list(t.allow_ips).forEach((ip, j) => {
       if (text(ip)) c.parses(at("allow_ips", j), () => parseIpRule(ip));
     });
@@ -234,6 +256,7 @@ export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[
   const checker = new Checker(record(raw));
   checkServer(checker);
   checkGroups(checker);
+  checkPlans(checker);
   checkUsers(checker);
   checkTokens(checker);
   checkChannels(checker);

@@ -43,13 +43,21 @@ export interface RawConfig {
   groups?: Record<string, {
     multiplier?: number; strategy?: "weighted" | "cheapest"; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string;
   }>;
+  plans?: Record<string, { description?: string; groups?: string[]; limits?: RawAccountLimits }>;
   users?: Record<
     string,
-    { credit?: number; groups?: string[]; status?: "active" | "disabled" }
+    { credit?: number; groups?: string[]; status?: "active" | "disabled"; plan?: string; limits?: RawAccountLimits }
   >;
   tokens?: RawToken[];
   channels?: RawChannel[];
   models?: Record<string, RawModel>;
+}
+
+export interface RawAccountLimits {
+  request_rate?: RawWindow;
+  total_requests?: RawWindow;
+  tokens_per_minute?: number;
+  concurrent?: number;
 }
 
 export interface RawAdminKey {
@@ -70,6 +78,7 @@ export interface RawToken {
   allow_ips?: string[];
   models?: string[];
   status?: "active" | "disabled";
+  limits?: RawAccountLimits;
 }
 
 export interface RawChannel {

@@ -5,7 +5,7 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Group, Model, Runtime, Token } from "../runtime/types.js";
+import type { Group, Model, Runtime, Token, User } from "../runtime/types.js";
 import type { SlotTake, TokenBudgetTake } from "../state/interfaces.js";
 import type { Usage } from "../protocols/usage.js";
 
@@ -25,18 +25,25 @@ export interface NamedBudget extends TokenBudgetTake {
 
 const none: readonly never[] = [];
 
-/** The token's concurrency slot, if limits.concurrent is set. */
-export function concurrencySlots(runtime: Runtime, token: Token): readonly SlotTake[] {
-  const max = runtime.limits.concurrent;
-  return max === undefined ? none : [{ key: `${token.name}\0concurrent`, max }];
+/** The token's concurrency slot (its own limit, else the site-wide one) and its user's. */
+export function concurrencySlots(runtime: Runtime, token: Token, user: User | undefined): readonly SlotTake[] {
+  const max = token.limits?.concurrent ?? runtime.limits.concurrent;
+  const ofUser = user?.limits?.concurrent;
+  if (ofUser === undefined) return max === undefined ? none : [{ key: `${token.name}\0concurrent`, max }];
+  const slots: SlotTake[] = max === undefined ? [] : [{ key: `${token.name}\0concurrent`, max }];
+  slots.push({ key: `user\0${user!.name}\0concurrent`, max: ofUser });
+  return slots;
 }
 
-/** The budgets a call of `model` holds `tokens` in: the token's, then its group's. */
-export function tokenBudgets(runtime: Runtime, token: Token, group: Group, model: Model, tokens: number): readonly NamedBudget[] {
-  const own = runtime.limits.tokensPerMinute;
-  if ((own === undefined && group.tokensPerMinute === undefined) || !metered(model)) return none;
+/** The budgets a call of `model` holds `tokens` in: the token's (its own limit, else the
+ * site-wide one), its user's, then its group's. */
+export function tokenBudgets(runtime: Runtime, token: Token, user: User | undefined, group: Group, model: Model, tokens: number): readonly NamedBudget[] {
+  const own = token.limits?.tokensPerMinute ?? runtime.limits.tokensPerMinute;
+  const ofUser = user?.limits?.tokensPerMinute;
+  if ((own === undefined && ofUser === undefined && group.tokensPerMinute === undefined) || !metered(model)) return none;
   const budgets: NamedBudget[] = [];
   if (own !== undefined) budgets.push({ key: `${token.name}\0tpm`, max: own, tokens, whose: "this token" });
+  if (ofUser !== undefined) budgets.push({ key: `user\0${user!.name}\0tpm`, max: ofUser, tokens, whose: "your account" });
   if (group.tokensPerMinute !== undefined) budgets.push({ key: `group\0${group.name}\0tpm`, max: group.tokensPerMinute, tokens, whose: `group ${group.name}` });
   return budgets;
 }
@@ -57,7 +64,7 @@ const plural = (n: number, unit: string): string => `${n} ${unit}${n === 1 ? "" 
 export function concurrencyFull(slot: SlotTake, retryAfterMs: number): GatewayError {
   const { seconds, headers } = retryHeaders(retryAfterMs);
   return new GatewayError(errors.rateLimited,
-    `Concurrency limit exceeded: at most ${plural(slot.max, "request")} in flight for this token. Retry after ${plural(seconds, "second")}.`,
+    `Concurrency limit exceeded: at most ${plural(slot.max, "request")} in flight for ${slot.key.startsWith("user\0") ? "your account" : "this token"}. Retry after ${plural(seconds, "second")}.`,
     { headers });
 }
 

@@ -7,7 +7,7 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Model, RateWindow, Runtime } from "../runtime/types.js";
+import type { Model, RateWindow, Runtime, Token, User } from "../runtime/types.js";
 import { log } from "../observability/log.js";
 import type { Hit, Limiter, WindowTake } from "../state/interfaces.js";
 
@@ -18,13 +18,25 @@ export interface LimitWindow extends WindowTake {
   readonly refundsFailure: boolean;
 }
 
-/** The token's windows in the order they are taken, or undefined when it has none. */
-export function tokenWindows(runtime: Runtime, tokenName: string): LimitWindow[] | undefined {
-  const { requestRate, totalRequests } = runtime.limits;
-  if (!requestRate && !totalRequests) return undefined;
+/**
+ * The token's windows in the order they are taken (its own limits, else the site-wide
+ * ones), then its user's (all the user's tokens together), or undefined when there are none.
+ */
+export function tokenWindows(runtime: Runtime, token: Token, user: User | undefined): LimitWindow[] | undefined {
+  const own = token.limits;
+  const requestRate = own?.requestRate ?? runtime.limits.requestRate;
+  const totalRequests = own?.totalRequests ?? runtime.limits.totalRequests;
+  const ofUser = user?.limits;
+  if (!requestRate && !totalRequests && !ofUser?.requestRate && !ofUser?.totalRequests) return undefined;
   const windows: LimitWindow[] = [];
-  if (totalRequests) windows.push({ key: `${tokenName}\0total`, window: totalRequests, what: "Total request limit", refundsFailure: false });
-  if (requestRate) windows.push({ key: `${tokenName}\0rate`, window: requestRate, what: "Request rate limit", refundsFailure: true });
+  if (totalRequests) windows.push({ key: `${token.name}\0total`, window: totalRequests, what: "Total request limit", refundsFailure: false });
+  if (requestRate) windows.push({ key: `${token.name}\0rate`, window: requestRate, what: "Request rate limit", refundsFailure: true });
+  if (ofUser?.totalRequests) {
+    windows.push({ key: `user\0${user!.name}\0total`, window: ofUser.totalRequests, what: "Total request limit of your account", refundsFailure: false });
+  }
+  if (ofUser?.requestRate) {
+    windows.push({ key: `user\0${user!.name}\0rate`, window: ofUser.requestRate, what: "Request rate limit of your account", refundsFailure: true });
+  }
   return windows;
 }
 

@@ -178,8 +178,8 @@ export class SessionAdmission {
     const { token, user } = current;
     const { model, group } = this.#o;
     const ofModel = modelWindow(model);
-    const windows = [...tokenWindows(runtime, token.name) ?? [], ...ofModel ? [ofModel] : []];
-    const budgets = tokenBudgets(runtime, token, group, model, totalTokens(worst));
+    const windows = [...tokenWindows(runtime, token, user) ?? [], ...ofModel ? [ofModel] : []];
+    const budgets = tokenBudgets(runtime, token, user, group, model, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) return tooLargeForBudget(b);
     const amountNano = costOf(worst, model.price, group.multiplierPpm);
     const id = this.#nextResponseId();

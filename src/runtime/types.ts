@@ -98,8 +98,19 @@ export interface User {
   readonly name: string;
   /** Fiat granted in total, in nano-units (1e-9 of the currency). */
   readonly creditNano: bigint;
+  /** The user's own groups and its plan's. */
   readonly groups: ReadonlySet<string>;
   readonly active: boolean;
+  /** Limits of all the user's tokens together: its own, else its plan's, one by one. */
+  readonly limits?: TokenLimits;
+  readonly plan?: string;
+}
+
+/** plans.<name>: groups and limits a user on the plan gets. */
+export interface Plan {
+  readonly name: string;
+  readonly groups: ReadonlySet<string>;
+  readonly limits?: TokenLimits;
 }
 
 /** A compiled IP allowlist: answers whether a client address may use the token. */
@@ -120,6 +131,8 @@ export interface Token {
   readonly allowIp?: IpMatcher;
   readonly allowModel?: NameMatcher;
   readonly active: boolean;
+  /** This token's own limits, each in place of the site-wide one. */
+  readonly limits?: TokenLimits;
 }
 
 /** Prices in nano-units of the currency: per 1M tokens, or per unit named. A component
@@ -291,6 +304,7 @@ export interface Runtime {
   /** How long a session stays bound to its channel; 0: no session affinity. */
   readonly affinityTtlMs: number;
   readonly groups: ReadonlyMap<string, Group>;
+  readonly plans: ReadonlyMap<string, Plan>;
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */
   readonly tokensByHash: ReadonlyMap<string, Token>;

@@ -117,15 +117,37 @@ export interface WindowTake {
   readonly window: RateWindow;
 }
 
-/** A tokens-per-minute budget a request holds its estimate in until it finishes. */
+/** How a budget counts what requests used. */
+export interface BudgetWindow {
+  /** tokens: input + output tokens (what the request really used); money: nano-units of
+   * its charge. */
+  readonly measure: "tokens" | "money";
+  /** Usage is counted per bucket of this many ms (floor(time / bucketMs)). */
+  readonly bucketMs: number;
+  /** A rolling window: usage in bucket b counts until (b + buckets) × bucketMs. */
+  readonly buckets: number;
+  /** A calendar period: its end (epoch ms). All it counted frees then; the budget's key
+   * names the period, so the next one starts empty. */
+  readonly periodEndMs?: number;
+  /** Seeded from the usage log when its counter is new (after a restart, or in a new
+   * period): whose usage, and from when. Absent: counted from nothing (tokens per minute). */
+  readonly seed?: { readonly subject: { readonly kind: "token" | "user"; readonly name: string }; readonly sinceMs: number };
+}
+
+/** A budget a request holds its estimate in until it finishes: tokens per minute, or a
+ * budget in money or tokens over a rolling window or a calendar period. */
 export interface TokenBudgetTake {
-  /** Whose budget: a token's, a group's (shared by its tokens). */
+  /** Whose budget: a token's, a user's, a group's (shared by its tokens). */
   readonly key: string;
-  /** Most tokens the budget admits: real usage counted in the last minute, plus the
-   * estimates held by requests in flight, plus this request's estimate. */
+  /** Most the budget admits: usage counted in its window, plus the estimates held by
+   * requests in flight, plus this request's estimate. Money in nano-units (exact below
+   * 2^53: 9,007,199 of the currency). */
   readonly max: number;
-  /** This request's worst-case tokens (a whole number), held until it finishes. */
+  /** This request's worst case (a whole number of tokens, or of nano-units), held until it
+   * finishes. */
   readonly tokens: number;
+  /** Absent: tokens in a sliding minute (tokens_per_minute). */
+  readonly window?: BudgetWindow;
 }
 
 /** A concurrency limit: the request holds one of `max` slots until it finishes. */

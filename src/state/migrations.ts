@@ -91,6 +91,88 @@ export const migrations: readonly Migration[] = [
     // (never the key). No index: `--key` rides on the time range.
     sql: `ALTER TABLE usage_log ADD COLUMN key TEXT;`,
   },
+  {
+    version: 7,
+    description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed",
+    // The tables of src/accounts/sqlite-store.ts; PostgreSQL uses the same names. Money
+    // is INTEGER nano-units (read back as bigint), lists are JSON text, times epoch ms.
+    // Names compare bytewise (BINARY), so lists page in one order on every store.
+    sql: `
+      CREATE TABLE account_users (
+        name       TEXT PRIMARY KEY,
+        status     TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+        groups     TEXT NOT NULL,
+        note       TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        version    INTEGER NOT NULL
+      );
+      CREATE TABLE account_tokens (
+        name       TEXT PRIMARY KEY,
+        key_hash   TEXT NOT NULL UNIQUE,
+        key_hint   TEXT,
+        user       TEXT NOT NULL,
+        grp        TEXT NOT NULL,
+        status     TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'revoked')),
+        expires_at INTEGER,
+        quota_nano INTEGER CHECK (quota_nano IS NULL OR typeof(quota_nano) = 'integer'),
+        allow_ips  TEXT,
+        models     TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        version    INTEGER NOT NULL
+      );
+      CREATE INDEX account_tokens_user ON account_tokens (user, name);
+      CREATE TABLE credit_entries (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        user            TEXT NOT NULL,
+        amount_nano     INTEGER NOT NULL CHECK (typeof(amount_nano) = 'integer'),
+        kind            TEXT NOT NULL CHECK (kind IN ('grant', 'adjustment', 'redeem')),
+        reason          TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        -- NULL for most entries; UNIQUE lets any number of NULLs in.
+        idempotency_key TEXT UNIQUE,
+        at              INTEGER NOT NULL
+      );
+      CREATE INDEX credit_entries_user ON credit_entries (user, id);
+      CREATE TABLE code_batches (
+        batch       TEXT PRIMARY KEY,
+        count       INTEGER NOT NULL,
+        amount_nano INTEGER NOT NULL CHECK (typeof(amount_nano) = 'integer'),
+        expires_at  INTEGER NOT NULL,
+        redeemed    INTEGER NOT NULL DEFAULT 0,
+        created_at  INTEGER NOT NULL,
+        actor       TEXT NOT NULL
+      );
+      CREATE TABLE redemption_codes (
+        code_hash   TEXT PRIMARY KEY,
+        batch       TEXT NOT NULL REFERENCES code_batches (batch),
+        -- NULL until redeemed: the conditional UPDATE on it is what makes a code single-use.
+        redeemed_at INTEGER,
+        redeemed_by TEXT
+      ) WITHOUT ROWID;
+      CREATE TABLE audit_log (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        at     INTEGER NOT NULL,
+        actor  TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        before TEXT,
+        after  TEXT
+      );
+      CREATE INDEX audit_log_target ON audit_log (target, id);
+      CREATE INDEX audit_log_actor  ON audit_log (actor, id);
+      -- Kept for an hour: long enough for any follower to catch up, or to reload instead.
+      CREATE TABLE account_changes (
+        seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind     TEXT NOT NULL CHECK (kind IN ('user', 'token')),
+        name     TEXT NOT NULL,
+        key_hash TEXT,
+        at       INTEGER NOT NULL
+      );
+      CREATE INDEX account_changes_at ON account_changes (at);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

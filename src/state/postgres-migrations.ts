@@ -82,6 +82,89 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // the key's fingerprint, never the key.
     sql: `ALTER TABLE usage_log ADD COLUMN key text;`,
   },
+  {
+    version: 5,
+    description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed",
+    // The tables of src/accounts/postgres-store.ts, named as SQLite's (its migration 7).
+    // Money is bigint nano-units, times epoch ms, lists text[] (NULL: absent, '{}': empty).
+    // Names are COLLATE "C": bytewise, so lists page in one order on every store and
+    // whatever the database's locale. `audit_log.before/after` hold the records' JSON views.
+    sql: `
+      CREATE TABLE account_users (
+        name       text COLLATE "C" CONSTRAINT account_users_pkey PRIMARY KEY,
+        status     text NOT NULL CHECK (status IN ('active', 'disabled')),
+        groups     text[] NOT NULL,
+        note       text,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        version    integer NOT NULL
+      );
+      CREATE TABLE account_tokens (
+        name       text COLLATE "C" CONSTRAINT account_tokens_pkey PRIMARY KEY,
+        key_hash   text NOT NULL CONSTRAINT account_tokens_key_hash_key UNIQUE,
+        key_hint   text,
+        "user"     text COLLATE "C" NOT NULL,
+        grp        text NOT NULL,
+        status     text NOT NULL CHECK (status IN ('active', 'disabled', 'revoked')),
+        expires_at bigint,
+        quota_nano bigint,
+        allow_ips  text[],
+        models     text[],
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        version    integer NOT NULL
+      );
+      CREATE INDEX account_tokens_user ON account_tokens ("user", name);
+      CREATE TABLE credit_entries (
+        id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        "user"          text NOT NULL,
+        amount_nano     bigint NOT NULL,
+        kind            text NOT NULL CHECK (kind IN ('grant', 'adjustment', 'redeem')),
+        reason          text NOT NULL,
+        actor           text NOT NULL,
+        -- NULL for most entries; a unique constraint lets any number of NULLs in.
+        idempotency_key text CONSTRAINT credit_entries_idempotency_key_key UNIQUE,
+        at              bigint NOT NULL
+      );
+      CREATE INDEX credit_entries_user ON credit_entries ("user", id);
+      CREATE TABLE code_batches (
+        batch       text CONSTRAINT code_batches_pkey PRIMARY KEY,
+        count       integer NOT NULL,
+        amount_nano bigint NOT NULL,
+        expires_at  bigint NOT NULL,
+        redeemed    integer NOT NULL DEFAULT 0,
+        created_at  bigint NOT NULL,
+        actor       text NOT NULL
+      );
+      CREATE TABLE redemption_codes (
+        code_hash   text CONSTRAINT redemption_codes_pkey PRIMARY KEY,
+        batch       text NOT NULL REFERENCES code_batches (batch),
+        -- NULL until redeemed: the conditional UPDATE on it is what makes a code single-use.
+        redeemed_at bigint,
+        redeemed_by text
+      );
+      CREATE TABLE audit_log (
+        id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at     bigint NOT NULL,
+        actor  text NOT NULL,
+        action text NOT NULL,
+        target text NOT NULL,
+        before jsonb,
+        after  jsonb
+      );
+      CREATE INDEX audit_log_target ON audit_log (target, id);
+      CREATE INDEX audit_log_actor  ON audit_log (actor, id);
+      -- Kept for an hour: long enough for any follower to catch up, or to reload instead.
+      CREATE TABLE account_changes (
+        seq      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        kind     text NOT NULL CHECK (kind IN ('user', 'token')),
+        name     text NOT NULL,
+        key_hash text,
+        at       bigint NOT NULL
+      );
+      CREATE INDEX account_changes_at ON account_changes (at);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

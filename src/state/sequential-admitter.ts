@@ -6,8 +6,9 @@
 import type {
   Accounts, AdmitRequest, AdmitResult, Admitter, Finish, Hit, LimitHolds, Limiter, SlotTake, TokenBudgetTake, WindowTake,
 } from "./interfaces.js";
+import { BudgetCounters, HELD_RETRY_MS, usedBy } from "./budget-counters.js";
+import type { BudgetSeeder } from "./budget-seed.js";
 import { MemorySlots } from "./memory-slots.js";
-import { HELD_RETRY_MS, MinuteTokens } from "./minute-tokens.js";
 
 const none: readonly never[] = [];
 
@@ -21,17 +22,24 @@ export class SequentialAdmitter implements Admitter {
   readonly #accounts: Accounts;
   readonly #limiter: Limiter;
   readonly #slots = new MemorySlots();
-  readonly #tokens = new MinuteTokens();
+  readonly #budgets = new BudgetCounters();
+  readonly #seed: BudgetSeeder | undefined;
+  /** Seeds under way, by budget key: a burst of first requests reads the usage log once. */
+  readonly #seeding = new Map<string, Promise<void>>();
 
-  constructor(accounts: Accounts, limiter: Limiter) {
+  /** @param seed reads a new budget counter's past from the usage log (absent: budgets
+   * start empty, as tokens per minute does) */
+  constructor(accounts: Accounts, limiter: Limiter, seed?: BudgetSeeder) {
     this.#accounts = accounts;
     this.#limiter = limiter;
+    this.#seed = seed;
   }
 
   async admit(request: AdmitRequest): Promise<AdmitResult> {
     const { windows, requestId, now } = request;
     const slots = request.slots ?? none;
     const budgets = request.budgets ?? none;
+    for (const b of budgets) if (b.window && this.#budgets.needsSeed(b.key, b.window)) await this.#seeded(b);
     const hits: Hit[] = [];
     const holds: { slots: SlotTake[]; budgets: TokenBudgetTake[] } = { slots: [], budgets: [] };
     const giveBack = async () => {
@@ -55,7 +63,7 @@ export class SequentialAdmitter implements Admitter {
         holds.slots.push(slots[i]);
       }
       for (let i = 0; i < budgets.length; i++) {
-        const wait = this.#tokens.hold(budgets[i].key, budgets[i].tokens, budgets[i].max, now);
+        const wait = this.#budgets.hold(budgets[i].key, budgets[i].tokens, budgets[i].max, now, budgets[i].window);
         if (wait > 0) {
           await giveBack();
           return { ok: false, refused: "tokens", index: i, retryAfterMs: wait };
@@ -81,14 +89,30 @@ export class SequentialAdmitter implements Admitter {
       if (holds instanceof HeldHere && holds.open) {
         holds.open = false;
         for (const s of holds.slots) this.#slots.free(s.key);
-        for (const b of holds.budgets) this.#tokens.finish(b.key, b.tokens, usedTokens, now);
+        for (const b of holds.budgets) this.#budgets.finish(b.key, b.tokens, usedBy(b, usedTokens, charge.costNano), now);
       }
     }
   }
 
   #free(slots: readonly SlotTake[], budgets: readonly TokenBudgetTake[]): void {
     for (const s of slots) this.#slots.free(s.key);
-    for (const b of budgets) this.#tokens.finish(b.key, b.tokens, 0, 0);
+    for (const b of budgets) this.#budgets.finish(b.key, b.tokens, 0, 0);
+  }
+
+  /** Adds the usage log's past to a new budget counter (once, however many ask). */
+  #seeded(budget: TokenBudgetTake): Promise<void> {
+    const window = budget.window!;
+    if (!this.#seed) {
+      this.#budgets.seed(budget.key, window, []);
+      return Promise.resolve();
+    }
+    let seeding = this.#seeding.get(budget.key);
+    if (!seeding) {
+      seeding = this.#seed(window).then((used) => this.#budgets.seed(budget.key, window, used))
+        .finally(() => this.#seeding.delete(budget.key));
+      this.#seeding.set(budget.key, seeding);
+    }
+    return seeding;
   }
 
   async #untake(windows: readonly WindowTake[], hits: readonly Hit[]): Promise<void> {

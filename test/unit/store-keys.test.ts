@@ -38,7 +38,7 @@ test("a database of schema 5 is migrated to 6; its rows read back without a key 
 
   const store = openSqliteStore(path);
   try {
-    assert.equal(schemaVersion, 6);
+    assert.ok(schemaVersion >= 6, "the key column came with migration 6");
     const [old] = store.logs({});
     assert.equal(old.costNano, 5000n);
     assert.equal("key" in old, false);

@@ -58,7 +58,10 @@ test("migrations are numbered 1..n, set user_version and are idempotent", () => 
   migrate(db);
   assert.equal(Number(db.pragma("user_version", { simple: true })), schemaVersion);
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-  assert.deepEqual(tables, ["spend", "usage_log"]);
+  assert.deepEqual(tables, [
+    "account_changes", "account_tokens", "account_users", "audit_log", "code_batches", "credit_entries", "redemption_codes",
+    "spend", "sqlite_sequence", "usage_log",
+  ]);
   db.close();
   openSqliteStore(path).close();
 });

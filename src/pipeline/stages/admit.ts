@@ -11,7 +11,7 @@
 import { costOf, worstCase } from "../../billing/cost.js";
 import { reserveBytesTokens, reserveInputTokens, reserveUsage } from "../../billing/estimate.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import type { Model, Runtime, Token } from "../../runtime/types.js";
+import type { Model, Runtime, Token, User } from "../../runtime/types.js";
 import type { AdmitResult, Admitter, Limiter } from "../../state/interfaces.js";
 import { give, type Admission, type Call, type Has, type Needs, type Stage } from "../context.js";
 import { concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens } from "../admission-limits.js";
@@ -33,8 +33,8 @@ type ModelCall = Needs<"target" | "caller" | "account" | "call">;
 type Polled = Needs<"target" | "caller" | "account">;
 
 /** The token's windows, then the model's (when it has one). */
-function windowsOf(runtime: Runtime, token: Token, model: Model | undefined): readonly LimitWindow[] {
-  const own = tokenWindows(runtime, token.name);
+function windowsOf(runtime: Runtime, token: Token, user: User, model: Model | undefined): readonly LimitWindow[] {
+  const own = tokenWindows(runtime, token, user);
   const ofModel = model && modelWindow(model);
   if (!ofModel) return own ?? noWindows;
   if (!own) return [ofModel];
@@ -61,14 +61,15 @@ export function admitCallStage(admitter: Admitter, route: Route, session: boolea
     const worst = worstCase(reserveUsage(input, output.tokens), model.price);
     const group = ctx.account.group;
     const amount = session ? 0n : costOf(worst, model.price, group.multiplierPpm, ctx.rules?.units);
-    const windows = windowsOf(ctx.runtime, token, model);
-    const slots = concurrencySlots(ctx.runtime, token);
-    const budgets = session ? noWindows : tokenBudgets(ctx.runtime, token, group, model, totalTokens(worst));
+    const user = ctx.account.user;
+    const windows = windowsOf(ctx.runtime, token, user, model);
+    const slots = concurrencySlots(ctx.runtime, token, user);
+    const budgets = session ? noWindows : tokenBudgets(ctx.runtime, token, user, group, model, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) throw tooLargeForBudget(b);
     let admitted: AdmitResult;
     try {
       admitted = await admitter.admit({
-        requestId: ctx.id, token, user: ctx.account.user, amountNano: amount, windows, slots, budgets, now: Date.now(),
+        requestId: ctx.id, token, user, amountNano: amount, windows, slots, budgets, now: Date.now(),
       });
     } catch (err) {
       throw stateFailure(err, "accounts"); // before any upstream call: nothing served
@@ -97,7 +98,8 @@ export function admitWindowsStage(limiter: Limiter, route: Route): Stage<Polled,
   return (ctx, next) => {
     // Only a job fetch's job-access phase gives a job.
     const job = ctx.job;
-    const windows = job ? windowsOf(ctx.runtime, ctx.caller, ctx.runtime.models.get(job.model)) : tokenWindows(ctx.runtime, ctx.caller.name);
+    const user = ctx.account.user;
+    const windows = job ? windowsOf(ctx.runtime, ctx.caller, user, ctx.runtime.models.get(job.model)) : tokenWindows(ctx.runtime, ctx.caller, user);
     // Without windows the stage is a plain call: no promise of its own.
     if (!windows || windows.length === 0) return next(give(ctx, "admission", nothingTaken));
     return takeWindows(limiter, windows, ctx.id).then(

@@ -82,7 +82,7 @@ function releaseWindows(limiter: Limiter, ctx: Settling, failure: unknown): Prom
     return admission.hits.length > 0 && failed(ctx, failure) ? refundFailure(limiter, admission.windows, admission.hits, ctx.id) : undefined;
   }
   if (!ctx.account) return undefined; // refused by access: counted nowhere
-  const windows = tokenWindows(ctx.runtime, ctx.caller.name);
+  const windows = tokenWindows(ctx.runtime, ctx.caller, ctx.account.user);
   return windows ? countUnadmitted(limiter, windows, ctx.id) : undefined;
 }
 
