@@ -93,8 +93,9 @@ const billing = route({
 
 /** A token holder redeems a code into their own balance. A poll in that it answers with the
  * money gone (topping up is how a used-up balance comes back); it reads a small JSON body and
- * takes the token's rate windows, so guesses count there too (the redeem stage also keeps a
- * window of its own for failed guesses). Free: it reaches no upstream and charges nothing. */
+ * takes the token's rate windows like any request (request_rate gives a failed one's hit
+ * back, so failed guesses are bounded by the redeem stage's own window). Free: it reaches no
+ * upstream and charges nothing. */
 const redeem = route({
   name: "redeem", method: "POST", protocol: "openai", body: "json", model: "none", admission: "windows", terminal: "redeem",
   requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
