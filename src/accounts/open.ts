@@ -4,6 +4,7 @@
 
 import { parseStoreSpec, StateUnavailable, type OpenStoreOptions } from "../state/open.js";
 import { MemoryAccountStore } from "./memory-store.js";
+import { openPostgresAccountStore } from "./postgres-store.js";
 import { openSqliteAccountStore } from "./sqlite-store.js";
 import type { AccountStore } from "./store.js";
 
@@ -12,6 +13,7 @@ type Opener = (location: ReturnType<typeof parseStoreSpec>, opts: OpenStoreOptio
 const openers: Partial<Record<ReturnType<typeof parseStoreSpec>["kind"], Opener>> = {
   memory: async () => new MemoryAccountStore(),
   sqlite: async (location) => openSqliteAccountStore((location as { path: string }).path),
+  postgres: async (location) => openPostgresAccountStore((location as { url: string }).url),
 };
 
 /** The accounts store for `store` and `ledger`. Throws StateUnavailable or what the store throws. */

@@ -1,9 +1,9 @@
-// The account commands end to end on the embedded store: `gateway users|tokens|codes|audit`
-// through main(), as an operator types them, against a config's SQLite file, while a
-// gateway serves from the same file with its own store handle (as a second process would):
-// a token the CLI creates authenticates, a code the CLI makes is redeemed over HTTP and the
-// CLI sees the credit and the audit record, and a token the CLI revokes is refused within
-// a second. Skipped where this build keeps no accounts in SQLite.
+// The account commands end to end on the stores a config names: `gateway users|tokens|
+// codes|audit` through main(), as an operator types them, while a gateway serves from the
+// same store with its own handles (as a second process would) — on the embedded SQLite
+// file, and on Redis with a PostgreSQL ledger. A token the CLI creates authenticates, a
+// code the CLI makes is redeemed over HTTP and the CLI sees the credit and the audit
+// record, and a token the CLI revokes is refused within a second.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,35 +20,48 @@ import type { State } from "../../src/state/interfaces.js";
 import { openState } from "../../src/state/open.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { eventually } from "../helpers/gateway.js";
+import { createTestDatabase } from "../helpers/postgres.js";
+import { deleteKeys, REDIS_URL, testKeyPrefix, testRedisClient } from "../helpers/redis.js";
 import { rawRequest } from "./support.js";
 
-/** Whether this build opens accounts in SQLite (the store lands separately from the CLI). */
-async function sqliteAccounts(): Promise<boolean> {
-  const dir = mkdtempSync(join(tmpdir(), "cli-accounts-probe-"));
-  try {
-    const store = await openAccountStore({ store: "sqlite:probe.db" }, { baseDir: dir });
-    await store.close();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const skip = (await sqliteAccounts()) ? false : "this build keeps no accounts in SQLite";
-
-const yaml = `
+/** The config, with a world's store lines. */
+const yaml = (storeLines: string) => `
 server: { listen: "127.0.0.1:0" }
-store: sqlite:./gateway.db
-groups: { default: { multiplier: 1 } }
+${storeLines}groups: { default: { multiplier: 1 } }
 users: { alice: { credit: 1, groups: [default] } }
 tokens: [ { name: alice-main, key: sk-gw-test-alice-0123456789, user: alice, group: default } ]
 channels: []
 models: { gpt-4o-mini: { endpoint: chat, price: { input: 1, output: 1 } } }
 `;
 
-describe("account commands on a config's SQLite store, beside a serving gateway", { skip }, () => {
+/** Where a world keeps its accounts: the config's store lines, and what to clean up. */
+interface World {
+  readonly storeLines: string;
+  readonly cleanup: () => Promise<void>;
+}
+
+const worlds: Record<string, () => Promise<World>> = {
+  "SQLite": async () => ({ storeLines: "store: sqlite:./gateway.db\n", cleanup: async () => {} }),
+  "Redis with a PostgreSQL ledger": async () => {
+    const db = await createTestDatabase("gw_cli_accounts");
+    const prefix = testKeyPrefix("cli-accounts");
+    return {
+      storeLines: `store: ${JSON.stringify(`${REDIS_URL}?key_prefix=${prefix}`)}\nledger: ${JSON.stringify(db.url)}\n`,
+      cleanup: async () => {
+        const redis = testRedisClient();
+        try {
+          await deleteKeys(redis, prefix);
+        } finally {
+          redis.disconnect();
+        }
+        await db.drop();
+      },
+    };
+  },
+};
+
+for (const [name, makeWorld] of Object.entries(worlds)) describe(`account commands on ${name}, beside a serving gateway`, () => {
+  let world: World;
   let dir: string;
   let file: string;
   let state: State;
@@ -64,11 +77,13 @@ describe("account commands on a config's SQLite store, beside a serving gateway"
   }
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "cli-accounts-sqlite-"));
+    dir = mkdtempSync(join(tmpdir(), "cli-accounts-stores-"));
     file = join(dir, "gateway.yaml");
-    writeFileSync(file, yaml);
+    world = await makeWorld();
+    writeFileSync(file, yaml(world.storeLines));
     // The CLI first, on a store no gateway has opened yet.
-    assert.equal((await gateway("users", "create", "bob", "--group", "default", "--credit", "2")).code, 0);
+    const bob = await gateway("users", "create", "bob", "--group", "default", "--credit", "2");
+    assert.equal(bob.code, 0, bob.err);
     const { runtime } = await loadConfigFile(file, { env: {} });
     const spec = { store: runtime.store, ledger: runtime.ledger };
     state = await openState(spec, { baseDir: dir });
@@ -79,6 +94,7 @@ describe("account commands on a config's SQLite store, beside a serving gateway"
     await gw?.drain(1000);
     await accountStore?.close();
     await state?.close();
+    await world?.cleanup();
     destroyAgents();
     rmSync(dir, { recursive: true, force: true });
   });
