@@ -4,17 +4,25 @@
 
 import { commonOptions, runCommand, type Command } from "./command.js";
 import { optionLines } from "./args.js";
+import { auditCommand } from "./audit.js";
 import { channelsCommand } from "./channels.js";
 import { checkCommand } from "./check.js";
+import { codesCommand } from "./codes.js";
+import { creditCommand } from "./credit.js";
 import { processIo, type CliIo } from "./format.js";
 import { logsCommand } from "./logs.js";
 import { migrateCommand } from "./migrate.js";
 import { pricesCommand } from "./prices.js";
 import { serveCommand } from "./serve.js";
+import { tokensCommand } from "./tokens.js";
 import { usageCommand } from "./usage.js";
+import { usersCommand } from "./users.js";
 
 /** Every command, in the order `gateway --help` lists them. */
-export const commands: readonly Command[] = [serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand, pricesCommand];
+export const commands: readonly Command[] = [
+  serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand, pricesCommand,
+  usersCommand(), creditCommand(), tokensCommand(), codesCommand(), auditCommand(),
+];
 
 /** `gateway --help`: the commands, one line each, and where to read more. */
 export function overview(): string {

@@ -29,6 +29,7 @@ import { logStage } from "./stages/log.js";
 import { modelStage } from "./stages/model.js";
 import { modelsStage } from "./stages/models.js";
 import { realtimeStage } from "./stages/realtime.js";
+import { redeemStage } from "./stages/redeem.js";
 import { routeStage } from "./stages/route.js";
 import { rulesStage } from "./stages/rules.js";
 import { settleStage } from "./stages/settle.js";
@@ -159,6 +160,7 @@ const terminalNeeds: Readonly<Record<Route["terminal"], readonly ResultName[]>> 
   "count-tokens": ["target", "caller", "input", "call"],
   models: ["target", "caller"],
   billing: ["caller", "account"],
+  redeem: ["caller", "account", "input"],
   job: ["target", "job"],
   realtime: ["caller", "account", "call"],
 };
@@ -171,6 +173,7 @@ const terminal: Phase<Needs<"target" | "caller" | "account" | "input" | "call" |
       case "count-tokens": return countTokensStage(deps.routing, route);
       case "models": return modelsStage();
       case "billing": return billingDashboardStage(deps.accounts);
+      case "redeem": return redeemStage(deps.accountService, deps.limiter);
       case "job": return jobStage(deps.routing, deps.jobs);
       case "realtime": return realtimeStage({
         routing: deps.routing, admitter: deps.admitter, accounts: deps.accounts, usageLog: deps.usageLog, observer: deps.usage, live: deps.live,

@@ -19,7 +19,7 @@ export type BodyKind = "json" | "multipart" | "upload" | "none";
 export type Admission = "reserve" | "session" | "windows" | "free";
 
 /** What answers a route once it is admitted. */
-export type Terminal = "upstream" | "count-tokens" | "models" | "billing" | "job" | "realtime";
+export type Terminal = "upstream" | "count-tokens" | "models" | "billing" | "redeem" | "job" | "realtime";
 
 /** Where a route's model name comes from: the JSON (or form) body's `model`, the path, the
  * query (`?model=`, realtime), or nowhere (a job fetch learns its job's). */
@@ -91,12 +91,24 @@ const billing = route({
   answersWithoutState: false, protocolFromCaller: false,
 });
 
+/** A token holder redeems a code into their own balance. A poll in that it answers with the
+ * money gone (topping up is how a used-up balance comes back); it reads a small JSON body and
+ * takes the token's rate windows like any request (request_rate gives a failed one's hit
+ * back, so failed guesses are bounded by the redeem stage's own window). Free: it reaches no
+ * upstream and charges nothing. */
+const redeem = route({
+  name: "redeem", method: "POST", protocol: "openai", body: "json", model: "none", admission: "windows", terminal: "redeem",
+  requestRules: false, websocket: false, storedResponses: false, inputEstimate: "size", poll: true,
+  answersWithoutState: false, protocolFromCaller: false,
+});
+
 /** Fixed paths → route. */
 const exact = new Map<string, Route>([
   ["/v1/chat/completions", openaiPost("chat-completions", "chat")],
   ["/v1/models", route({ ...listing, name: "models", protocol: "openai", protocolFromCaller: true })],
   ...["/v1/dashboard/billing/subscription", "/v1/dashboard/billing/usage", "/dashboard/billing/subscription", "/dashboard/billing/usage"]
     .map((p) => [p, billing] as const),
+  ["/v1/dashboard/redeem", redeem],
   ["/v1/responses", route({ ...modelCall, name: "responses", endpoint: "responses", storedResponses: true, inputEstimate: "size" })],
   ["/v1/messages", route({ ...modelCall, name: "messages", protocol: "anthropic", endpoint: "chat", versionHeader: "anthropic-version" })],
   ["/v1/messages/count_tokens", route({

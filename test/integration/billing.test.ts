@@ -10,6 +10,7 @@ import { fakeUsage, startFakeOpenAI, type FakeOpenAI, type Script } from "../hel
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { registry } from "../../src/observability/metrics.js";
+import { formatNano } from "../../src/billing/cost.js";
 import type { UsageEntry } from "../../src/state/store.js";
 import {
   TOKEN, channel, completionAnswer, config, rawRequest, startRawUpstream, streamAnswer, token,
@@ -344,6 +345,7 @@ describe("billing", () => {
     const sub = await rawRequest(`${gw.url}/v1/dashboard/billing/subscription`, { headers: bearer(KEY) });
     assert.equal(sub.status, 200, sub.text);
     assert.equal(sub.json.hard_limit_usd, 0.0000105);
+    assert.equal(sub.json.balance, 0, "credit − spent: nothing left");
     const usage = await rawRequest(`${gw.url}/v1/dashboard/billing/usage`, { headers: bearer(KEY) });
     assert.equal(usage.status, 200, usage.text);
     assert.ok(Math.abs(usage.json.total_usage - units(3n * OUT_ONLY_COST) * 100) < 1e-12, usage.text);
@@ -355,6 +357,7 @@ describe("billing", () => {
     await eventually(() => gw.store.spentByUser("bob") === 4n * OUT_ONLY_COST, 3000, "the fourth charge");
     const after = await rawRequest(`${gw.url}/v1/dashboard/billing/subscription`, { headers: bearer(KEY) });
     assert.equal(after.json.hard_limit_usd, 1);
+    assert.equal(after.json.balance, 0.999986, "1 − 4 × 0.0000035");
   });
 
   test("reservation race: 30 concurrent requests never overspend and every reservation is released", async () => {
@@ -433,6 +436,7 @@ describe("billing", () => {
     assert.deepEqual(sub.json, {
       object: "billing_subscription", has_payment_method: true,
       soft_limit_usd: 100, hard_limit_usd: 100, system_hard_limit_usd: 100, access_until: 0,
+      balance: Number(formatNano(100_000_000_000n - 3n * FAKE_COST)),
     });
     const usage = await get("usage", TOKEN);
     assert.equal(usage.json.object, "list");
@@ -440,6 +444,7 @@ describe("billing", () => {
 
     const qsub = await get("subscription", QKEY);
     assert.equal(qsub.json.hard_limit_usd, 5);
+    assert.equal(qsub.json.balance, sub.json.balance, "balance: the user's money left, whichever token asks");
     assert.equal(qsub.json.access_until, Date.parse("2030-01-01T00:00:00Z") / 1000);
     const qusage = await get("usage", QKEY);
     assert.ok(Math.abs(qusage.json.total_usage - units(2n * FAKE_COST) * 100) < 1e-12, qusage.text);

@@ -70,13 +70,16 @@ describe("money as exact decimal text", () => {
     assert.equal((await get("usage", QUOTA_KEY)).text, `{"object":"list","total_usage":0.9899999}`);
   });
 
-  test("/v1/dashboard/billing/subscription: the credit or the quota, exact, still JSON numbers", async () => {
+  test("/v1/dashboard/billing/subscription: the credit or the quota, and the balance left, exact, still JSON numbers", async () => {
     const user = await get("subscription", TOKEN);
+    // balance: 1234567.123456789 − 0.029699997 spent (nothing in flight).
     assert.equal(user.text, `{"object":"billing_subscription","has_payment_method":true,"soft_limit_usd":1234567.123456789,`
-      + `"hard_limit_usd":1234567.123456789,"system_hard_limit_usd":1234567.123456789,"access_until":0}`);
+      + `"hard_limit_usd":1234567.123456789,"system_hard_limit_usd":1234567.123456789,"access_until":0,"balance":1234567.093756792}`);
     assert.equal(typeof user.json.hard_limit_usd, "number");
+    assert.equal(typeof user.json.balance, "number");
     const quota = await get("subscription", QUOTA_KEY);
     assert.match(quota.text, /"hard_limit_usd":0\.3,/);
+    assert.match(quota.text, /"balance":1234567\.093756792\}$/, "the user's money left, whichever token asks");
   });
 
   test("gateway usage --json and gateway logs --json write each cost as its exact decimal", async () => {

@@ -39,6 +39,8 @@ const table: Record<string, readonly string[]> = {
   "GET /v1beta/models/m": listing,
   "GET /v1/models/m": listing,
   "GET /v1/dashboard/billing/usage": ["auth", "settle", "access", "terminal"],
+  // Redeeming reads its JSON body and takes the token's rate windows; no model, no money.
+  "POST /v1/dashboard/redeem": ["auth", "settle", "access", "body", "admit", "terminal"],
   "GET /v1/videos/video_1": ["auth", "settle", "access", "job-access", "admit", "terminal"],
 };
 

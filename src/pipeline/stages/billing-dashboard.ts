@@ -1,6 +1,9 @@
 // The OpenAI-compatible billing endpoints chat front-ends read to show a balance:
-// /v1/dashboard/billing/subscription (the limit) and /v1/dashboard/billing/usage (spent,
-// in cents). A token with a quota reports its own quota; otherwise its user's credit.
+// /v1/dashboard/billing/subscription (the limit, and what is left) and
+// /v1/dashboard/billing/usage (spent, in cents). A token with a quota reports its own quota
+// as the limit; otherwise its user's credit (gateway.yaml's credit plus the ledger's
+// grants, top-ups, adjustments and redeemed codes). `balance` is always the user's money
+// left: credit − settled spend − what requests in flight hold.
 // `total_usage` is the settled spend: Σ costNano of the usage log's entries, refunds left
 // out (what `gateway usage --by token|user` sums); it lists no per-request or per-day
 // costs, and reads no date range.
@@ -33,19 +36,23 @@ export function billingDashboardStage(accounts: Accounts): Stage<Needs<"caller" 
   return async (ctx) => {
     const token = ctx.caller;
     const user = ctx.account.user;
-    const byToken = token.quotaNano !== undefined;
-    const limit = new ExactNumber(formatNano(token.quotaNano ?? user.creditNano));
-    const spent = await (byToken ? accounts.spentByToken(token.name) : accounts.spentByUser(user.name));
-    const body = ctx.path.endsWith("/subscription")
-      ? {
-          object: "billing_subscription",
-          has_payment_method: true,
-          soft_limit_usd: limit,
-          hard_limit_usd: limit,
-          system_hard_limit_usd: limit,
-          access_until: token.expiresAt !== undefined ? Math.floor(token.expiresAt / 1000) : 0,
-        }
-      : { object: "list", total_usage: new ExactNumber(formatScaled(spent, CENT_DECIMALS)) };
+    let body: Readonly<Record<string, unknown>>;
+    if (ctx.path.endsWith("/subscription")) {
+      const limit = new ExactNumber(formatNano(token.quotaNano ?? user.creditNano));
+      const [spent, reserved] = await Promise.all([accounts.spentByUser(user.name), accounts.reservedByUser(user.name)]);
+      body = {
+        object: "billing_subscription",
+        has_payment_method: true,
+        soft_limit_usd: limit,
+        hard_limit_usd: limit,
+        system_hard_limit_usd: limit,
+        access_until: token.expiresAt !== undefined ? Math.floor(token.expiresAt / 1000) : 0,
+        balance: new ExactNumber(formatNano(user.creditNano - spent - reserved)),
+      };
+    } else {
+      const spent = await (token.quotaNano !== undefined ? accounts.spentByToken(token.name) : accounts.spentByUser(user.name));
+      body = { object: "list", total_usage: new ExactNumber(formatScaled(spent, CENT_DECIMALS)) };
+    }
     const text = exactJson(body);
     ctx.res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     ctx.res.end(text);
