@@ -9,10 +9,12 @@
 // a reconnect would, which for a revoked key would leave it working.
 
 import { LRUCache } from "lru-cache";
+import { compileAccountLimits, compileBudgets, withPlan, type OwnSettings } from "../config/compile.js";
 import { compileIpMatcher, compileNameMatcher } from "../config/matchers.js";
+import type { RawAccountLimits, RawBudget } from "../config/raw.js";
 import { errorText, log } from "../observability/log.js";
 import type { IpMatcher, NameMatcher, Runtime, Token, User } from "../runtime/types.js";
-import type { AccountChange, AccountStore, StoredToken, StoredUser } from "./store.js";
+import type { AccountChange, AccountSettings, AccountStore, StoredToken, StoredUser } from "./store.js";
 
 export interface DirectoryOptions {
   /** Stored tokens kept in memory; default 100,000. */
@@ -201,7 +203,9 @@ export class AccountDirectory {
       user = entry.grantedNano === 0n ? declared : { ...declared, creditNano: declared.creditNano + entry.grantedNano };
     } else if (entry.stored) {
       const s = entry.stored;
-      user = { name, creditNano: entry.grantedNano, groups: new Set(s.groups), active: s.status === "active" };
+      const base = { name, creditNano: entry.grantedNano, groups: new Set(s.groups), active: s.status === "active" };
+      const plan = s.settings?.plan === undefined ? undefined : runtime.plans.get(s.settings.plan);
+      user = withPlan(base, plan, ownSettings(s.settings));
     }
     entry.made = { generation: runtime.generation, user };
     return user;
@@ -209,7 +213,10 @@ export class AccountDirectory {
 
   /** A stored token as the request path knows tokens; one matcher per distinct list. */
   #compile(s: StoredToken): Token {
+    const own = ownSettings(s.settings);
     return {
+      ...(own.limits === undefined ? {} : { limits: own.limits }),
+      ...(own.budgets === undefined ? {} : { budgets: own.budgets }),
       name: s.name, keyHash: s.keyHash, user: s.user, group: s.group,
       ...(s.expiresAt === undefined ? {} : { expiresAt: s.expiresAt }),
       ...(s.quotaNano === undefined ? {} : { quotaNano: s.quotaNano }),
@@ -218,6 +225,16 @@ export class AccountDirectory {
       active: s.status === "active",
     };
   }
+}
+
+/** A stored account's limits and budgets, compiled as gateway.yaml's are (the service
+ * checked them when they were written). */
+function ownSettings(settings: AccountSettings | undefined): OwnSettings {
+  if (!settings) return {};
+  return {
+    limits: compileAccountLimits(settings.limits as RawAccountLimits | undefined),
+    budgets: compileBudgets(settings.budgets as RawBudget[] | undefined),
+  };
 }
 
 function shared<M>(built: Map<string, M>, list: readonly string[], build: (list: readonly string[]) => M): M {

@@ -7,7 +7,7 @@ import {
   type ListTokens, type ListUsers, type NewCodeBatch, type NewCredit, type NewToken, type NewUser, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
-import { auditView, pageLimit, patchToken, patchUser } from "./records.js";
+import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
 
 interface Code {
   readonly batch: string;
@@ -62,7 +62,9 @@ export class MemoryAccountStore implements AccountStore {
     const now = this.#now();
     const created: StoredUser = {
       name: user.name, status: user.status ?? "active", groups: [...(user.groups ?? [])],
-      ...(user.note === undefined ? {} : { note: user.note }), createdAt: now, updatedAt: now, version: 1,
+      ...(user.note === undefined ? {} : { note: user.note }),
+      ...(settingsOrNone(user.settings) === undefined ? {} : { settings: settingsOrNone(user.settings) }),
+      createdAt: now, updatedAt: now, version: 1,
     };
     this.#users.set(user.name, created);
     this.#record(by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
@@ -91,6 +93,7 @@ export class MemoryAccountStore implements AccountStore {
       ...(token.quotaNano === undefined ? {} : { quotaNano: token.quotaNano }),
       ...(token.allowIps === undefined ? {} : { allowIps: [...token.allowIps] }),
       ...(token.models === undefined ? {} : { models: [...token.models] }),
+      ...(settingsOrNone(token.settings) === undefined ? {} : { settings: settingsOrNone(token.settings) }),
       createdAt: now, updatedAt: now, version: 1,
     };
     this.#tokens.set(token.name, created);

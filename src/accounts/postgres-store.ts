@@ -7,10 +7,10 @@ import pg from "pg";
 import { log } from "../observability/log.js";
 import { describePostgresUrl } from "../state/postgres-log.js";
 import { migratePostgres } from "../state/postgres-migrations.js";
-import { auditView, pageLimit, patchToken, patchUser } from "./records.js";
+import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
 import {
   IdempotencyMismatch, KeyTaken, NameTaken, NotFound, VersionConflict,
-  type AccountChange, type AccountStore, type Actor, type AuditFilter, type AuditRecord, type CodeBatch, type CreditEntry,
+  type AccountChange, type AccountSettings, type AccountStore, type Actor, type AuditFilter, type AuditRecord, type CodeBatch, type CreditEntry,
   type ListTokens, type ListUsers, type NewCodeBatch, type NewCredit, type NewToken, type NewUser, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
@@ -78,19 +78,22 @@ function uniqueViolation(error: unknown): string | undefined {
 type Row = Record<string, unknown>;
 type Query = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
-const USER_COLUMNS = "name, status, groups, note, created_at, updated_at, version";
-const TOKEN_COLUMNS = `name, key_hash, key_hint, "user", grp, status, expires_at, quota_nano, allow_ips, models, created_at, updated_at, version`;
+const USER_COLUMNS = "name, status, groups, note, created_at, updated_at, version, settings";
+const TOKEN_COLUMNS = `name, key_hash, key_hint, "user", grp, status, expires_at, quota_nano, allow_ips, models, created_at, updated_at, version, settings`;
 const CREDIT_COLUMNS = `id, "user", amount_nano, kind, reason, actor, idempotency_key, at`;
 const BATCH_COLUMNS = "batch, count, amount_nano, expires_at, redeemed, created_at, actor";
 
 // bigint columns come back as strings (node-postgres' default): money through BigInt,
 // epoch ms and ids through Number (both well inside 2^53).
 const num = (v: unknown): number => Number(v);
+/** Settings as a jsonb parameter (node-postgres sends text; the cast reads it). */
+const jsonb = (s: AccountSettings | undefined): string | null => (s === undefined ? null : JSON.stringify(s));
 
 function userOf(r: Row): StoredUser {
   return {
     name: r.name as string, status: r.status as StoredUser["status"], groups: r.groups as string[],
     ...(r.note === null ? {} : { note: r.note as string }),
+    ...(r.settings === null || r.settings === undefined ? {} : { settings: r.settings as AccountSettings }),
     createdAt: num(r.created_at), updatedAt: num(r.updated_at), version: r.version as number,
   };
 }
@@ -104,6 +107,7 @@ function tokenOf(r: Row): StoredToken {
     ...(r.quota_nano === null ? {} : { quotaNano: BigInt(r.quota_nano as string) }),
     ...(r.allow_ips === null ? {} : { allowIps: r.allow_ips as string[] }),
     ...(r.models === null ? {} : { models: r.models as string[] }),
+    ...(r.settings === null || r.settings === undefined ? {} : { settings: r.settings as AccountSettings }),
     createdAt: num(r.created_at), updatedAt: num(r.updated_at), version: r.version as number,
   };
 }
@@ -203,9 +207,9 @@ class PostgresAccountStore implements AccountStore {
     const now = this.#now();
     return this.#transaction(async (q) => {
       const rows = await q(
-        `INSERT INTO account_users (${USER_COLUMNS}) VALUES ($1, $2, $3::text[], $4, $5, $5, 1)
+        `INSERT INTO account_users (${USER_COLUMNS}) VALUES ($1, $2, $3::text[], $4, $5, $5, 1, $6::jsonb)
          ON CONFLICT (name) DO NOTHING RETURNING ${USER_COLUMNS}`,
-        [user.name, user.status ?? "active", [...(user.groups ?? [])], opt(user.note), now]);
+        [user.name, user.status ?? "active", [...(user.groups ?? [])], opt(user.note), now, jsonb(settingsOrNone(user.settings))]);
       if (rows.length === 0) throw new NameTaken("user", user.name, "store");
       const created = userOf(rows[0]!);
       await this.#record(q, by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
@@ -224,9 +228,9 @@ class PostgresAccountStore implements AccountStore {
         // The version read, not the expected one: a change landing between the read and
         // here is caught either way, and the patch applies to what was read.
         const updated = await q(
-          `UPDATE account_users SET status = $2, groups = $3::text[], note = $4, updated_at = $5, version = $6
+          `UPDATE account_users SET status = $2, groups = $3::text[], note = $4, updated_at = $5, version = $6, settings = $8::jsonb
             WHERE name = $1 AND version = $7 RETURNING ${USER_COLUMNS}`,
-          [name, after.status, [...after.groups], opt(after.note), after.updatedAt, after.version, before.version]);
+          [name, after.status, [...after.groups], opt(after.note), after.updatedAt, after.version, before.version, jsonb(after.settings)]);
         if (updated.length === 1) {
           const stored = userOf(updated[0]!);
           await this.#record(q, by, "user.update", name, before, stored, { kind: "user", name });
@@ -247,9 +251,10 @@ class PostgresAccountStore implements AccountStore {
       try {
         rows = await q(
           `INSERT INTO account_tokens (${TOKEN_COLUMNS})
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::text[], $10::text[], $11, $11, 1) RETURNING ${TOKEN_COLUMNS}`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::text[], $10::text[], $11, $11, 1, $12::jsonb) RETURNING ${TOKEN_COLUMNS}`,
           [token.name, token.keyHash, opt(token.keyHint), token.user, token.group, token.status ?? "active", opt(token.expiresAt),
-            money(token.quotaNano), token.allowIps ? [...token.allowIps] : null, token.models ? [...token.models] : null, now]);
+            money(token.quotaNano), token.allowIps ? [...token.allowIps] : null, token.models ? [...token.models] : null, now,
+            jsonb(settingsOrNone(token.settings))]);
       } catch (error) {
         const constraint = uniqueViolation(error);
         if (constraint === "account_tokens_pkey") throw new NameTaken("token", token.name, "store");
@@ -275,10 +280,10 @@ class PostgresAccountStore implements AccountStore {
         const after = patchToken(before, patch, this.#now());
         const updated = await q(
           `UPDATE account_tokens SET status = $2, grp = $3, expires_at = $4, quota_nano = $5::bigint, allow_ips = $6::text[],
-                  models = $7::text[], updated_at = $8, version = $9
+                  models = $7::text[], updated_at = $8, version = $9, settings = $11::jsonb
             WHERE name = $1 AND version = $10 RETURNING ${TOKEN_COLUMNS}`,
           [name, after.status, after.group, opt(after.expiresAt), money(after.quotaNano), after.allowIps ? [...after.allowIps] : null,
-            after.models ? [...after.models] : null, after.updatedAt, after.version, before.version]);
+            after.models ? [...after.models] : null, after.updatedAt, after.version, before.version, jsonb(after.settings)]);
         if (updated.length === 1) {
           const stored = tokenOf(updated[0]!);
           await this.#record(q, by, "token.update", name, before, stored, { kind: "token", name, keyHash: stored.keyHash });

@@ -2,7 +2,7 @@
 // the audit log's view of a record (money as exact decimals, never a key hash).
 
 import { formatNano } from "../billing/cost.js";
-import type { CodeBatch, CreditEntry, StoredToken, StoredUser, TokenPatch, UserPatch } from "./store.js";
+import type { AccountSettings, CodeBatch, CreditEntry, StoredToken, StoredUser, TokenPatch, UserPatch } from "./store.js";
 
 /** Default and largest page of a list. */
 export const DEFAULT_PAGE = 100;
@@ -15,20 +15,33 @@ export function pageLimit(limit: number | undefined): number {
 
 /** The user after `patch`, one version on. */
 export function patchUser(before: StoredUser, patch: UserPatch, now: number): StoredUser {
-  const { note: _note, ...rest } = before;
+  const { note: _note, settings: _settings, ...rest } = before;
   const note = patch.note === undefined ? before.note : patch.note ?? undefined;
+  const settings = patch.settings === undefined ? before.settings : settingsOrNone(patch.settings);
   return {
     ...rest,
     ...(patch.status === undefined ? {} : { status: patch.status }),
     ...(patch.groups === undefined ? {} : { groups: [...patch.groups] }),
     ...(note === undefined ? {} : { note }),
+    ...(settings === undefined ? {} : { settings }),
     updatedAt: now, version: before.version + 1,
   };
 }
 
+/** Settings worth keeping: undefined for null or an object that sets nothing. */
+export function settingsOrNone(settings: AccountSettings | null | undefined): AccountSettings | undefined {
+  if (!settings) return undefined;
+  const kept: AccountSettings = {
+    ...(settings.plan === undefined ? {} : { plan: settings.plan }),
+    ...(settings.limits === undefined ? {} : { limits: settings.limits }),
+    ...(settings.budgets === undefined ? {} : { budgets: settings.budgets }),
+  };
+  return Object.keys(kept).length === 0 ? undefined : kept;
+}
+
 /** The token after `patch`, one version on; null removes a setting. */
 export function patchToken(before: StoredToken, patch: TokenPatch, now: number): StoredToken {
-  const { expiresAt, quotaNano, allowIps, models, ...rest } = before;
+  const { expiresAt, quotaNano, allowIps, models, settings, ...rest } = before;
   const pick = <T>(next: T | null | undefined, current: T | undefined): T | undefined => (next === undefined ? current : next ?? undefined);
   const after = {
     ...rest,
@@ -38,9 +51,10 @@ export function patchToken(before: StoredToken, patch: TokenPatch, now: number):
     quotaNano: pick(patch.quotaNano, quotaNano),
     allowIps: pick(patch.allowIps, allowIps),
     models: pick(patch.models, models),
+    settings: patch.settings === undefined ? settings : settingsOrNone(patch.settings),
     updatedAt: now, version: before.version + 1,
   };
-  for (const key of ["expiresAt", "quotaNano", "allowIps", "models"] as const) if (after[key] === undefined) delete after[key];
+  for (const key of ["expiresAt", "quotaNano", "allowIps", "models", "settings"] as const) if (after[key] === undefined) delete after[key];
   return after;
 }
 

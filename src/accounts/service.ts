@@ -5,14 +5,16 @@
 
 import { formatNano } from "../billing/cost.js";
 import { sha256Hex } from "../config/hash.js";
+import { accountSettingsIssues } from "../config/crossref.js";
 import { compileIpMatcher } from "../config/matchers.js";
+import { schemaIssues } from "../config/schema.js";
 import type { Runtime } from "../runtime/types.js";
 import { makeCode, makeTokenKey } from "./keys.js";
 import { pageLimit } from "./records.js";
 import { InvalidField } from "./money-input.js";
 import {
   NameTaken, NotFound,
-  type Actor, type AccountStore, type CodeBatch, type CreditEntry, type ListTokens, type ListUsers, type Page,
+  type AccountSettings, type Actor, type AccountStore, type CodeBatch, type CreditEntry, type ListTokens, type ListUsers, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
 
@@ -35,6 +37,10 @@ export interface UserView {
   readonly status: "active" | "disabled";
   readonly groups: readonly string[];
   readonly note?: string;
+  readonly plan?: string;
+  /** In gateway.yaml's shape. */
+  readonly limits?: Readonly<Record<string, unknown>>;
+  readonly budgets?: readonly Readonly<Record<string, unknown>>[];
   /** gateway.yaml's credit (the opening grant) plus every credit entry. */
   readonly credit: string;
   readonly spent: string;
@@ -59,6 +65,8 @@ export interface TokenView {
   readonly spent?: string;
   readonly allow_ips?: readonly string[];
   readonly models?: readonly string[];
+  readonly limits?: Readonly<Record<string, unknown>>;
+  readonly budgets?: readonly Readonly<Record<string, unknown>>[];
   readonly version?: number;
   readonly created_at?: string;
   readonly updated_at?: string;
@@ -92,6 +100,8 @@ export interface NewUserInput {
   readonly note?: string;
   /** An opening grant, nano-units. */
   readonly creditNano?: bigint;
+  /** Plan, limits and budgets (checked here against gateway.yaml's plans and rules). */
+  readonly settings?: AccountSettings;
 }
 
 export interface NewTokenInput {
@@ -104,6 +114,8 @@ export interface NewTokenInput {
   readonly quotaNano?: bigint;
   readonly allowIps?: readonly string[];
   readonly models?: readonly string[];
+  /** Limits and budgets (a plan is a user's, not a token's). */
+  readonly settings?: AccountSettings;
 }
 
 export interface NewCodesInput {
@@ -165,7 +177,8 @@ export class AccountService {
     this.#checkName(input.name, "name");
     if (this.live().users.has(input.name)) throw new NameTaken("user", input.name, "gateway.yaml");
     this.#checkGroups(input.groups ?? [], "groups");
-    await this.store.createUser({ name: input.name, groups: input.groups, status: input.status, note: input.note }, by);
+    this.#checkSettings(input.settings, "user");
+    await this.store.createUser({ name: input.name, groups: input.groups, status: input.status, note: input.note, settings: input.settings }, by);
     if (input.creditNano !== undefined && input.creditNano !== 0n) {
       await this.store.addCredit({ user: input.name, amountNano: input.creditNano, reason: "opening grant" }, by);
     }
@@ -176,6 +189,7 @@ export class AccountService {
   async updateUser(name: string, patch: UserPatch, by: Actor, expectedVersion?: number): Promise<UserView> {
     this.#refuseDeclared("user", name);
     if (patch.groups) this.#checkGroups(patch.groups, "groups");
+    this.#checkSettings(patch.settings ?? undefined, "user");
     await this.store.updateUser(name, patch, by, expectedVersion);
     await this.changed();
     return this.user(name);
@@ -233,10 +247,11 @@ export class AccountService {
     if (group === undefined) throw new InvalidField("group", `name one of user '${input.user}'s groups (${owner.groups.join(", ") || "it has none"})`);
     this.#checkGroups([group], "group");
     this.#checkTokenLists(input.allowIps, input.models);
+    this.#checkSettings(input.settings, "token");
     const key = makeTokenKey();
     const created = await this.store.createToken({
       name: input.name, keyHash: key.hash, keyHint: key.hint, user: input.user, group, status: input.status,
-      expiresAt: input.expiresAt, quotaNano: input.quotaNano, allowIps: input.allowIps, models: input.models,
+      expiresAt: input.expiresAt, quotaNano: input.quotaNano, allowIps: input.allowIps, models: input.models, settings: input.settings,
     }, by);
     await this.changed();
     return { token: tokenView(created, 0n), key: key.secret };
@@ -246,6 +261,7 @@ export class AccountService {
     this.#refuseDeclared("token", name);
     if (patch.group !== undefined) this.#checkGroups([patch.group], "group");
     this.#checkTokenLists(patch.allowIps ?? undefined, patch.models ?? undefined);
+    this.#checkSettings(patch.settings ?? undefined, "token");
     const after = await this.store.updateToken(name, patch, by, expectedVersion);
     await this.changed();
     return tokenView(after, await this.spend.spentByToken(name));
@@ -322,6 +338,25 @@ export class AccountService {
     for (const g of groups) if (!known.has(g)) throw new InvalidField(field, `no group '${g}' in gateway.yaml (groups: ${[...known.keys()].join(", ")})`);
   }
 
+  /** A plan gateway.yaml declares (a user's only); limits and budgets as gateway.yaml
+   * accepts them. InvalidField names the first problem. */
+  #checkSettings(settings: AccountSettings | undefined, kind: "user" | "token"): void {
+    if (!settings) return;
+    if (settings.plan !== undefined) {
+      if (kind === "token") throw new InvalidField("plan", "a plan is a user's: set it on the token's user");
+      const plans = this.live().plans;
+      if (!plans.has(settings.plan)) throw new InvalidField("plan", `no plan '${settings.plan}' in gateway.yaml (plans: ${[...plans.keys()].join(", ") || "none"})`);
+    }
+    // The shape through gateway.yaml's own schema (as a user or token entry: paths start
+    // users.u. / tokens.0., cut off), then the values as `gateway check` judges them.
+    const shaped = JSON.parse(JSON.stringify({ limits: settings.limits, budgets: settings.budgets })) as Record<string, unknown>;
+    const wrapped = kind === "user" ? { users: { u: shaped } } : { tokens: [{ name: "t", key: "k", user: "u", group: "g", ...shaped }] };
+    const [shapeIssue] = schemaIssues(wrapped);
+    if (shapeIssue) throw new InvalidField(shapeIssue.path.slice(2).join(".") || "settings", shapeIssue.message);
+    const [valueIssue] = accountSettingsIssues(shaped);
+    if (valueIssue) throw new InvalidField(valueIssue.path.join("."), valueIssue.message);
+  }
+
   #checkTokenLists(allowIps: readonly string[] | undefined, models: readonly string[] | undefined): void {
     if (allowIps) {
       try {
@@ -341,6 +376,9 @@ function bytewise(a: string, b: string): number {
 function storedUserFields(u: StoredUser): Omit<UserView, "credit" | "spent" | "balance" | "reserved"> {
   return {
     name: u.name, source: "store", status: u.status, groups: u.groups, ...(u.note === undefined ? {} : { note: u.note }),
+    ...(u.settings?.plan === undefined ? {} : { plan: u.settings.plan }),
+    ...(u.settings?.limits === undefined ? {} : { limits: u.settings.limits }),
+    ...(u.settings?.budgets === undefined ? {} : { budgets: u.settings.budgets }),
     version: u.version, created_at: iso(u.createdAt), updated_at: iso(u.updatedAt),
   };
 }
@@ -354,6 +392,8 @@ export function tokenView(t: StoredToken, spentNano?: bigint): TokenView {
     ...(spentNano === undefined ? {} : { spent: formatNano(spentNano) }),
     ...(t.allowIps === undefined ? {} : { allow_ips: t.allowIps }),
     ...(t.models === undefined ? {} : { models: t.models }),
+    ...(t.settings?.limits === undefined ? {} : { limits: t.settings.limits }),
+    ...(t.settings?.budgets === undefined ? {} : { budgets: t.settings.budgets }),
     version: t.version, created_at: iso(t.createdAt), updated_at: iso(t.updatedAt),
   };
 }

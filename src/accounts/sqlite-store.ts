@@ -9,10 +9,10 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { configureConnection } from "../state/sqlite-commit.js";
 import { migrate } from "../state/migrations.js";
-import { auditView, pageLimit, patchToken, patchUser } from "./records.js";
+import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
 import {
   IdempotencyMismatch, KeyTaken, NameTaken, NotFound, VersionConflict,
-  type AccountChange, type AccountStore, type Actor, type AuditFilter, type AuditRecord, type CodeBatch, type CreditEntry,
+  type AccountChange, type AccountSettings, type AccountStore, type Actor, type AuditFilter, type AuditRecord, type CodeBatch, type CreditEntry,
   type ListTokens, type ListUsers, type NewCodeBatch, type NewCredit, type NewToken, type NewUser, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
@@ -56,11 +56,16 @@ const text = (v: unknown): string | undefined => (v === null ? undefined : (v as
 const list = (v: unknown): string[] | undefined => (v === null ? undefined : (JSON.parse(v as string) as string[]));
 const jsonOrNull = (v: readonly string[] | undefined): string | null => (v === undefined ? null : JSON.stringify(v));
 
+const settingsOf = (v: unknown): AccountSettings | undefined => (v === null || v === undefined ? undefined : (JSON.parse(v as string) as AccountSettings));
+const settingsText = (s: AccountSettings | undefined): string | null => (s === undefined ? null : JSON.stringify(s));
+
 function userOf(r: Row): StoredUser {
   const note = text(r.note);
+  const settings = settingsOf(r.settings);
   return {
     name: r.name as string, status: r.status as StoredUser["status"], groups: list(r.groups) ?? [],
     ...(note === undefined ? {} : { note }),
+    ...(settings === undefined ? {} : { settings }),
     createdAt: int(r.created_at), updatedAt: int(r.updated_at), version: int(r.version),
   };
 }
@@ -69,6 +74,7 @@ function tokenOf(r: Row): StoredToken {
   const keyHint = text(r.key_hint);
   const allowIps = list(r.allow_ips);
   const models = list(r.models);
+  const settings = settingsOf(r.settings);
   return {
     name: r.name as string, keyHash: r.key_hash as string, ...(keyHint === undefined ? {} : { keyHint }),
     user: r.user as string, group: r.grp as string, status: r.status as StoredToken["status"],
@@ -76,6 +82,7 @@ function tokenOf(r: Row): StoredToken {
     ...(r.quota_nano === null ? {} : { quotaNano: r.quota_nano as bigint }),
     ...(allowIps === undefined ? {} : { allowIps }),
     ...(models === undefined ? {} : { models }),
+    ...(settings === undefined ? {} : { settings }),
     createdAt: int(r.created_at), updatedAt: int(r.updated_at), version: int(r.version),
   };
 }
@@ -165,10 +172,12 @@ class SqliteAccountStore implements AccountStore {
       const now = this.#now();
       const created: StoredUser = {
         name: user.name, status: user.status ?? "active", groups: [...(user.groups ?? [])],
-        ...(user.note === undefined ? {} : { note: user.note }), createdAt: now, updatedAt: now, version: 1,
+        ...(user.note === undefined ? {} : { note: user.note }),
+        ...(settingsOrNone(user.settings) === undefined ? {} : { settings: settingsOrNone(user.settings) }),
+        createdAt: now, updatedAt: now, version: 1,
       };
-      this.#run(`INSERT INTO account_users (name, status, groups, note, created_at, updated_at, version)
-        VALUES (:name, :status, :groups, :note, :createdAt, :updatedAt, :version)`, userParams(created));
+      this.#run(`INSERT INTO account_users (name, status, groups, note, settings, created_at, updated_at, version)
+        VALUES (:name, :status, :groups, :note, :settings, :createdAt, :updatedAt, :version)`, userParams(created));
       this.#record(now, by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
       return created;
     });
@@ -182,7 +191,7 @@ class SqliteAccountStore implements AccountStore {
       if (expectedVersion !== undefined && expectedVersion !== before.version) throw new VersionConflict("user", name, expectedVersion, before.version);
       const now = this.#now();
       const after = patchUser(before, patch, now);
-      this.#run(`UPDATE account_users SET status = :status, groups = :groups, note = :note, updated_at = :updatedAt, version = :version
+      this.#run(`UPDATE account_users SET status = :status, groups = :groups, note = :note, settings = :settings, updated_at = :updatedAt, version = :version
         WHERE name = :name`, userParams(after));
       this.#record(now, by, "user.update", name, before, after, { kind: "user", name });
       return after;
@@ -202,10 +211,11 @@ class SqliteAccountStore implements AccountStore {
         ...(token.quotaNano === undefined ? {} : { quotaNano: token.quotaNano }),
         ...(token.allowIps === undefined ? {} : { allowIps: [...token.allowIps] }),
         ...(token.models === undefined ? {} : { models: [...token.models] }),
+        ...(settingsOrNone(token.settings) === undefined ? {} : { settings: settingsOrNone(token.settings) }),
         createdAt: now, updatedAt: now, version: 1,
       };
-      this.#run(`INSERT INTO account_tokens (name, key_hash, key_hint, user, grp, status, expires_at, quota_nano, allow_ips, models, created_at, updated_at, version)
-        VALUES (:name, :keyHash, :keyHint, :user, :group, :status, :expiresAt, :quotaNano, :allowIps, :models, :createdAt, :updatedAt, :version)`, tokenParams(created));
+      this.#run(`INSERT INTO account_tokens (name, key_hash, key_hint, user, grp, status, expires_at, quota_nano, allow_ips, models, settings, created_at, updated_at, version)
+        VALUES (:name, :keyHash, :keyHint, :user, :group, :status, :expiresAt, :quotaNano, :allowIps, :models, :settings, :createdAt, :updatedAt, :version)`, tokenParams(created));
       this.#record(now, by, "token.create", token.name, undefined, created, { kind: "token", name: token.name, keyHash: token.keyHash });
       return created;
     });
@@ -352,7 +362,7 @@ class SqliteAccountStore implements AccountStore {
 
   #writeToken(token: StoredToken): void {
     this.#run(`UPDATE account_tokens SET status = :status, grp = :group, expires_at = :expiresAt, quota_nano = :quotaNano,
-      allow_ips = :allowIps, models = :models, updated_at = :updatedAt, version = :version WHERE name = :name`, tokenParams(token));
+      allow_ips = :allowIps, models = :models, settings = :settings, updated_at = :updatedAt, version = :version WHERE name = :name`, tokenParams(token));
   }
 
   /** The audit record and, for a user or token, the change-feed row (pruning what aged out). */
@@ -411,13 +421,17 @@ class SqliteAccountStore implements AccountStore {
 }
 
 function userParams(u: StoredUser): Record<string, unknown> {
-  return { name: u.name, status: u.status, groups: JSON.stringify(u.groups), note: u.note ?? null, createdAt: u.createdAt, updatedAt: u.updatedAt, version: u.version };
+  return {
+    name: u.name, status: u.status, groups: JSON.stringify(u.groups), note: u.note ?? null, settings: settingsText(u.settings),
+    createdAt: u.createdAt, updatedAt: u.updatedAt, version: u.version,
+  };
 }
 
 function tokenParams(t: StoredToken): Record<string, unknown> {
   return {
     name: t.name, keyHash: t.keyHash, keyHint: t.keyHint ?? null, user: t.user, group: t.group, status: t.status,
     expiresAt: t.expiresAt ?? null, quotaNano: t.quotaNano ?? null, allowIps: jsonOrNull(t.allowIps), models: jsonOrNull(t.models),
+    settings: settingsText(t.settings),
     createdAt: t.createdAt, updatedAt: t.updatedAt, version: t.version,
   };
 }

@@ -13,6 +13,18 @@ export type UserStatus = "active" | "disabled";
 /** revoked is final: the token's name stays taken (its spend history keeps it). */
 export type TokenStatus = "active" | "disabled" | "revoked";
 
+/**
+ * What an account sets beside its status: for a user its plan; for both, limits and budgets.
+ * In gateway.yaml's own shape (snake_case keys: `{ request_rate: { max: 60, per: 1m } }`,
+ * `[{ amount: 5, per: day }]`), so stored and declared accounts compile alike.
+ */
+export interface AccountSettings {
+  /** A user's plan (plans.<name> in gateway.yaml). */
+  readonly plan?: string;
+  readonly limits?: Readonly<Record<string, unknown>>;
+  readonly budgets?: readonly Readonly<Record<string, unknown>>[];
+}
+
 export interface StoredUser {
   readonly name: string;
   readonly status: UserStatus;
@@ -20,6 +32,8 @@ export interface StoredUser {
   readonly groups: readonly string[];
   /** Free text the operator keeps beside the account (an email, a customer id). */
   readonly note?: string;
+  /** Plan, limits, budgets; absent: none. */
+  readonly settings?: AccountSettings;
   /** Epoch ms. */
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -46,6 +60,8 @@ export interface StoredToken {
   readonly allowIps?: readonly string[];
   /** Model allowlist (names and globs); absent: every model of the group. */
   readonly models?: readonly string[];
+  /** Limits and budgets; absent: none. */
+  readonly settings?: AccountSettings;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly version: number;
@@ -117,6 +133,7 @@ export interface NewUser {
   readonly status?: UserStatus;
   readonly groups?: readonly string[];
   readonly note?: string;
+  readonly settings?: AccountSettings;
 }
 
 export interface UserPatch {
@@ -124,6 +141,8 @@ export interface UserPatch {
   readonly groups?: readonly string[];
   /** null removes it. */
   readonly note?: string | null;
+  /** Replaces the settings whole; null removes them. */
+  readonly settings?: AccountSettings | null;
 }
 
 export interface NewToken {
@@ -137,6 +156,7 @@ export interface NewToken {
   readonly quotaNano?: bigint;
   readonly allowIps?: readonly string[];
   readonly models?: readonly string[];
+  readonly settings?: AccountSettings;
 }
 
 /** A change to a token; null removes an optional setting. The key, user and name stay. */
@@ -147,6 +167,8 @@ export interface TokenPatch {
   readonly quotaNano?: bigint | null;
   readonly allowIps?: readonly string[] | null;
   readonly models?: readonly string[] | null;
+  /** Replaces the settings whole; null removes them. */
+  readonly settings?: AccountSettings | null;
 }
 
 export interface NewCredit {

@@ -297,6 +297,15 @@ function checkModels(c: Checker, sourcePath: string): void {
   }
 }
 
+/** The value problems of an account's limits and budgets kept outside gateway.yaml (a
+ * stored user's or token's), with paths from `limits` / `budgets`. */
+export function accountSettingsIssues(settings: { readonly limits?: unknown; readonly budgets?: unknown }): RawIssue[] {
+  const checker = new Checker({});
+  if (settings.limits !== undefined) checkLimitWindows(checker, ["limits"], settings.limits);
+  if (settings.budgets !== undefined) checkBudgets(checker, ["budgets"], settings.budgets);
+  return checker.issues;
+}
+
 /** Every cross-reference and value problem in `raw`; `sourcePath` locates request schemas. */
 export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[] {
   const checker = new Checker(record(raw));

@@ -103,6 +103,7 @@ export const migrations: readonly Migration[] = [
         status     TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
         groups     TEXT NOT NULL,
         note       TEXT,
+        settings   TEXT,
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
         version    INTEGER NOT NULL
@@ -118,6 +119,7 @@ export const migrations: readonly Migration[] = [
         quota_nano INTEGER CHECK (quota_nano IS NULL OR typeof(quota_nano) = 'integer'),
         allow_ips  TEXT,
         models     TEXT,
+        settings   TEXT,
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
         version    INTEGER NOT NULL

@@ -95,6 +95,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         status     text NOT NULL CHECK (status IN ('active', 'disabled')),
         groups     text[] NOT NULL,
         note       text,
+        settings   jsonb,
         created_at bigint NOT NULL,
         updated_at bigint NOT NULL,
         version    integer NOT NULL
@@ -110,6 +111,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         quota_nano bigint,
         allow_ips  text[],
         models     text[],
+        settings   jsonb,
         created_at bigint NOT NULL,
         updated_at bigint NOT NULL,
         version    integer NOT NULL

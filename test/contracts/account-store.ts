@@ -240,6 +240,26 @@ export function accountStoreContract(name: string, open: () => Promise<AccountSt
         assert.equal(again.expiresAt, 1_950_000_000_000);
       });
 
+      test("settings (a user's plan, limits and budgets; a token's limits and budgets) read back as written, replaced whole, removed by null", async () => {
+        const settings = { plan: "pro", limits: { concurrent: 8, request_rate: { max: 60, per: "1m" } }, budgets: [{ amount: 20, per: "month" }, { tokens: 5_000_000, per: "5h" }] };
+        const user = await store.createUser({ name: "alice", settings }, admin);
+        assert.deepEqual(user.settings, settings);
+        assert.deepEqual((await store.user("alice"))?.settings, settings);
+        const token = await store.createToken(newToken("t1", "alice", { settings: { budgets: [{ amount: 5, per: "day" }] } }), admin);
+        assert.deepEqual((await store.tokenByHash(token.keyHash))?.settings, { budgets: [{ amount: 5, per: "day" }] });
+        const replaced = await store.updateUser("alice", { settings: { plan: "basic" } }, admin);
+        assert.deepEqual(replaced.settings, { plan: "basic" }, "replaced whole");
+        assert.deepEqual(await store.user("alice"), replaced);
+        const untouched = await store.updateUser("alice", { note: "x" }, admin);
+        assert.deepEqual(untouched.settings, { plan: "basic" }, "a patch without settings keeps them");
+        const removed = await store.updateUser("alice", { settings: null }, admin);
+        assert.ok(!("settings" in removed));
+        assert.ok(!("settings" in (await store.user("alice"))!));
+        const tokenCleared = await store.updateToken("t1", { settings: {} }, admin);
+        assert.ok(!("settings" in tokenCleared), "settings that set nothing are none");
+        assert.deepEqual(await store.token("t1"), tokenCleared);
+      });
+
       test("updating an unknown token is NotFound; a stale version is VersionConflict and changes nothing", async () => {
         const missing = await rejection(store.updateToken("ghost", { status: "disabled" }, admin));
         assert.ok(missing instanceof NotFound, String(missing));
