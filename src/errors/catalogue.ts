@@ -69,6 +69,15 @@ export const errors = Object.freeze({
   realtimePeerStalled: spec(502, "gateway_error", "realtime_peer_stalled", "A realtime peer stopped reading while the other kept sending; the session was ended."),
   shuttingDown: spec(503, "gateway_error", "shutting_down", "The gateway is shutting down; retry."),
   internal: spec(500, "gateway_error", "internal_error", "Internal gateway error."),
+  // The admin API (/admin/v1): its own key, its scopes, and changes refused so that none is
+  // half applied. 409s are not retried blindly by clients: each needs a read or a new name.
+  missingAdminKey: spec(401, "gateway_error", "missing_admin_key", "No admin key was provided: send Authorization: Bearer <admin key>."),
+  invalidAdminKey: spec(401, "gateway_error", "invalid_admin_key", "The admin key is not one admin.keys declares."),
+  adminScopeMissing: spec(403, "gateway_error", "admin_scope_missing", "This admin key lacks the scope this request needs."),
+  nameTaken: spec(409, "invalid_request_error", "name_taken", "That name is taken already."),
+  versionConflict: spec(409, "invalid_request_error", "version_conflict", "The resource changed since it was read: read it again and retry."),
+  idempotencyMismatch: spec(409, "invalid_request_error", "idempotency_mismatch", "The idempotency key was used before for a different request."),
+  keyTaken: spec(409, "invalid_request_error", "key_taken", "That key is in use by another token."),
 });
 
 export type ErrorName = keyof typeof errors;

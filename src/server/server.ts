@@ -10,6 +10,9 @@ import { AccountDirectory, type DirectoryOptions } from "../accounts/directory.j
 import { MemoryAccountStore } from "../accounts/memory-store.js";
 import { AccountService } from "../accounts/service.js";
 import type { AccountStore } from "../accounts/store.js";
+import { ADMIN_PREFIX, AdminApi } from "../admin/api.js";
+import { sendAdminError } from "../admin/http.js";
+import { startAdminServer, type AdminServer } from "../admin/listener.js";
 import { noUsageSink, type UsageSink } from "../pipeline/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
@@ -78,6 +81,8 @@ export interface GatewayServer {
   readonly port: number;
   /** Base URL of the metrics.listen address, when this process serves it. */
   readonly opsUrl?: string;
+  /** Base URL of the admin.listen address, when set. */
+  readonly adminUrl?: string;
   /** Stops accepting, lets in-flight requests finish up to `timeoutMs`, then closes. */
   drain(timeoutMs?: number): Promise<{ forced: number }>;
 }
@@ -93,18 +98,22 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     accountService: opened.accountService,
   });
   await opened.directory.start();
-  const requests = new Requests(opts.box, lifecycle, opened.ops);
+  const requests = new Requests(opts.box, lifecycle, opened.ops, opened.admin);
   const server = createServer(opts.box, requests);
   const { host, port } = opts.box.current.server;
   await listen(server, host, port);
-  const opsServer = await startBackground(opts, opened, server);
+  const adminServer = await startAdminListener(opts.box.current, opened.admin, server);
+  const opsServer = await startBackground(opts, opened, server).catch(async (err: unknown) => {
+    await adminServer?.close();
+    throw err;
+  });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     server, box: opts.box, state: opened.state,
     accounts: { store: opened.accountStore, directory: opened.directory, service: opened.accountService }, bodyBudget: opened.bodyBudget, port: address.port,
-    url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url,
-    drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, opsServer, timeoutMs),
+    url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url, adminUrl: adminServer?.url,
+    drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, { opsServer, adminServer }, timeoutMs),
   };
 }
 
@@ -124,6 +133,8 @@ interface Opened {
   readonly directory: AccountDirectory;
   /** The operator's and token holders' account actions (admin API, redemption). */
   readonly accountService: AccountService;
+  /** The admin API's handler (on the main listener, or admin.listen's). */
+  readonly admin: AdminApi;
   /** Stops the gauges this server registered. */
   readonly unreport: () => void;
 }
@@ -147,9 +158,10 @@ function openState(opts: GatewayServerOptions): Opened {
   const directory = new AccountDirectory(accountStore, opts.directory);
   // A change made through this process applies here before its answer; others follow the feed.
   const accountService = new AccountService(accountStore, () => box.current, accounts, () => directory.refresh());
+  const admin = new AdminApi(() => box.current, { service: accountService, store: accountStore, usageLog, now: Date.now });
   return {
     state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
-    accountStore, directory, accountService,
+    accountStore, directory, accountService, admin,
     // server.* applies at start only, so the budget's limit is fixed for the server's life.
     bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
     routing, jobs, ops,
@@ -175,13 +187,17 @@ class Requests {
   readonly sessions = new Set<Duplex>();
   // metrics.listen (restart-only, like metrics.path): the operator endpoints move off the main listener.
   readonly #opsHere: boolean;
+  // admin.listen (restart-only): the admin API moves off the main listener, which answers 404 there.
+  readonly #adminHere: boolean;
 
   constructor(
     readonly box: RuntimeBox,
     readonly lifecycle: (ctx: RequestContext) => Promise<void>,
     readonly ops: OpsEndpoints & { draining: boolean },
+    readonly admin: AdminApi,
   ) {
     this.#opsHere = !box.current.metricsListen;
+    this.#adminHere = !box.current.admin?.listen;
   }
 
   /** Serves one request; for a WebSocket upgrade, `upgrade` holds the raw socket (and `res`
@@ -196,6 +212,10 @@ class Requests {
     const path = q === -1 ? url : url.slice(0, q);
     if (!upgrade && this.#opsHere && isOpsRequest(path, req.method, this.ops.metricsPath)) {
       void answerOps(path, res, this.ops);
+      return;
+    }
+    if (!upgrade && path.startsWith(ADMIN_PREFIX)) {
+      this.#answerAdmin(req, res, path, q === -1 ? "" : url.slice(q + 1), id);
       return;
     }
     const ctx = newContext(id, req, res, this.box.current, path, q === -1 ? "" : url.slice(q + 1), upgrade);
@@ -214,6 +234,17 @@ class Requests {
         else if (!res.writableEnded) res.destroy();
       },
     );
+  }
+
+  /** Admin requests skip the lifecycle (no usage log, no billing); counted so a drain waits for them. */
+  #answerAdmin(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: string, requestId: string): void {
+    const runtime = this.box.current;
+    if (!this.#adminHere || this.ops.draining) {
+      sendAdminError(req, res, new GatewayError(this.#adminHere ? errors.shuttingDown : errors.notFound), runtime.server);
+      return;
+    }
+    this.inflight++;
+    void this.admin.handle({ req, res, path, query, requestId }).finally(() => this.inflight--);
   }
 
   #done(upgrade: Upgrade | undefined): void {
@@ -254,6 +285,18 @@ function listen(server: http.Server, host: string, port: number): Promise<void> 
   });
 }
 
+/** Starts admin.listen's listener when it is set; closes the main server when it cannot. */
+async function startAdminListener(runtime: Runtime, admin: AdminApi, server: http.Server): Promise<AdminServer | undefined> {
+  const listenOn = runtime.admin?.listen;
+  if (!listenOn) return undefined;
+  try {
+    return await startAdminServer(listenOn, admin);
+  } catch (err) {
+    server.close();
+    throw new Error(`admin.listen: ${(err as Error).message}`);
+  }
+}
+
 /** Starts the operator listener (metrics.listen, unless a cluster primary serves it) and
  * the background job check. */
 async function startBackground(opts: GatewayServerOptions, opened: Opened, server: http.Server): Promise<OpsServer | undefined> {
@@ -273,13 +316,17 @@ async function startBackground(opts: GatewayServerOptions, opened: Opened, serve
 
 /** Stops accepting, lets the requests in flight finish up to `timeoutMs`, then closes
  * what is left and stops the background work. */
-async function drain(server: http.Server, requests: Requests, opened: Opened, opsServer: OpsServer | undefined, timeoutMs: number): Promise<{ forced: number }> {
+async function drain(
+  server: http.Server, requests: Requests, opened: Opened,
+  listeners: { readonly opsServer?: OpsServer; readonly adminServer?: AdminServer }, timeoutMs: number,
+): Promise<{ forced: number }> {
+  const { opsServer, adminServer } = listeners;
   opened.ops.draining = true;
   const watchStopped = opened.jobWatch.stop();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const deadline = Date.now() + timeoutMs;
-  while (requests.inflight > 0 && Date.now() < deadline) {
+  while ((requests.inflight > 0 || (adminServer?.inflight() ?? 0) > 0) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 25));
     server.closeIdleConnections();
   }
@@ -287,7 +334,7 @@ async function drain(server: http.Server, requests: Requests, opened: Opened, op
   if (forced > 0) log.warn("drain deadline passed; closing open requests", { forced });
   for (const socket of requests.sessions) socket.destroy(); // WebSocket sessions are not server connections
   server.closeAllConnections();
-  await Promise.all([closed, watchStopped, opsServer?.close()]);
+  await Promise.all([closed, watchStopped, opsServer?.close(), adminServer?.close()]);
   opened.directory.stop();
   opened.requestLog.flush();
   opened.unreport();

@@ -1,0 +1,58 @@
+// admin.listen: a private listener that serves only the admin API (the main one then answers
+// 404 under /admin/), like metrics.listen's for /metrics. Every answer carries a request id.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
+import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
+import { renderError } from "../protocols/render-error.js";
+import { ADMIN_PREFIX, type AdminApi } from "./api.js";
+
+export interface AdminServer {
+  /** e.g. http://127.0.0.1:9465 */
+  readonly url: string;
+  /** Requests being answered now (a drain waits for them). */
+  readonly inflight: () => number;
+  close(): Promise<void>;
+}
+
+/** Listens on `listen` and answers the admin API there; 404 for any other path. */
+export async function startAdminServer(listen: { readonly host: string; readonly port: number }, api: AdminApi): Promise<AdminServer> {
+  let inflight = 0;
+  const server = http.createServer((req, res) => {
+    const requestId = newRequestId();
+    res.setHeader(requestIdHeader, requestId);
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    if (!path.startsWith(ADMIN_PREFIX)) {
+      const body = renderError("openai", new GatewayError(errors.notFound, "This address serves the admin API (/admin/v1/) only."));
+      res.writeHead(404, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      res.end(body);
+      req.resume();
+      return;
+    }
+    inflight++;
+    void api.handle({ req, res, path, query: q === -1 ? "" : url.slice(q + 1), requestId }).finally(() => inflight--);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    inflight: () => inflight,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      // Admin answers are short: by the time the drain closes this, the ones in flight are done.
+      server.closeAllConnections();
+    }),
+  };
+}

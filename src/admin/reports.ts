@@ -1,0 +1,96 @@
+// The report routes: spend from the usage log by one dimension (what `gateway usage --by`
+// prints, with the same margin arithmetic) and the audit log, newest first.
+
+import { InvalidField } from "../accounts/money-input.js";
+import type { AuditRecord } from "../accounts/store.js";
+import { formatNano } from "../billing/cost.js";
+import { parseTimeArg } from "../cli/format.js";
+import { marginOf, percentText } from "../cli/margin.js";
+import { dayNamer } from "../state/spend-keys.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
+import { listBody, nameListQuery, type AdminRoute } from "./route.js";
+
+const dimensions: readonly SpendDimension[] = ["channel", "key", "user", "token", "model", "group", "day"];
+const timeText = "An ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d).";
+
+export const reportRoutes: readonly AdminRoute[] = [
+  {
+    method: "GET", path: "/admin/v1/usage", operationId: "usageReport", scope: "read",
+    summary: "Spend from the usage log grouped by one dimension, with revenue, cost to the operator and margin (the reports of `gateway usage --by`).",
+    query: {
+      by: { schema: { type: "string", enum: dimensions }, description: "What to group by; key: the channel key's fingerprint; day: newest first.", required: true },
+      since: { schema: { type: "string" }, description: `Only requests at or after this. ${timeText}` },
+      until: { schema: { type: "string" }, description: `Only requests before this. ${timeText}` },
+      timezone: { schema: { type: "string" }, description: "With by=day: count days in this IANA time zone (default UTC)." },
+    },
+    responses: { 200: "UsageReport" },
+    async handle({ query, deps }) {
+      const by = query.by as SpendDimension;
+      const timeZone = query.timezone === undefined ? undefined : String(query.timezone);
+      if (timeZone !== undefined) checkTimeZone(by, timeZone);
+      const now = deps.now();
+      const range = { since: timeParam("since", query.since, now), until: timeParam("until", query.until, now), timeZone };
+      const rows = await deps.usageLog.spend(by, range);
+      return { status: 200, body: { by, data: rows.map((row) => usageRow(by, row)) } };
+    },
+  },
+  {
+    method: "GET", path: "/admin/v1/audit", operationId: "auditLog", scope: "read",
+    summary: "The audit log, newest first: who changed what, with the resource before and after.",
+    query: {
+      target: { schema: { type: "string" }, description: "Only changes to this user, token or batch." },
+      actor: { schema: { type: "string" }, description: "Only changes by this actor (an admin key's name, cli:<user>, token:<name>)." },
+      before: { schema: { type: "integer", minimum: 1 }, description: "The `next` of the previous page." },
+      limit: nameListQuery.limit,
+    },
+    responses: { 200: "AuditList" },
+    async handle({ query, deps }) {
+      const page = await deps.store.audit({
+        target: query.target as string | undefined, actor: query.actor as string | undefined,
+        before: query.before as number | undefined, limit: query.limit as number | undefined,
+      });
+      return { status: 200, body: listBody(page.items.map(auditView), page.next) };
+    },
+  },
+];
+
+function checkTimeZone(by: SpendDimension, timeZone: string): void {
+  if (by !== "day") throw new InvalidField("timezone", "counts days: give it with by=day");
+  try {
+    dayNamer(timeZone);
+  } catch {
+    throw new InvalidField("timezone", `'${timeZone}' is not an IANA time zone such as Europe/Berlin or UTC`);
+  }
+}
+
+function timeParam(field: string, value: string | number | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseTimeArg(field, String(value), now);
+  } catch {
+    throw new InvalidField(field, `must be ${timeText.charAt(0).toLowerCase()}${timeText.slice(1, -1)}`);
+  }
+}
+
+/** A spend row as the API shows it: money as exact decimals, unknown costs null (never 0). */
+function usageRow(by: SpendDimension, row: SpendRow): Record<string, unknown> {
+  const m = marginOf(row);
+  const none = (by === "channel" || by === "key") && row.key === NO_CHANNEL;
+  return {
+    key: none ? null : row.key, requests: row.requests,
+    input: row.usage.input, cache_read: row.usage.cacheRead, cache_write: row.usage.cacheWrite, output: row.usage.output, reasoning: row.usage.reasoning,
+    cost: formatNano(m.revenueNano),
+    channel_cost: m.costNano === undefined ? null : formatNano(m.costNano),
+    margin: m.marginNano === undefined ? null : formatNano(m.marginNano),
+    margin_percent: m.marginHundredths === undefined ? null : percentText(m.marginHundredths),
+    channel_cost_unknown: row.channelCostUnknown,
+    channel_cost_recorded: formatNano(row.channelCostNano),
+  };
+}
+
+function auditView(r: AuditRecord): Record<string, unknown> {
+  return {
+    id: r.id, at: new Date(r.at).toISOString(), actor: r.actor, action: r.action, target: r.target,
+    ...(r.before === undefined ? {} : { before: r.before }), ...(r.after === undefined ? {} : { after: r.after }),
+  };
+}

@@ -1,0 +1,239 @@
+// The JSON Schemas of every admin API request body and answer, in one place: ajv checks the
+// bodies with them (api.ts), the OpenAPI document is made from them (openapi.ts), and the
+// tests check every answer against them, so the document cannot drift from the API.
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+const name: JsonSchema = {
+  type: "string", minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
+  description: "Letters, digits and . _ - : @, starting with a letter or digit.",
+};
+const moneyIn: JsonSchema = {
+  type: ["string", "number"],
+  description: "An amount of the currency: a decimal string such as \"12.5\" (read exactly) or a JSON number; at most 9 decimal places.",
+};
+const moneyOut = (description: string): JsonSchema => ({ type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: `${description} (an exact decimal of the currency)` });
+const expiryIn: JsonSchema = {
+  type: "string", minLength: 1,
+  description: "An ISO 8601 date or date-time (2027-01-01, 2027-01-01T00:00:00Z), or a duration from now (30d, 12h).",
+};
+const time: JsonSchema = { type: "string", format: "date-time" };
+const stringList = (description: string): JsonSchema => ({ type: "array", items: { type: "string", minLength: 1 }, description });
+const version: JsonSchema = {
+  type: "integer", minimum: 1,
+  description: "The version this change was based on (from a read); refused with 409 version_conflict when another change landed first. The If-Match header may carry it instead.",
+};
+const userStatus: JsonSchema = { type: "string", enum: ["active", "disabled"] };
+const list = (item: string): JsonSchema => ({
+  type: "object", additionalProperties: false, required: ["data"],
+  properties: {
+    data: { type: "array", items: ref(item) },
+    next: { type: "string", description: "The cursor of the next page; absent on the last page." },
+  },
+});
+
+const tokenProperties = {
+  name,
+  source: { type: "string", enum: ["store", "gateway.yaml"] },
+  user: { type: "string" },
+  group: { type: "string" },
+  status: { type: "string", enum: ["active", "disabled", "revoked"] },
+  key_hint: { type: "string", description: "What the key starts and ends with, to tell keys apart; never enough to use it." },
+  expires: time,
+  quota: moneyOut("Most this token may spend in total"),
+  spent: moneyOut("What this token has spent"),
+  allow_ips: stringList("Addresses and CIDR ranges the token may be used from."),
+  models: stringList("Model names and globs the token may use."),
+  version: { type: "integer", minimum: 1 },
+  created_at: time,
+  updated_at: time,
+} as const;
+
+const batchProperties = {
+  batch: name,
+  count: { type: "integer", minimum: 1 },
+  amount: moneyOut("What each code credits"),
+  expires: time,
+  redeemed: { type: "integer", minimum: 0 },
+  created_at: time,
+  actor: { type: "string" },
+} as const;
+
+/** Every schema of the API by name: request bodies first, then answers. */
+export const schemas = {
+  UserCreate: {
+    type: "object", additionalProperties: false, required: ["name"],
+    properties: {
+      name,
+      groups: stringList("Groups (from gateway.yaml) this user's tokens may use."),
+      status: userStatus,
+      note: { type: "string", maxLength: 1000, description: "Free text kept beside the account (an email, a customer id)." },
+      credit: { ...moneyIn, description: `An opening grant, written to the credit ledger. ${moneyIn.description as string}` },
+    },
+  },
+  UserPatch: {
+    type: "object", additionalProperties: false,
+    properties: {
+      status: userStatus,
+      groups: stringList("Replaces the user's groups."),
+      note: { type: ["string", "null"], maxLength: 1000, description: "null removes it." },
+      version,
+    },
+  },
+  CreditCreate: {
+    type: "object", additionalProperties: false, required: ["amount", "reason"],
+    properties: {
+      amount: { ...moneyIn, description: `A grant or top-up (positive) or an adjustment (negative). ${moneyIn.description as string}` },
+      reason: { type: "string", minLength: 1, maxLength: 1000, description: "Why: kept in the ledger." },
+      idempotency_key: {
+        type: "string", minLength: 1, maxLength: 200,
+        description: "A payment id or the like: the same key credits once. The Idempotency-Key header may carry it instead.",
+      },
+    },
+  },
+  TokenCreate: {
+    type: "object", additionalProperties: false, required: ["name", "user"],
+    properties: {
+      name,
+      user: { type: "string", minLength: 1, description: "A user kept in the store." },
+      group: { type: "string", minLength: 1, description: "One of the user's groups; default: the user's only group." },
+      expires: expiryIn,
+      quota: { ...moneyIn, description: `Most the token may spend in total. ${moneyIn.description as string}` },
+      allow_ips: stringList("Addresses and CIDR ranges the token may be used from; absent: any."),
+      models: stringList("Model names and globs the token may use; absent: every model of its group."),
+      status: userStatus,
+    },
+  },
+  TokenPatch: {
+    type: "object", additionalProperties: false,
+    properties: {
+      status: userStatus,
+      group: { type: "string", minLength: 1 },
+      expires: { ...expiryIn, type: ["string", "null"], description: `${expiryIn.description as string} null removes it.` },
+      quota: { ...moneyIn, type: ["string", "number", "null"], description: `${moneyIn.description as string} null removes it.` },
+      allow_ips: { ...stringList("null removes the allowlist."), type: ["array", "null"] },
+      models: { ...stringList("null removes the allowlist."), type: ["array", "null"] },
+      version,
+    },
+  },
+  CodesCreate: {
+    type: "object", additionalProperties: false, required: ["count", "amount", "expires"],
+    properties: {
+      count: { type: "integer", minimum: 1, maximum: 10_000, description: "How many single-use codes." },
+      amount: { ...moneyIn, description: `What each code credits. ${moneyIn.description as string}` },
+      expires: expiryIn,
+      batch: { ...name, description: "The batch's name; default: one made from the time." },
+    },
+  },
+
+  User: {
+    type: "object", additionalProperties: false, required: ["name", "source", "status", "groups", "credit", "spent", "balance"],
+    properties: {
+      name: { type: "string" },
+      source: { type: "string", enum: ["store", "gateway.yaml"] },
+      status: userStatus,
+      groups: stringList("Groups this user's tokens may use."),
+      note: { type: "string" },
+      credit: moneyOut("gateway.yaml's credit plus every credit entry"),
+      spent: moneyOut("Settled spend"),
+      reserved: moneyOut("Held by requests in flight"),
+      balance: moneyOut("credit − spent − reserved"),
+      version: { type: "integer", minimum: 1 },
+      created_at: time,
+      updated_at: time,
+    },
+  },
+  UserList: list("User"),
+  CreditEntry: {
+    type: "object", additionalProperties: false, required: ["id", "user", "amount", "kind", "reason", "actor", "at"],
+    properties: {
+      id: { type: "integer" },
+      user: { type: "string" },
+      amount: moneyOut("Positive: a grant; negative: an adjustment"),
+      kind: { type: "string", enum: ["grant", "adjustment", "redeem"] },
+      reason: { type: "string" },
+      actor: { type: "string", description: "The admin key's name, cli:<os user>, or token:<name> for a redemption." },
+      idempotency_key: { type: "string" },
+      at: time,
+    },
+  },
+  CreditList: list("CreditEntry"),
+  CreditResult: {
+    type: "object", additionalProperties: false, required: ["entry", "created", "user"],
+    properties: {
+      entry: ref("CreditEntry"),
+      created: { type: "boolean", description: "false: the idempotency key was seen before and nothing was added (the first entry is shown)." },
+      user: ref("User"),
+    },
+  },
+  Token: { type: "object", additionalProperties: false, required: ["name", "source", "user", "group", "status"], properties: tokenProperties },
+  TokenCreated: {
+    type: "object", additionalProperties: false, required: ["name", "source", "user", "group", "status", "key"],
+    properties: { ...tokenProperties, key: { type: "string", description: "The token's key: shown in this answer only, never again." } },
+  },
+  TokenList: list("Token"),
+  CodeBatch: { type: "object", additionalProperties: false, required: Object.keys(batchProperties), properties: batchProperties },
+  CodesCreated: {
+    type: "object", additionalProperties: false, required: [...Object.keys(batchProperties), "codes"],
+    properties: { ...batchProperties, codes: { type: "array", items: { type: "string" }, description: "The codes: shown in this answer only, never again." } },
+  },
+  UsageRow: {
+    type: "object", additionalProperties: false,
+    required: ["key", "requests", "input", "cache_read", "cache_write", "output", "reasoning", "cost", "channel_cost", "margin", "margin_percent", "channel_cost_unknown", "channel_cost_recorded"],
+    properties: {
+      key: { type: ["string", "null"], description: "The user, token, model, group, channel, channel key fingerprint or day; null: requests no channel answered (no key served)." },
+      requests: { type: "integer", minimum: 0 },
+      input: { type: "integer", minimum: 0 },
+      cache_read: { type: "integer", minimum: 0 },
+      cache_write: { type: "integer", minimum: 0 },
+      output: { type: "integer", minimum: 0 },
+      reasoning: { type: "integer", minimum: 0 },
+      cost: moneyOut("What was charged and not refunded (the revenue)"),
+      channel_cost: { ...moneyOut("What the requests cost the operator"), type: ["string", "null"], description: "What the requests cost the operator (an exact decimal); null while some recorded no cost." },
+      margin: { ...moneyOut("cost − channel_cost"), type: ["string", "null"], description: "cost − channel_cost (an exact decimal); null while channel_cost is unknown." },
+      margin_percent: { type: ["string", "null"], description: "The margin as a percentage of the revenue, two decimals; null when unknown or without revenue." },
+      channel_cost_unknown: { type: "integer", minimum: 0, description: "Charged requests that recorded no cost to the operator." },
+      channel_cost_recorded: moneyOut("The costs to the operator that were recorded"),
+    },
+  },
+  UsageReport: {
+    type: "object", additionalProperties: false, required: ["by", "data"],
+    properties: {
+      by: { type: "string", enum: ["channel", "key", "user", "token", "model", "group", "day"] },
+      data: { type: "array", items: ref("UsageRow"), description: "Days newest first; the others highest cost first." },
+    },
+  },
+  AuditRecord: {
+    type: "object", additionalProperties: false, required: ["id", "at", "actor", "action", "target"],
+    properties: {
+      id: { type: "integer" },
+      at: time,
+      actor: { type: "string" },
+      action: { type: "string", description: "resource.verb: user.create, user.update, token.create, token.update, token.revoke, credit.add, codes.create, code.redeem." },
+      target: { type: "string" },
+      before: { description: "The resource before the change (absent before a creation); money as exact decimals, never a key or its hash." },
+      after: { description: "The resource after the change." },
+    },
+  },
+  AuditList: list("AuditRecord"),
+  OpenApiDocument: { type: "object", description: "This document." },
+  Error: {
+    type: "object", additionalProperties: false, required: ["error"],
+    properties: {
+      error: {
+        type: "object", required: ["message", "type", "code"],
+        properties: {
+          message: { type: "string", description: "What is wrong; a bad field is named first (\"amount: must be …\")." },
+          type: { type: "string" },
+          code: { type: "string", description: "Stable: see docs/admin-api.md." },
+          param: { type: ["string", "null"] },
+        },
+      },
+    },
+  },
+} as const satisfies Record<string, JsonSchema>;
+
+export type SchemaName = keyof typeof schemas;
