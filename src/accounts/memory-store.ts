@@ -68,6 +68,10 @@ export class MemoryAccountStore implements AccountStore {
     };
     this.#users.set(user.name, created);
     this.#record(by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
+    const opening = user.openingCredit;
+    if (opening && opening.amountNano !== 0n) {
+      this.#addEntry(user.name, opening.amountNano, opening.amountNano > 0n ? "grant" : "adjustment", opening.reason, by.actor, undefined);
+    }
     return created;
   }
 

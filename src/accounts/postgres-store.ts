@@ -213,6 +213,14 @@ class PostgresAccountStore implements AccountStore {
       if (rows.length === 0) throw new NameTaken("user", user.name, "store");
       const created = userOf(rows[0]!);
       await this.#record(q, by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
+      const opening = user.openingCredit;
+      if (opening && opening.amountNano !== 0n) {
+        const [entry] = await q(
+          `INSERT INTO credit_entries ("user", amount_nano, kind, reason, actor, idempotency_key, at)
+           VALUES ($1, $2::bigint, $3, $4, $5, NULL, $6) RETURNING ${CREDIT_COLUMNS}`,
+          [user.name, opening.amountNano.toString(), opening.amountNano > 0n ? "grant" : "adjustment", opening.reason, by.actor, now]);
+        await this.#record(q, by, "credit.add", user.name, undefined, auditView.credit(creditOf(entry!)), { kind: "user", name: user.name });
+      }
       return created;
     });
   }

@@ -13,7 +13,7 @@ import { makeCode, makeTokenKey } from "./keys.js";
 import { pageLimit } from "./records.js";
 import { InvalidField } from "./money-input.js";
 import {
-  NameTaken, NotFound,
+  NameTaken, NotFound, VersionConflict,
   type AccountSettings, type Actor, type AccountStore, type CodeBatch, type CreditEntry, type ListTokens, type ListUsers, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
@@ -178,21 +178,52 @@ export class AccountService {
     if (this.live().users.has(input.name)) throw new NameTaken("user", input.name, "gateway.yaml");
     this.#checkGroups(input.groups ?? [], "groups");
     this.#checkSettings(input.settings, "user");
-    await this.store.createUser({ name: input.name, groups: input.groups, status: input.status, note: input.note, settings: input.settings }, by);
-    if (input.creditNano !== undefined && input.creditNano !== 0n) {
-      await this.store.addCredit({ user: input.name, amountNano: input.creditNano, reason: "opening grant" }, by);
-    }
+    await this.store.createUser({
+      name: input.name, groups: input.groups, status: input.status, note: input.note, settings: input.settings,
+      ...(input.creditNano === undefined || input.creditNano === 0n ? {} : { openingCredit: { amountNano: input.creditNano, reason: "opening grant" } }),
+    }, by);
     await this.changed();
     return this.user(input.name);
   }
 
-  async updateUser(name: string, patch: UserPatch, by: Actor, expectedVersion?: number): Promise<UserView> {
+  /** Changes a stored user; `settings` changes its plan, limits or budgets one by one
+   * (null removes one), merged with what is stored in the same versioned change. */
+  async updateUser(name: string, patch: UserPatch, by: Actor, expectedVersion?: number, settings?: SettingsPatch): Promise<UserView> {
     this.#refuseDeclared("user", name);
     if (patch.groups) this.#checkGroups(patch.groups, "groups");
     this.#checkSettings(patch.settings ?? undefined, "user");
-    await this.store.updateUser(name, patch, by, expectedVersion);
+    if (!settings || Object.keys(settings).length === 0) {
+      await this.store.updateUser(name, patch, by, expectedVersion);
+    } else {
+      await this.#merged(expectedVersion, async () => {
+        const current = await this.store.user(name);
+        if (!current) throw new NotFound("user", name);
+        return current;
+      }, async (current, version) => {
+        const merged = mergeSettings(current.settings, settings);
+        this.#checkSettings(merged, "user");
+        await this.store.updateUser(name, { ...patch, settings: merged ?? null }, by, version);
+      });
+    }
     await this.changed();
     return this.user(name);
+  }
+
+  /** Reads, merges and writes at the version read; a race lost without an expected version
+   * is retried on what is there now (a few times), one with it is the caller's 409. */
+  async #merged<T extends { readonly version: number }>(expectedVersion: number | undefined, read: () => Promise<T>, write: (current: T, version: number) => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await read();
+      if (expectedVersion !== undefined && expectedVersion !== current.version) {
+        throw new VersionConflict(kindOf(current), (current as unknown as { name: string }).name, expectedVersion, current.version);
+      }
+      try {
+        await write(current, current.version);
+        return;
+      } catch (err) {
+        if (!(err instanceof VersionConflict) || expectedVersion !== undefined || attempt >= 5) throw err;
+      }
+    }
   }
 
   // ── credit ──
@@ -257,14 +288,29 @@ export class AccountService {
     return { token: tokenView(created, 0n), key: key.secret };
   }
 
-  async updateToken(name: string, patch: TokenPatch, by: Actor, expectedVersion?: number): Promise<TokenView> {
+  /** Changes a stored token; `settings` changes its limits or budgets one by one (null
+   * removes one), merged with what is stored in the same versioned change. */
+  async updateToken(name: string, patch: TokenPatch, by: Actor, expectedVersion?: number, settings?: SettingsPatch): Promise<TokenView> {
     this.#refuseDeclared("token", name);
     if (patch.group !== undefined) this.#checkGroups([patch.group], "group");
     this.#checkTokenLists(patch.allowIps ?? undefined, patch.models ?? undefined);
     this.#checkSettings(patch.settings ?? undefined, "token");
-    const after = await this.store.updateToken(name, patch, by, expectedVersion);
+    let after: StoredToken | undefined;
+    if (!settings || Object.keys(settings).length === 0) {
+      after = await this.store.updateToken(name, patch, by, expectedVersion);
+    } else {
+      await this.#merged(expectedVersion, async () => {
+        const current = await this.store.token(name);
+        if (!current || current.status === "revoked") throw new NotFound("token", name);
+        return current;
+      }, async (current, version) => {
+        const merged = mergeSettings(current.settings, settings);
+        this.#checkSettings(merged, "token");
+        after = await this.store.updateToken(name, { ...patch, settings: merged ?? null }, by, version);
+      });
+    }
     await this.changed();
-    return tokenView(after, await this.spend.spentByToken(name));
+    return tokenView(after!, await this.spend.spentByToken(name));
   }
 
   async revokeToken(name: string, by: Actor): Promise<TokenView> {
@@ -367,6 +413,28 @@ export class AccountService {
     }
     if (models && models.some((m) => typeof m !== "string" || m === "")) throw new InvalidField("models", "must be model names or globs");
   }
+}
+
+/** A change to an account's settings, one by one: a value replaces, null removes. */
+export interface SettingsPatch {
+  readonly plan?: string | null;
+  readonly limits?: Readonly<Record<string, unknown>> | null;
+  readonly budgets?: readonly Readonly<Record<string, unknown>>[] | null;
+}
+
+function mergeSettings(current: AccountSettings | undefined, patch: SettingsPatch): AccountSettings | undefined {
+  const merged: Record<string, unknown> = { ...current };
+  for (const key of ["plan", "limits", "budgets"] as const) {
+    const value = patch[key];
+    if (value === undefined) continue;
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return Object.keys(merged).length === 0 ? undefined : (merged as AccountSettings);
+}
+
+function kindOf(record: object): "user" | "token" {
+  return "keyHash" in record ? "token" : "user";
 }
 
 function bytewise(a: string, b: string): number {

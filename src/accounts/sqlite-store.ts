@@ -179,6 +179,10 @@ class SqliteAccountStore implements AccountStore {
       this.#run(`INSERT INTO account_users (name, status, groups, note, settings, created_at, updated_at, version)
         VALUES (:name, :status, :groups, :note, :settings, :createdAt, :updatedAt, :version)`, userParams(created));
       this.#record(now, by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
+      const opening = user.openingCredit;
+      if (opening && opening.amountNano !== 0n) {
+        this.#addEntry(user.name, opening.amountNano, opening.amountNano > 0n ? "grant" : "adjustment", opening.reason, by.actor, undefined);
+      }
       return created;
     });
   }

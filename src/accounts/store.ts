@@ -134,6 +134,9 @@ export interface NewUser {
   readonly groups?: readonly string[];
   readonly note?: string;
   readonly settings?: AccountSettings;
+  /** A first credit entry (a grant), written in the same transaction as the user: a user
+   * is never left without the grant it was created with. */
+  readonly openingCredit?: { readonly amountNano: bigint; readonly reason: string };
 }
 
 export interface UserPatch {

@@ -2,10 +2,45 @@
 // bodies with them (api.ts), the OpenAPI document is made from them (openapi.ts), and the
 // tests check every answer against them, so the document cannot drift from the API.
 
+import { readFileSync } from "node:fs";
+import { gatewaySchemaPath } from "../config/schema.js";
+
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** gateway.yaml's definitions the API shares (an account's limits and budgets take the
+ * file's own shape), under the names they have here. */
+const GATEWAY_DEFS: Readonly<Record<string, string>> = {
+  accountLimits: "GatewayLimits", budget: "GatewayBudget", window: "GatewayWindow", duration: "GatewayDuration", money: "GatewayMoney",
+};
+const gatewayDefs = (JSON.parse(readFileSync(gatewaySchemaPath, "utf8")) as { $defs: Record<string, unknown> }).$defs;
+
+/** One of gateway.yaml's definitions as a component: its references pointed at the
+ * components, the file's own annotation (x-message) left out. */
+function fromGateway(def: string): JsonSchema {
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (value === null || typeof value !== "object") return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (k === "x-message") continue;
+      out[k] = k === "$ref" && typeof v === "string" ? `#/components/schemas/${GATEWAY_DEFS[v.replace("#/$defs/", "")]}` : rewrite(v);
+    }
+    return out;
+  };
+  return rewrite(gatewayDefs[def]) as JsonSchema;
+}
+
+const nullable = (schema: JsonSchema, description: string): JsonSchema => ({ anyOf: [schema, { type: "null" }], description });
+const plan: JsonSchema = { type: "string", minLength: 1, description: "A plan gateway.yaml declares (plans.<name>): its groups, limits and budgets apply to the user." };
+const limitsField: JsonSchema = { ...ref("GatewayLimits"), description: "As gateway.yaml writes limits: request_rate, total_requests, tokens_per_minute, concurrent." };
+const budgetsField: JsonSchema = { type: "array", items: ref("GatewayBudget"), description: "As gateway.yaml writes budgets: [{ amount: 5, per: day }, { tokens: 5000000, per: 5h }]." };
+const settingsPatch = {
+  limits: nullable(ref("GatewayLimits"), "Replaces the limits; null removes them."),
+  budgets: nullable({ type: "array", items: ref("GatewayBudget") }, "Replaces the budgets; null removes them."),
+} as const;
 
 const name: JsonSchema = {
   type: "string", minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
@@ -47,6 +82,8 @@ const tokenProperties = {
   spent: moneyOut("What this token has spent"),
   allow_ips: stringList("Addresses and CIDR ranges the token may be used from."),
   models: stringList("Model names and globs the token may use."),
+  limits: limitsField,
+  budgets: budgetsField,
   version: { type: "integer", minimum: 1 },
   created_at: time,
   updated_at: time,
@@ -72,6 +109,9 @@ export const schemas = {
       status: userStatus,
       note: { type: "string", maxLength: 1000, description: "Free text kept beside the account (an email, a customer id)." },
       credit: { ...moneyIn, description: `An opening grant, written to the credit ledger. ${moneyIn.description as string}` },
+      plan,
+      limits: { ...limitsField, description: "Limits of all the user's tokens together; unset ones come from its plan." },
+      budgets: { ...budgetsField, description: "Budgets of all the user's tokens together; set, they replace the plan's." },
     },
   },
   UserPatch: {
@@ -80,6 +120,8 @@ export const schemas = {
       status: userStatus,
       groups: stringList("Replaces the user's groups."),
       note: { type: ["string", "null"], maxLength: 1000, description: "null removes it." },
+      plan: nullable(plan, "Assigns a plan gateway.yaml declares; null removes it."),
+      ...settingsPatch,
       version,
     },
   },
@@ -105,6 +147,8 @@ export const schemas = {
       allow_ips: stringList("Addresses and CIDR ranges the token may be used from; absent: any."),
       models: stringList("Model names and globs the token may use; absent: every model of its group."),
       status: userStatus,
+      limits: { ...limitsField, description: "This token's limits, each in place of the site-wide one." },
+      budgets: { ...budgetsField, description: "This token's budgets (its user's apply too)." },
     },
   },
   TokenPatch: {
@@ -116,6 +160,7 @@ export const schemas = {
       quota: { ...moneyIn, type: ["string", "number", "null"], description: `${moneyIn.description as string} null removes it.` },
       allow_ips: { ...stringList("null removes the allowlist."), type: ["array", "null"] },
       models: { ...stringList("null removes the allowlist."), type: ["array", "null"] },
+      ...settingsPatch,
       version,
     },
   },
@@ -137,6 +182,9 @@ export const schemas = {
       status: userStatus,
       groups: stringList("Groups this user's tokens may use."),
       note: { type: "string" },
+      plan,
+      limits: limitsField,
+      budgets: budgetsField,
       credit: moneyOut("gateway.yaml's credit plus every credit entry"),
       spent: moneyOut("Settled spend"),
       reserved: moneyOut("Held by requests in flight"),
@@ -220,6 +268,11 @@ export const schemas = {
   },
   AuditList: list("AuditRecord"),
   OpenApiDocument: { type: "object", description: "This document." },
+  GatewayLimits: fromGateway("accountLimits"),
+  GatewayBudget: fromGateway("budget"),
+  GatewayWindow: fromGateway("window"),
+  GatewayDuration: fromGateway("duration"),
+  GatewayMoney: fromGateway("money"),
   Error: {
     type: "object", additionalProperties: false, required: ["error"],
     properties: {

@@ -2,7 +2,9 @@
 // change and revoke stored tokens. Money in exact decimals, times as ISO 8601.
 
 import { InvalidField, parseExpiry, parseMoney } from "../accounts/money-input.js";
+import type { SettingsPatch } from "../accounts/service.js";
 import type { TokenPatch } from "../accounts/store.js";
+import { settingsPatchOf } from "./users.js";
 import { listBody, nameListQuery, type AdminRoute } from "./route.js";
 import { etagOf, expectedVersion, pageQuery } from "./request-parts.js";
 
@@ -15,9 +17,11 @@ interface TokenCreateBody {
   readonly allow_ips?: string[];
   readonly models?: string[];
   readonly status?: "active" | "disabled";
+  readonly limits?: Record<string, unknown>;
+  readonly budgets?: Record<string, unknown>[];
 }
 
-interface TokenPatchBody {
+interface TokenPatchBody extends SettingsPatch {
   readonly status?: "active" | "disabled";
   readonly group?: string;
   readonly expires?: string | null;
@@ -51,6 +55,9 @@ export const tokenRoutes: readonly AdminRoute[] = [
         name: b.name, user: b.user, group: b.group, status: b.status, allowIps: b.allow_ips, models: b.models,
         expiresAt: b.expires === undefined ? undefined : parseExpiry(b.expires, "expires", deps.now()),
         quotaNano: b.quota === undefined ? undefined : parseMoney(b.quota, "quota", { allowZero: true }),
+        ...(b.limits === undefined && b.budgets === undefined ? {} : {
+          settings: { ...(b.limits === undefined ? {} : { limits: b.limits }), ...(b.budgets === undefined ? {} : { budgets: b.budgets }) },
+        }),
       }, actor);
       return { status: 201, body: { ...token, key }, headers: { ...etagOf(token.version), "cache-control": "no-store" } };
     },
@@ -66,7 +73,7 @@ export const tokenRoutes: readonly AdminRoute[] = [
   },
   {
     method: "PATCH", path: tokenPath, operationId: "updateToken", scope: "write",
-    summary: "Changes a stored token's status, group, expiry, quota or allowlists (null removes one). With `version` (or If-Match) a change that raced another is refused with 409.",
+    summary: "Changes a stored token's status, group, expiry, quota, allowlists, limits or budgets (null removes one). With `version` (or If-Match) a change that raced another is refused with 409.",
     body: "TokenPatch", headers: { "If-Match": "The version the change is based on, as an alternative to `version`." },
     responses: { 200: "Token" },
     async handle({ params, body, headers, actor, deps }) {
@@ -79,10 +86,11 @@ export const tokenRoutes: readonly AdminRoute[] = [
         ...(b.allow_ips === undefined ? {} : { allowIps: b.allow_ips }),
         ...(b.models === undefined ? {} : { models: b.models }),
       };
-      if (Object.keys(patch).length === 0) {
-        throw new InvalidField("(body)", "name something to change: status, group, expires, quota, allow_ips or models");
+      const settings = settingsPatchOf({ ...b, plan: undefined });
+      if (Object.keys(patch).length === 0 && Object.keys(settings).length === 0) {
+        throw new InvalidField("(body)", "name something to change: status, group, expires, quota, allow_ips, models, limits or budgets");
       }
-      const token = await deps.service.updateToken(params.name, patch, actor, expectedVersion(b.version, headers));
+      const token = await deps.service.updateToken(params.name, patch, actor, expectedVersion(b.version, headers), settings);
       return { status: 200, body: token, headers: etagOf(token.version) };
     },
   },

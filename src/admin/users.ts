@@ -3,6 +3,7 @@
 // reserved and balance, as exact decimals.
 
 import { InvalidField, parseMoney } from "../accounts/money-input.js";
+import type { SettingsPatch } from "../accounts/service.js";
 import type { UserPatch } from "../accounts/store.js";
 import { listBody, nameListQuery, type AdminCall, type AdminRoute } from "./route.js";
 import { etagOf, expectedVersion, headerValue, pageQuery } from "./request-parts.js";
@@ -13,9 +14,12 @@ interface UserCreateBody {
   readonly status?: "active" | "disabled";
   readonly note?: string;
   readonly credit?: string | number;
+  readonly plan?: string;
+  readonly limits?: Record<string, unknown>;
+  readonly budgets?: Record<string, unknown>[];
 }
 
-interface UserPatchBody {
+interface UserPatchBody extends SettingsPatch {
   readonly status?: "active" | "disabled";
   readonly groups?: string[];
   readonly note?: string | null;
@@ -48,7 +52,10 @@ export const userRoutes: readonly AdminRoute[] = [
     async handle({ body, actor, deps }) {
       const b = body as UserCreateBody;
       const creditNano = b.credit === undefined ? undefined : parseMoney(b.credit, "credit", { allowZero: true });
-      const user = await deps.service.createUser({ name: b.name, groups: b.groups, status: b.status, note: b.note, creditNano }, actor);
+      const settings = { ...(b.plan === undefined ? {} : { plan: b.plan }), ...(b.limits === undefined ? {} : { limits: b.limits }), ...(b.budgets === undefined ? {} : { budgets: b.budgets }) };
+      const user = await deps.service.createUser({
+        name: b.name, groups: b.groups, status: b.status, note: b.note, creditNano, ...(Object.keys(settings).length === 0 ? {} : { settings }),
+      }, actor);
       return { status: 201, body: user, headers: etagOf(user.version) };
     },
   },
@@ -63,7 +70,7 @@ export const userRoutes: readonly AdminRoute[] = [
   },
   {
     method: "PATCH", path: userPath, operationId: "updateUser", scope: "write",
-    summary: "Changes a stored user's status, groups or note. With `version` (or If-Match) a change that raced another is refused with 409.",
+    summary: "Changes a stored user's status, groups, note, plan, limits or budgets. With `version` (or If-Match) a change that raced another is refused with 409.",
     body: "UserPatch", headers: { "If-Match": "The version the change is based on, as an alternative to `version`." },
     responses: { 200: "User" },
     async handle({ params, body, headers, actor, deps }) {
@@ -73,8 +80,11 @@ export const userRoutes: readonly AdminRoute[] = [
         ...(b.groups === undefined ? {} : { groups: b.groups }),
         ...(b.note === undefined ? {} : { note: b.note }),
       };
-      if (Object.keys(patch).length === 0) throw new InvalidField("(body)", "name something to change: status, groups or note");
-      const user = await deps.service.updateUser(params.name, patch, actor, expectedVersion(b.version, headers));
+      const settings = settingsPatchOf(b);
+      if (Object.keys(patch).length === 0 && Object.keys(settings).length === 0) {
+        throw new InvalidField("(body)", "name something to change: status, groups, note, plan, limits or budgets");
+      }
+      const user = await deps.service.updateUser(params.name, patch, actor, expectedVersion(b.version, headers), settings);
       return { status: 200, body: user, headers: etagOf(user.version) };
     },
   },
@@ -104,6 +114,15 @@ export const userRoutes: readonly AdminRoute[] = [
     },
   },
 ];
+
+/** The plan, limits and budgets a PATCH names (null removes one). */
+export function settingsPatchOf(b: SettingsPatch): SettingsPatch {
+  return {
+    ...(b.plan === undefined ? {} : { plan: b.plan }),
+    ...(b.limits === undefined ? {} : { limits: b.limits }),
+    ...(b.budgets === undefined ? {} : { budgets: b.budgets }),
+  };
+}
 
 /** The body's idempotency_key or the Idempotency-Key header; both given must agree. */
 function idempotencyKeyOf(call: AdminCall, body: CreditBody): string | undefined {

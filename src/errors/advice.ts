@@ -28,6 +28,20 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "The token passed a limit under `limits` (its own, its user's or its plan's, or the site-wide ones); the message names it (\"… N requests per M minutes\"). Wait for `Retry-After` seconds, which the SDKs do by themselves, or ask the operator for a higher limit.",
   budget_exceeded:
     "A budget that resets (`budgets:` of the token, its user or its plan) has no room for this request's worst case; the message names the budget, what the request may cost, and when it resets (calendar budgets, in `usage.timezone`) or when enough of it frees (rolling ones). A wait of more than a minute carries `x-should-retry: false`, so the SDKs do not retry at once. The operator raises the budget or moves the user to another plan; both reload live.",
+  missing_admin_key:
+    "An `/admin/v1/` request carried no `Authorization: Bearer <admin key>`. Send a key `admin.keys` declares; only `GET /admin/v1/openapi.json` needs none.",
+  invalid_admin_key:
+    "The admin key is not one `admin.keys` declares (compared by sha256). Check for a stray space, or that the key's environment variable is set (an empty key is skipped with a warning at load).",
+  admin_scope_missing:
+    "The key lacks the scope the route needs (named in the message): `read` for every GET, `write` for users and tokens, `billing` for credit and codes. Add it to the key's `scopes` (reloads live) or use another key.",
+  name_taken:
+    "A user, token or code batch of that name exists, in the store or in gateway.yaml (the message says which). Choose another name; a revoked token's name stays taken.",
+  version_conflict:
+    "The change named the version it read (`version` or `If-Match`) and another change landed first; nothing was applied. Read the resource again and retry on its new version.",
+  idempotency_mismatch:
+    "The idempotency key was used before for a different user or amount. A retry must repeat the same request; a new credit needs a new key.",
+  key_taken:
+    "The token's key belongs to another token (met when importing keys): give it another key.",
   ip_not_allowed:
     "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
   model_not_allowed:

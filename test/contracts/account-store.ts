@@ -69,6 +69,17 @@ export function accountStoreContract(name: string, open: () => Promise<AccountSt
         assert.equal(await store.user("carol"), undefined);
       });
 
+      test("an opening credit is written with the user, in one step; a taken name adds no credit", async () => {
+        await store.createUser({ name: "alice", openingCredit: { amountNano: BIG, reason: "opening grant" } }, admin);
+        assert.equal(await store.creditOf("alice"), BIG);
+        const [entry] = (await store.creditEntries("alice", {})).items;
+        assert.deepEqual([entry.kind, entry.reason, entry.actor, entry.amountNano], ["grant", "opening grant", admin.actor, BIG]);
+        assert.ok((await rejection(store.createUser({ name: "alice", openingCredit: { amountNano: 5n, reason: "again" } }, admin))) instanceof NameTaken);
+        assert.equal(await store.creditOf("alice"), BIG, "the refused creation credited nothing");
+        const actions = (await store.audit({ target: "alice" })).items.map((r) => r.action).reverse();
+        assert.deepEqual(actions, ["user.create", "credit.add"]);
+      });
+
       test("a taken name is NameTaken and changes nothing", async () => {
         const first = await store.createUser({ name: "alice", note: "first" }, admin);
         const error = await rejection(store.createUser({ name: "alice", note: "second" }, admin));

@@ -409,6 +409,39 @@ describe("admin API placement", () => {
     destroyAgents();
   });
 
+  test("plans, limits and budgets: set at creation, changed one by one by PATCH (null removes), in force on the next request", async () => {
+    const withPlans = stringify({ plans: { pro: { limits: { request_rate: { max: 1, per: "1m" } } } } }) + adminYaml(fake.url);
+    const gw2 = await startTestGateway(withPlans);
+    const api2 = (method: string, path: string, opts?: Call) => call(gw2.url, method, path, opts);
+    try {
+      const created = await api2("POST", "/admin/v1/users", { body: { name: "s-ann", groups: ["default"], credit: 5, plan: "pro" } });
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.json.plan, "pro");
+      const { json: { key } } = await api2("POST", "/admin/v1/tokens", { body: { name: "s-ann-1", user: "s-ann", budgets: [{ tokens: 1000000, per: "day" }] } });
+      assert.equal((await chatWith(gw2.url, key)).status, 200);
+      assert.equal((await chatWith(gw2.url, key)).status, 429, "the plan's request_rate of 1");
+      // The user's own limits replace the plan's one by one; the plan stays.
+      const raised = await api2("PATCH", "/admin/v1/users/s-ann", { body: { limits: { request_rate: { max: 10, per: "1m" } } } });
+      assert.equal(raised.status, 200, raised.text);
+      assert.deepEqual([raised.json.plan, raised.json.limits], ["pro", { request_rate: { max: 10, per: "1m" } }]);
+      assert.equal((await chatWith(gw2.url, key)).status, 200);
+      const token = await api2("PATCH", "/admin/v1/tokens/s-ann-1", { body: { budgets: [{ tokens: 5, per: "day" }] } });
+      assert.deepEqual(token.json.budgets, [{ tokens: 5, per: "day" }]);
+      assertError(await chatWith(gw2.url, key), 429, "budget_exceeded");
+      const cleared = await api2("PATCH", "/admin/v1/tokens/s-ann-1", { body: { budgets: null } });
+      assert.ok(!("budgets" in cleared.json), cleared.text);
+      assert.equal((await chatWith(gw2.url, key)).status, 200);
+      const noPlan = await api2("PATCH", "/admin/v1/users/s-ann", { body: { plan: null } });
+      assert.ok(!("plan" in noPlan.json) && noPlan.json.limits, noPlan.text);
+      assertError(await api2("PATCH", "/admin/v1/users/s-ann", { body: { plan: "gold" } }), 400, "invalid_parameter", /^plan: no plan 'gold'/);
+      assertError(await api2("PATCH", "/admin/v1/users/s-ann", { body: { budgets: [{ tokens: 5 }] } }), 400, "missing_required_parameter", /per/);
+      assertError(await api2("PATCH", "/admin/v1/users/s-ann", { body: { budgets: [{ tokens: 5, per: "fortnight" }] } }), 400, "invalid_parameter", /^budgets\.0\.per: /);
+      assertError(await api2("POST", "/admin/v1/tokens", { body: { name: "s-ann-2", user: "s-ann", limits: { concurrent: 0 } } }), 400, "invalid_parameter", /concurrent/);
+    } finally {
+      await gw2.close();
+    }
+  });
+
   test("admin.listen serves the API on its own port; the main one answers 404 there", async () => {
     const gw = await startTestGateway(adminYaml(fake.url, { listen: "127.0.0.1:0" }));
     try {

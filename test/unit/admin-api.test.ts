@@ -52,7 +52,7 @@ test("ajv's first error becomes one message naming the field", () => {
   assert.equal(user({ name: "ok", groups: ["default"], credit: "1.5" }), undefined);
   assert.equal(user({})?.message, "name: is required");
   assert.equal(user({})?.code, "missing_required_parameter");
-  assert.match(user({ name: "ok", extra: 1 })?.message ?? "", /^extra: is not known here \(known: name, groups, status, note, credit\)/);
+  assert.match(user({ name: "ok", extra: 1 })?.message ?? "", /^extra: is not known here \(known: name, groups, status, note, credit, plan, limits, budgets\)/);
   assert.equal(user({ name: "ok", groups: "default" })?.message, "groups: must be a list");
   assert.equal(user({ name: "ok", groups: ["a", 2] })?.message, "groups[1]: must be a string");
   assert.equal(user({ name: "ok", credit: false })?.message, "credit: must be a string or a number");
