@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 interface Figures {
@@ -101,5 +101,7 @@ async function main(): Promise<void> {
   }
 }
 
+// Run as a script (bench/accounts-scale.ts imports generateConfig alone).
+const isEntry = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
 if (process.argv[2] === "--child") await child(process.argv[3]);
-else await main();
+else if (isEntry) await main();

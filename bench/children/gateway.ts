@@ -15,6 +15,9 @@
 // written to <file> when the child stops.
 // BENCH_LIMITS=1: the token has a request rate and a total-requests window (never reached),
 // so each request also takes two rate windows, as most operators configure.
+// BENCH_ACCOUNTS=N: the bench token and its user are kept in the accounts store (the SQLite
+// file) among N tokens in all, not in the YAML (which keeps 9 others): authentication goes
+// through the store's cache (bench/accounts-scale.md says what this measures).
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,13 +42,16 @@ if (!upstream) throw new Error("usage: gateway.ts <openai upstream url> [anthrop
 
 const limits = process.env.BENCH_LIMITS === "1"
   ? "limits: { request_rate: { max: 100000000, per: 1m }, total_requests: { max: 100000000, per: 1h } }\n" : "";
+const storedAccounts = Number(process.env.BENCH_ACCOUNTS ?? 0);
+// Ten tokens in the YAML either way: the bench token and nine others, or the nine alone.
+const fillerTokens = Array.from({ length: 9 }, (_, i) => `  - { name: yaml-${i}, key: sk-yaml-filler-${i}-0123456789, user: yaml, group: default }`).join("\n");
 const yaml = `${limits}
 server: { listen: "127.0.0.1:0" }
 groups: { default: {} }
 users:
-  bench: { credit: 1000000, groups: [default] }
-tokens:
-  - { name: bench, key: ${benchToken}, user: bench, group: default }
+  yaml: { credit: 1000000, groups: [default] }
+${storedAccounts > 0 ? "" : "  bench: { credit: 1000000, groups: [default] }\n"}tokens:
+${storedAccounts > 0 ? "" : `  - { name: bench, key: ${benchToken}, user: bench, group: default }\n`}${fillerTokens}
 channels:
   - name: fake
     protocol: openai
@@ -79,7 +85,8 @@ await serveChild(async () => {
   const state = openState ? await openState(spec, { baseDir: dir, upstreamTimeoutMs: 300_000 }) : undefined;
   const legacy = state ? undefined
     : ((await import(`${lib}/state/sqlite.js`)) as { openSqliteStore: (path: string) => { close(): void } }).openSqliteStore(join(dir, "bench.db"));
-  const gw = await startGateway({ box: new RuntimeBox(runtime), ...(state ? { state } : { store: legacy }) } as Parameters<typeof startGateway>[0]);
+  const accountStore = storedAccounts > 0 ? await (await import("../lib/stored-accounts.js")).fillAccountStore(lib, join(dir, "bench.db"), storedAccounts) : undefined;
+  const gw = await startGateway({ box: new RuntimeBox(runtime), accountStore, ...(state ? { state } : { store: legacy }) } as Parameters<typeof startGateway>[0]);
   if (process.env.BENCH_HEAP_PROFILE) void profileAllocations(gw.server, process.env.BENCH_HEAP_PROFILE);
   return {
     url: gw.url,
@@ -87,6 +94,7 @@ await serveChild(async () => {
       await gw.drain(1000);
       destroyAgents();
       await state?.close();
+      await accountStore?.close();
       legacy?.close();
       rmSync(dir, { recursive: true, force: true });
       writeTrace?.();

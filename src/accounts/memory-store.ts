@@ -49,6 +49,11 @@ export class MemoryAccountStore implements AccountStore {
     return sum;
   }
 
+  async takenNames(kind: "user" | "token", names: readonly string[]): Promise<string[]> {
+    const held = kind === "user" ? this.#users : this.#tokens;
+    return names.filter((n) => held.has(n));
+  }
+
   async listUsers(query: ListUsers): Promise<Page<StoredUser>> {
     return pageOf([...this.#users.values()], query, () => true);
   }

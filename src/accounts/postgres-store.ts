@@ -347,6 +347,16 @@ class PostgresAccountStore implements AccountStore {
     return { entry: seen, created: false };
   }
 
+  async takenNames(kind: "user" | "token", names: readonly string[]): Promise<string[]> {
+    const table = kind === "user" ? "account_users" : "account_tokens";
+    const taken: string[] = [];
+    for (let i = 0; i < names.length; i += 10_000) {
+      const rows = await this.#query(`SELECT name FROM ${table} WHERE name = ANY($1::text[])`, [names.slice(i, i + 10_000)]);
+      for (const r of rows) taken.push(r.name as string);
+    }
+    return taken;
+  }
+
   async creditEntries(user: string, query: { before?: number; limit?: number }): Promise<Page<CreditEntry>> {
     const limit = pageLimit(query.limit);
     const rows = await this.#query(

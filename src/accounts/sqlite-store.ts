@@ -158,6 +158,18 @@ class SqliteAccountStore implements AccountStore {
     return this.#get("SELECT COALESCE(SUM(amount_nano), 0) AS sum FROM credit_entries WHERE user = ?", user)!.sum as bigint;
   }
 
+  async takenNames(kind: "user" | "token", names: readonly string[]): Promise<string[]> {
+    const table = kind === "user" ? "account_users" : "account_tokens";
+    const taken: string[] = [];
+    // SQLite binds at most 32766 parameters a statement: 500 a batch is far below.
+    for (let i = 0; i < names.length; i += 500) {
+      const batch = names.slice(i, i + 500);
+      const rows = this.#db.prepare(`SELECT name FROM ${table} WHERE name IN (${batch.map(() => "?").join(",")})`).all(...batch) as Row[];
+      for (const r of rows) taken.push(r.name as string);
+    }
+    return taken;
+  }
+
   async listUsers(query: ListUsers): Promise<Page<StoredUser>> {
     return this.#namePage("account_users", query, undefined, userOf);
   }

@@ -269,6 +269,10 @@ export interface AccountStore {
   /** Σ credit entries of a user (grants, adjustments, redemptions), nano-units; 0n for none. */
   creditOf(user: string): Promise<bigint>;
 
+  /** Which of `names` the store holds as users (or tokens, revoked ones too), in any order:
+   * gateway.yaml's names are checked against them at start and at each reload. */
+  takenNames(kind: "user" | "token", names: readonly string[]): Promise<string[]>;
+
   listUsers(query: ListUsers): Promise<Page<StoredUser>>;
   listTokens(query: ListTokens): Promise<Page<StoredToken>>;
 

@@ -17,6 +17,7 @@ import { runClusterWorker, type Serving } from "../server/cluster-worker.js";
 import { startGateway } from "../server/server.js";
 import { destroyAgents } from "../upstream/agents.js";
 import { openState } from "../state/open.js";
+import { nameClashes } from "../accounts/name-clash.js";
 import { openAccountStore } from "../accounts/open.js";
 import { UsageError } from "./args.js";
 import { runCommand, type Command } from "./command.js";
@@ -88,14 +89,14 @@ async function serve(path: string, override: (runtime: Runtime) => Runtime, io: 
   if (workers > 1) return runClusterPrimary({ path, source, runtime: compiled.runtime, workers, override });
 
   const box = new RuntimeBox(compiled.runtime);
-  let serving: Serving & { url: string };
+  let serving: LoneServing;
   try {
     serving = await startServing(box);
   } catch (err) {
     io.err(`${path}: ${(err as Error).message}\n`);
     return 1;
   }
-  const reloader = createReloader({ path, box, override });
+  const reloader = createReloader({ path, box, override, check: serving.check });
   log.info("gateway listening", { url: serving.url, config: path });
 
   process.on("SIGHUP", () => void reloader.reload("signal"));
@@ -115,6 +116,10 @@ async function serve(path: string, override: (runtime: Runtime) => Runtime, io: 
   });
 }
 
+/** A gateway served by this process: where, and what a reload must also pass (no name
+ * that the accounts store holds too). */
+type LoneServing = Serving & { readonly url: string; readonly check: (runtime: Runtime) => Promise<readonly string[]> };
+
 /** The config file's text; an unreadable file is a ConfigError like any other problem. */
 async function readConfig(path: string): Promise<string> {
   try {
@@ -128,7 +133,7 @@ async function readConfig(path: string): Promise<string> {
  * Opens the configured store and starts the gateway on `box`: what a lone process and
  * each cluster worker do. Throws an Error naming the problem when the store cannot open.
  */
-async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>): Promise<Serving & { url: string }> {
+async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>): Promise<LoneServing> {
   let state;
   const spec = { store: box.current.store, ledger: box.current.ledger };
   const baseDir = dirname(box.current.sourcePath);
@@ -144,10 +149,19 @@ async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>
     await state.close();
     throw new Error(`store: accounts: ${(err as Error).message}`);
   }
+  const clashes = await nameClashes(accountStore, box.current).catch(async (err: unknown) => {
+    await Promise.all([state.close(), accountStore.close()]);
+    throw new Error(`store: accounts: ${(err as Error).message}`);
+  });
+  if (clashes.length > 0) {
+    await Promise.all([state.close(), accountStore.close()]);
+    throw new Error(clashes.join("\n"));
+  }
   // A cluster's primary serves metrics.listen, once for the whole group.
   const gateway = await startGateway({ box, state, accountStore, metricsText, opsServedElsewhere: cluster.isWorker });
   return {
     url: gateway.url,
+    check: (runtime) => nameClashes(accountStore, runtime),
     degraded: () => state.health().degraded,
     async stop() {
       const { forced } = await gateway.drain();

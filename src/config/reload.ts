@@ -28,6 +28,9 @@ export interface ReloaderOptions {
   debounceMs?: number;
   /** Told the text of each applied config (a cluster primary sends it to its workers). */
   onApplied?: (source: string, runtime: Runtime) => void;
+  /** Problems only the running gateway can see (a name the accounts store holds too): any
+   * refuses the reload, as a compile error does. */
+  check?: (runtime: Runtime) => Promise<readonly string[]>;
   /** Applied to each compiled Runtime before it is compared and swapped in: the command
    * line's settings (`--listen`) outlive every reload. */
   override?: (runtime: Runtime) => Runtime;
@@ -105,6 +108,8 @@ export function createReloader(opts: ReloaderOptions): Reloader {
       const compiled = compileSource(text, { path, env: opts.env ?? process.env, generation: running.generation + 1 });
       const { warnings } = compiled;
       const runtime = opts.override ? opts.override(compiled.runtime) : compiled.runtime;
+      const problems = opts.check ? await opts.check(runtime) : [];
+      if (problems.length > 0) throw new Error(problems.join("; "));
       const applied = withStaticSettings(runtime, running);
       box.swap(applied);
       if (applied.logLevel !== running.logLevel) applyLogLevel(applied.logLevel);
