@@ -80,6 +80,19 @@ export function accountStoreContract(name: string, open: () => Promise<AccountSt
         assert.deepEqual(actions, ["user.create", "credit.add"]);
       });
 
+      test("takenNames: which names the store holds, users and tokens apart, revoked tokens too, in batches", async () => {
+        await store.createUser({ name: "alice" }, admin);
+        await store.createUser({ name: "bob" }, admin);
+        await store.createToken(newToken("t1", "alice"), admin);
+        await store.createToken(newToken("t2", "alice"), admin);
+        await store.revokeToken("t2", admin);
+        assert.deepEqual((await store.takenNames("user", ["bob", "carol", "alice", "t1"])).sort(), ["alice", "bob"]);
+        assert.deepEqual((await store.takenNames("token", ["t1", "t2", "t3", "alice"])).sort(), ["t1", "t2"]);
+        assert.deepEqual(await store.takenNames("user", []), []);
+        const many = Array.from({ length: 1200 }, (_, i) => `nobody-${i}`);
+        assert.deepEqual(await store.takenNames("user", [...many, "bob"]), ["bob"], "past one batch");
+      });
+
       test("a taken name is NameTaken and changes nothing", async () => {
         const first = await store.createUser({ name: "alice", note: "first" }, admin);
         const error = await rejection(store.createUser({ name: "alice", note: "second" }, admin));
