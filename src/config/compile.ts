@@ -335,6 +335,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     groups,
     plans,
     timeZone: raw.usage?.timezone ?? "UTC",
+    preDeduction: raw.billing?.pre_deduction ?? "worst_case",
     users,
     tokensByHash,
     models,

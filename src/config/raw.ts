@@ -44,6 +44,7 @@ export interface RawConfig {
     multiplier?: number; strategy?: "weighted" | "cheapest"; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string;
   }>;
   usage?: { timezone?: string };
+  billing?: { pre_deduction?: "worst_case" | "available" | "none" };
   plans?: Record<string, { description?: string; groups?: string[]; limits?: RawAccountLimits; budgets?: RawBudget[] }>;
   users?: Record<
     string,

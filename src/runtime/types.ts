@@ -326,6 +326,8 @@ export interface Runtime {
   readonly plans: ReadonlyMap<string, Plan>;
   /** usage.timezone: the IANA zone calendar budgets reset in. */
   readonly timeZone: string;
+  /** billing.pre_deduction: what a model call must find left before it runs. */
+  readonly preDeduction: "worst_case" | "available" | "none";
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */
   readonly tokensByHash: ReadonlyMap<string, Token>;

@@ -12,7 +12,8 @@ import { costOf, worstCase } from "../../billing/cost.js";
 import { reserveBytesTokens, reserveInputTokens, reserveUsage } from "../../billing/estimate.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Group, Model, Runtime, Token, User } from "../../runtime/types.js";
-import type { AdmitResult, Admitter, Limiter } from "../../state/interfaces.js";
+import type { AdmitRequest, AdmitResult, Admitter, Limiter } from "../../state/interfaces.js";
+import { remainingOf } from "../../state/money-refusals.js";
 import { give, type Admission, type Call, type Has, type Needs, type Stage } from "../context.js";
 import {
   accountBudgets, concurrencyFull, concurrencySlots, tokenBudgets, tokensFull, tooLargeForBudget, totalTokens, type NamedBudget,
@@ -45,6 +46,25 @@ function windowsOf(runtime: Runtime, token: Token, user: User, model: Model | un
   return own;
 }
 
+/**
+ * Admits, holding the worst case; with billing.pre_deduction: available, a worst case the
+ * quota or the balance cannot cover is held as what is left instead (each a second, atomic
+ * try: what is left may have changed meanwhile), so long as something is.
+ */
+async function admitHolding(admitter: Admitter, request: AdmitRequest, policy: Runtime["preDeduction"]): Promise<AdmitResult> {
+  let amountNano = request.amountNano;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await admitter.admit(amountNano === request.amountNano ? request : { ...request, amountNano });
+    } catch (err) {
+      const left = remainingOf(err);
+      // Two tries more at most: the quota's remainder, then the balance's (or the reverse).
+      if (policy !== "available" || left === undefined || left <= 0n || left >= amountNano || attempt >= 2) throw err;
+      amountNano = left;
+    }
+  }
+}
+
 /** Tokens per minute (the token's, the user's, the group's), then the budgets that reset. */
 function allBudgets(
   runtime: Runtime, calendar: Calendar, token: Token, user: User, group: Group, model: Model, amountNano: bigint, tokens: number,
@@ -75,17 +95,17 @@ export function admitCallStage(admitter: Admitter, route: Route, session: boolea
     const input = fromText ? reserveInputTokens(call.body) : reserveBytesTokens(call.body.length);
     const worst = worstCase(reserveUsage(input, output.tokens), model.price);
     const group = ctx.account.group;
-    const amount = session ? 0n : costOf(worst, model.price, group.multiplierPpm, ctx.rules?.units);
+    const worstAmount = session ? 0n : costOf(worst, model.price, group.multiplierPpm, ctx.rules?.units);
+    const policy = ctx.runtime.preDeduction;
+    const amount = policy === "none" ? 0n : worstAmount;
     const user = ctx.account.user;
     const windows = windowsOf(ctx.runtime, token, user, model);
     const slots = concurrencySlots(ctx.runtime, token, user);
-    const budgets = session ? noWindows : allBudgets(ctx.runtime, calendar, token, user, group, model, amount, totalTokens(worst));
+    const budgets = session ? noWindows : allBudgets(ctx.runtime, calendar, token, user, group, model, worstAmount, totalTokens(worst));
     for (const b of budgets) if (b.tokens > b.max) throw tooLargeForBudget(b);
     let admitted: AdmitResult;
     try {
-      admitted = await admitter.admit({
-        requestId: ctx.id, token, user, amountNano: amount, windows, slots, budgets, now: Date.now(),
-      });
+      admitted = await admitHolding(admitter, { requestId: ctx.id, token, user, amountNano: amount, windows, slots, budgets, now: Date.now() }, policy);
     } catch (err) {
       throw stateFailure(err, "accounts"); // before any upstream call: nothing served
     }
