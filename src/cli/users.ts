@@ -71,10 +71,11 @@ export function usersCommand(open: AccountsOpener = openCliAccounts): Command {
   const create = accountCommand({
     name: "users create",
     summary: "Creates a stored user, with its groups and an opening grant of credit.",
-    synopsis: "gateway users create NAME [--group G[,G…]] [--credit AMOUNT] [--note TEXT] [--disabled] [--json] [--config FILE]",
+    synopsis: "gateway users create NAME [--group G[,G…]] [--plan P] [--credit AMOUNT] [--note TEXT] [--disabled] [--json] [--config FILE]",
     operands: ["NAME"],
     options: {
       group: { type: "string", value: "G[,G…]", description: "the groups its tokens may use (gateway.yaml's groups), comma-separated" },
+      plan: { type: "string", value: "P", description: "a plan gateway.yaml declares (its groups, limits and budgets)" },
       credit: { type: "string", value: "AMOUNT", description: "an opening grant, in the currency (12.5), written to the ledger", check: (v) => void moneyArg("--credit", v) },
       note: { type: "string", value: "TEXT", description: "free text kept beside the account (an email, a customer id)" },
       disabled: { type: "boolean", description: "create it disabled" },
@@ -87,11 +88,33 @@ export function usersCommand(open: AccountsOpener = openCliAccounts): Command {
         name, groups: listArg(flags, "group") ?? [], note: flags.values.get("note"),
         status: flags.switches.has("disabled") ? "disabled" : "active",
         creditNano: credit === undefined ? undefined : moneyArg("--credit", credit),
+        ...(flags.values.get("plan") === undefined ? {} : { settings: { plan: flags.values.get("plan") } }),
       }, actor);
       io.out(flags.switches.has("json") ? jsonLines([user]) : `user ${user.name} created\n` + userDetails(user));
     },
   }, open);
 
-  return parentCommand("users", "Users of the accounts store (and gateway.yaml's): list, show, create, disable, enable.",
-    [list, show, create, statusCommand("disabled", open), statusCommand("active", open)]);
+  const plan = accountCommand({
+    name: "users plan",
+    summary: "Puts a stored user on a plan gateway.yaml declares (its groups, limits and budgets).",
+    synopsis: "gateway users plan NAME PLAN [--config FILE]",
+    operands: ["NAME", "PLAN"],
+    async act({ service, actor }, _flags, [name, planName], io) {
+      const user = await service.updateUser(name, {}, actor, undefined, { plan: planName });
+      io.out(`user ${user.name} is on plan ${user.plan}\n`);
+    },
+  }, open);
+  const unplan = accountCommand({
+    name: "users unplan",
+    summary: "Takes a stored user's plan away.",
+    synopsis: "gateway users unplan NAME [--config FILE]",
+    operands: ["NAME"],
+    async act({ service, actor }, _flags, [name], io) {
+      const user = await service.updateUser(name, {}, actor, undefined, { plan: null });
+      io.out(`user ${user.name} has no plan now\n`);
+    },
+  }, open);
+
+  return parentCommand("users", "Users of the accounts store (and gateway.yaml's): list, show, create, plan, unplan, disable, enable.",
+    [list, show, create, plan, unplan, statusCommand("disabled", open), statusCommand("active", open)]);
 }

@@ -27,6 +27,7 @@ import { entry } from "../helpers/usage-entry.js";
 
 const yaml = `
 server: { listen: "127.0.0.1:0" }
+plans: { pro: { groups: [vip], limits: { concurrent: 4 } } }
 groups: { default: { multiplier: 1 }, vip: { multiplier: 2 } }
 users: { alice: { credit: 1, groups: [default] } }
 tokens: [ { name: alice-main, key: sk-gw-test-alice-0123456789, user: alice, group: default } ]
@@ -140,6 +141,16 @@ describe("gateway users|credit|tokens|codes|audit", () => {
     const declared = await gateway("users", "disable", "alice");
     assert.equal(declared.code, 1);
     assert.match(declared.err, /declared in gateway\.yaml: change it there/);
+  });
+
+  test("users plan and unplan: a stored user on a plan gateway.yaml declares, and off it; an unknown plan is refused", async () => {
+    assert.equal((await ok("users", "plan", "bob", "pro")).out, "user bob is on plan pro\n");
+    assert.equal((await store.user("bob"))?.settings?.plan, "pro");
+    const unknown = await gateway("users", "plan", "bob", "gold");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /no plan 'gold'/);
+    assert.equal((await ok("users", "unplan", "bob")).out, "user bob has no plan now\n");
+    assert.equal((await store.user("bob"))?.settings, undefined);
   });
 
   test("credit add: grants, adjustments (after --), an idempotency key credits once; credit list shows the ledger", async () => {
@@ -294,7 +305,9 @@ describe("gateway users|credit|tokens|codes|audit", () => {
     assert.match(lines[0], /^ *ID +AT +ACTOR +ACTION +TARGET +CHANGE$/);
     const actions = lines.slice(1).map((l) => /^ *\d+ +\S+ +(\S+) +(\S+) +bob\b/.exec(l)?.slice(1).join(" "));
     assert.deepEqual(actions, [
-      "token:bob-laptop code.redeem", "cli:tester credit.add", "cli:tester credit.add", "cli:tester user.update", "cli:tester user.update",
+      "token:bob-laptop code.redeem", "cli:tester credit.add", "cli:tester credit.add",
+      "cli:tester user.update", "cli:tester user.update", // unplan, plan
+      "cli:tester user.update", "cli:tester user.update", // enable, disable
       "cli:tester credit.add", "cli:tester user.create",
     ]);
     assert.match(bob.out, /user\.update +bob +status: disabled → active/);
