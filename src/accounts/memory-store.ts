@@ -7,7 +7,7 @@ import {
   type ListTokens, type ListUsers, type NewCodeBatch, type NewCredit, type NewToken, type NewUser, type Page,
   type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
-import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
+import { auditView, pageLimit, newTokenRecord, newUserRecord, patchToken, patchUser } from "./records.js";
 
 interface Code {
   readonly batch: string;
@@ -65,12 +65,7 @@ export class MemoryAccountStore implements AccountStore {
   async createUser(user: NewUser, by: Actor): Promise<StoredUser> {
     if (this.#users.has(user.name)) throw new NameTaken("user", user.name, "store");
     const now = this.#now();
-    const created: StoredUser = {
-      name: user.name, status: user.status ?? "active", groups: [...(user.groups ?? [])],
-      ...(user.note === undefined ? {} : { note: user.note }),
-      ...(settingsOrNone(user.settings) === undefined ? {} : { settings: settingsOrNone(user.settings) }),
-      createdAt: now, updatedAt: now, version: 1,
-    };
+    const created = newUserRecord(user, now);
     this.#users.set(user.name, created);
     this.#record(by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
     const opening = user.openingCredit;
@@ -95,16 +90,7 @@ export class MemoryAccountStore implements AccountStore {
     if (this.#tokenByHash.has(token.keyHash)) throw new KeyTaken();
     if (!this.#users.has(token.user)) throw new NotFound("user", token.user);
     const now = this.#now();
-    const created: StoredToken = {
-      name: token.name, keyHash: token.keyHash, ...(token.keyHint === undefined ? {} : { keyHint: token.keyHint }),
-      user: token.user, group: token.group, status: token.status ?? "active",
-      ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
-      ...(token.quotaNano === undefined ? {} : { quotaNano: token.quotaNano }),
-      ...(token.allowIps === undefined ? {} : { allowIps: [...token.allowIps] }),
-      ...(token.models === undefined ? {} : { models: [...token.models] }),
-      ...(settingsOrNone(token.settings) === undefined ? {} : { settings: settingsOrNone(token.settings) }),
-      createdAt: now, updatedAt: now, version: 1,
-    };
+    const created = newTokenRecord(token, now);
     this.#tokens.set(token.name, created);
     this.#tokenByHash.set(token.keyHash, token.name);
     this.#record(by, "token.create", token.name, undefined, created, { kind: "token", name: token.name, keyHash: token.keyHash });

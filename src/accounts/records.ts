@@ -2,7 +2,7 @@
 // the audit log's view of a record (money as exact decimals, never a key hash).
 
 import { formatNano } from "../billing/cost.js";
-import type { AccountSettings, CodeBatch, CreditEntry, StoredToken, StoredUser, TokenPatch, UserPatch } from "./store.js";
+import type { AccountSettings, CodeBatch, CreditEntry, NewToken, NewUser, StoredToken, StoredUser, TokenPatch, UserPatch } from "./store.js";
 
 /** Default and largest page of a list. */
 export const DEFAULT_PAGE = 100;
@@ -11,6 +11,32 @@ export const MAX_PAGE = 1000;
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isInteger(limit) || limit < 1) return DEFAULT_PAGE;
   return Math.min(limit, MAX_PAGE);
+}
+
+/** A user as created at `now`: defaults filled, version 1. */
+export function newUserRecord(user: NewUser, now: number): StoredUser {
+  const settings = settingsOrNone(user.settings);
+  return {
+    name: user.name, status: user.status ?? "active", groups: [...(user.groups ?? [])],
+    ...(user.note === undefined ? {} : { note: user.note }),
+    ...(settings === undefined ? {} : { settings }),
+    createdAt: now, updatedAt: now, version: 1,
+  };
+}
+
+/** A token as created at `now`: defaults filled, version 1. */
+export function newTokenRecord(token: NewToken, now: number): StoredToken {
+  const settings = settingsOrNone(token.settings);
+  return {
+    name: token.name, keyHash: token.keyHash, ...(token.keyHint === undefined ? {} : { keyHint: token.keyHint }),
+    user: token.user, group: token.group, status: token.status ?? "active",
+    ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
+    ...(token.quotaNano === undefined ? {} : { quotaNano: token.quotaNano }),
+    ...(token.allowIps === undefined ? {} : { allowIps: [...token.allowIps] }),
+    ...(token.models === undefined ? {} : { models: [...token.models] }),
+    ...(settings === undefined ? {} : { settings }),
+    createdAt: now, updatedAt: now, version: 1,
+  };
 }
 
 /** The user after `patch`, one version on. */

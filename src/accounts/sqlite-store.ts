@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { configureConnection } from "../state/sqlite-commit.js";
 import { migrate } from "../state/migrations.js";
-import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
+import { auditView, pageLimit, newTokenRecord, newUserRecord, patchToken, patchUser } from "./records.js";
 import {
   IdempotencyMismatch, KeyTaken, NameTaken, NotFound, VersionConflict,
   type AccountChange, type AccountSettings, type AccountStore, type Actor, type AuditFilter, type AuditRecord, type CodeBatch, type CreditEntry,
@@ -182,12 +182,7 @@ class SqliteAccountStore implements AccountStore {
     return this.#change(() => {
       if (this.#get("SELECT 1 FROM account_users WHERE name = ?", user.name)) throw new NameTaken("user", user.name, "store");
       const now = this.#now();
-      const created: StoredUser = {
-        name: user.name, status: user.status ?? "active", groups: [...(user.groups ?? [])],
-        ...(user.note === undefined ? {} : { note: user.note }),
-        ...(settingsOrNone(user.settings) === undefined ? {} : { settings: settingsOrNone(user.settings) }),
-        createdAt: now, updatedAt: now, version: 1,
-      };
+      const created = newUserRecord(user, now);
       this.#run(`INSERT INTO account_users (name, status, groups, note, settings, created_at, updated_at, version)
         VALUES (:name, :status, :groups, :note, :settings, :createdAt, :updatedAt, :version)`, userParams(created));
       this.#record(now, by, "user.create", user.name, undefined, created, { kind: "user", name: user.name });
@@ -220,16 +215,7 @@ class SqliteAccountStore implements AccountStore {
       if (this.#get("SELECT 1 FROM account_tokens WHERE key_hash = ?", token.keyHash)) throw new KeyTaken();
       if (!this.#get("SELECT 1 FROM account_users WHERE name = ?", token.user)) throw new NotFound("user", token.user);
       const now = this.#now();
-      const created: StoredToken = {
-        name: token.name, keyHash: token.keyHash, ...(token.keyHint === undefined ? {} : { keyHint: token.keyHint }),
-        user: token.user, group: token.group, status: token.status ?? "active",
-        ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
-        ...(token.quotaNano === undefined ? {} : { quotaNano: token.quotaNano }),
-        ...(token.allowIps === undefined ? {} : { allowIps: [...token.allowIps] }),
-        ...(token.models === undefined ? {} : { models: [...token.models] }),
-        ...(settingsOrNone(token.settings) === undefined ? {} : { settings: settingsOrNone(token.settings) }),
-        createdAt: now, updatedAt: now, version: 1,
-      };
+      const created = newTokenRecord(token, now);
       this.#run(`INSERT INTO account_tokens (name, key_hash, key_hint, user, grp, status, expires_at, quota_nano, allow_ips, models, settings, created_at, updated_at, version)
         VALUES (:name, :keyHash, :keyHint, :user, :group, :status, :expiresAt, :quotaNano, :allowIps, :models, :settings, :createdAt, :updatedAt, :version)`, tokenParams(created));
       this.#record(now, by, "token.create", token.name, undefined, created, { kind: "token", name: token.name, keyHash: token.keyHash });
