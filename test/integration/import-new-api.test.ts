@@ -216,7 +216,7 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     assert.deepEqual(doc.channels[0].model_map, { "gpt-4o-mini": "gpt-4o-mini-2024-07-18" });
     assert.deepEqual(doc.models, {
       "claude-3-5-sonnet": { price: { input: 3, output: 15, cache_read_ratio: 0.1 } },
-      "dall-e-3": { price: { per_request: 0.04 } },
+      "dall-e-3": { endpoint: "image", price: { per_image: 0.04 } },
       "gemini-1.5-pro": { price: { input: 2.5, output: 7.5 } },
       "gpt-4o-mini": { price: { input: 0.15, output: 0.6 } },
     });

@@ -41,7 +41,7 @@ export function outcomeText(o: ImportOutcome): string {
     "done:",
     `  users:   ${o.usersCreated.length} created, ${o.usersThere.length} already there`
       + (o.usersForeign.length > 0 ? `, ${o.usersForeign.length} left alone (${o.usersForeign.join(", ")}: a user of that name not from new-api)` : ""),
-    `  credit:  ${o.creditsAdded} opening credits added (${formatNano(o.creditNano)}), ${o.creditsThere} already there`,
+    `  credit:  ${plural(o.creditsAdded, "opening credit")} added (${formatNano(o.creditNano)}), ${o.creditsThere} already there`,
     `  tokens:  ${o.tokensCreated.length} created, ${o.tokensThere.length} already there`
       + (o.tokensKeyTaken.length > 0 ? `, ${o.tokensKeyTaken.length} not created (key in use by another token: ${o.tokensKeyTaken.join(", ")})` : ""),
   ];

@@ -8,6 +8,7 @@ import { keyHint } from "../../accounts/keys.js";
 import type { NewToken, NewUser } from "../../accounts/store.js";
 import { channelTypeName, channelTypeTarget } from "./channel-types.js";
 import { decimalText } from "./decimal.js";
+import { guessEndpoint } from "./endpoints.js";
 import { isGatewayName, slug } from "./names.js";
 import { modelPriceOf, priceOptions, quotaToNano, type ImportedPrice } from "./prices.js";
 import type { NewApiChannel, NewApiData, NewApiToken, NewApiUser } from "./records.js";
@@ -50,6 +51,13 @@ export interface PlannedChannel {
   readonly status: "enabled" | "disabled";
 }
 
+/** A model of the generated price list. */
+export interface PlannedModel {
+  /** Absent: chat. */
+  readonly endpoint?: NonNullable<ReturnType<typeof guessEndpoint>>;
+  readonly price: ImportedPrice;
+}
+
 /** Something not imported, and why. */
 export interface SkippedItem {
   readonly kind: "user" | "token" | "channel" | "model" | "option";
@@ -64,7 +72,7 @@ export interface ImportPlan {
   /** Group → multiplier (new-api's GroupRatio; 1 when it names none). */
   readonly groups: ReadonlyMap<string, number>;
   readonly channels: readonly PlannedChannel[];
-  readonly models: ReadonlyMap<string, ImportedPrice>;
+  readonly models: ReadonlyMap<string, PlannedModel>;
   readonly skipped: readonly SkippedItem[];
   /** Changes made on the way that the operator should know of (a weight raised to 1). */
   readonly notes: readonly string[];
@@ -179,11 +187,21 @@ function modelMapOf(c: NewApiChannel, models: readonly string[], notes: string[]
   return Object.keys(map).length > 0 ? map : undefined;
 }
 
+/** A priced model with its endpoint guessed from the name; a fixed price on an image
+ * model is per image (new-api charges its ModelPrice per image made). */
+function modelOf(model: string, price: ImportedPrice, notes: string[]): PlannedModel {
+  const endpoint = guessEndpoint(model);
+  if (!endpoint) return { price };
+  notes.push(`model ${model}: endpoint ${endpoint} (guessed from its name)`);
+  if (endpoint === "image" && price.per_request !== undefined) return { endpoint, price: { per_image: price.per_request } };
+  return { endpoint, price };
+}
+
 interface ChannelContext {
   readonly data: NewApiData;
   readonly prices: ReturnType<typeof priceOptions>;
   readonly groups: Groups;
-  readonly models: Map<string, ImportedPrice>;
+  readonly models: Map<string, PlannedModel>;
   readonly skipped: SkippedItem[];
   readonly notes: string[];
   readonly taken: Set<string>;
@@ -202,7 +220,7 @@ function planChannel(c: NewApiChannel, ctx: ChannelContext): PlannedChannel | un
     if (/\s/.test(model)) ctx.skipped.push({ kind: "model", what: `${model} on ${what}`, reason: "a model name with spaces" });
     else if (!price) ctx.skipped.push({ kind: "model", what: `${model} on ${what}`, reason: "no ModelRatio or ModelPrice in new-api's options (its built-in default is not imported)" });
     else {
-      ctx.models.set(model, price);
+      if (!ctx.models.has(model)) ctx.models.set(model, modelOf(model, price, ctx.notes));
       models.push(model);
     }
   }
@@ -233,7 +251,7 @@ export function planImport(data: NewApiData): ImportPlan {
   const groups = new Groups(skipped);
   const users = planUsers(data, prices.quotaPerUnit, groups, skipped, notes);
   const tokens = planTokens(data, users, prices.quotaPerUnit, groups, skipped, notes);
-  const models = new Map<string, ImportedPrice>();
+  const models = new Map<string, PlannedModel>();
   const ctx: ChannelContext = { data, prices, groups, models, skipped, notes, taken: new Set() };
   const channels = data.channels.map((c) => planChannel(c, ctx)).filter((c): c is PlannedChannel => c !== undefined);
   for (const g of prices.groupRatio.keys()) groups.take(g, "GroupRatio");

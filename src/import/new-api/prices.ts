@@ -19,6 +19,7 @@ export interface ImportedPrice {
   readonly cache_read?: number;
   readonly cache_write?: number;
   readonly per_request?: number;
+  readonly per_image?: number;
 }
 
 /** The price options, parsed. */
