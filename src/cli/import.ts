@@ -49,7 +49,7 @@ export function importNewApiCommand(open: AccountsOpener = openCliAccounts): Com
     options: {
       from: { type: "string", value: "URL", description: "new-api's database: sqlite:/path/one-api.db, mysql://user:pass@host:3306/db, postgres://user:pass@host:5432/db" },
       out: { type: "string", value: "FILE", description: "write the generated gateway.yaml here (default: stdout)" },
-      "dry-run": { type: "boolean", description: "print the plan and stop: nothing is written" },
+      "dry-run": { type: "boolean", description: "print the plan and stop: nothing is imported" },
     },
     notes: "Users, tokens (keys kept: stored as sha256) and opening credits go to the accounts store --config names;\n"
       + "groups, channels and model prices go to the generated gateway.yaml. Running it again changes nothing.\n"
