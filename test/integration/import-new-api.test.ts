@@ -7,7 +7,8 @@
 // token answering through a started gateway with its ORIGINAL new-api key, and a second
 // run that changes nothing.
 //
-// MySQL/MariaDB is not exercised here: the mysql2 driver is not installed in this tree.
+// The accounts go to the embedded SQLite store in one world and to a PostgreSQL ledger in
+// the other. MySQL/MariaDB is not exercised here: the mysql2 driver is not installed in this tree.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -103,9 +104,11 @@ function fill(upstream: string): { sql: string; values: unknown[] }[] {
   return rows;
 }
 
-/** A database of one dialect: its --from URL and how to drop it. */
+/** A database of one dialect (its --from URL), the accounts store the import writes to
+ * (as the config names it), and how to drop what was made. */
 interface Source {
   readonly url: string;
+  readonly accounts: { readonly store: string; readonly ledger?: string };
   readonly drop: () => Promise<void>;
 }
 
@@ -118,10 +121,11 @@ const sources: Record<string, (dir: string, upstream: string) => Promise<Source>
       db.prepare(sql.replace(/\$\d+/g, "?")).run(...values.map((v) => (typeof v === "boolean" ? Number(v) : v)));
     }
     db.close();
-    return { url: `sqlite:${path}`, drop: async () => {} };
+    return { url: `sqlite:${path}`, accounts: { store: "sqlite:./gateway.db" }, drop: async () => {} };
   },
   PostgreSQL: async (_dir, upstream) => {
     const database: TestDatabase = await createTestDatabase("gw_newapi_src");
+    const ledger: TestDatabase = await createTestDatabase("gw_newapi_ledger");
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
@@ -130,7 +134,14 @@ const sources: Record<string, (dir: string, upstream: string) => Promise<Source>
     } finally {
       await client.end();
     }
-    return { url: database.url, drop: () => database.drop() };
+    // The accounts go to a PostgreSQL ledger here, to the embedded SQLite store above.
+    return {
+      url: database.url, accounts: { store: "sqlite:./gateway.db", ledger: ledger.url },
+      drop: async () => {
+        await database.drop();
+        await ledger.drop();
+      },
+    };
   },
 };
 
@@ -157,14 +168,15 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     return { code, out: stdout, err: stderr };
   }
   const importArgs = (...more: string[]) => ["import", "new-api", "--from", source.url, "--config", config, ...more];
+  const openStore = () => openAccountStore(source.accounts, { baseDir: dir });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "import-new-api-"));
     config = join(dir, "gateway.yaml");
     out = join(dir, "imported.yaml");
-    writeFileSync(config, "store: sqlite:./gateway.db\n");
     upstream = await startFakeOpenAI();
     source = await makeSource(dir, upstream.url);
+    writeFileSync(config, Object.entries(source.accounts).map(([k, v]) => `${k}: ${JSON.stringify(v)}\n`).join(""));
   });
   after(async () => {
     await upstream?.close();
@@ -188,7 +200,7 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     assert.match(run.out, /channel wenxin \(#5\): type Baidu \(15\) has no protocol here/);
     assert.match(run.out, /model mystery-model on OpenAI 主渠道 \(#1\): no ModelRatio or ModelPrice/);
     assert.match(run.out, /channel OpenAI: weight 0 became 1/);
-    const store = await openAccountStore({ store: "sqlite:./gateway.db" }, { baseDir: dir });
+    const store = await openStore();
     try {
       assert.equal((await store.listUsers({})).items.length, 0);
     } finally {
@@ -206,8 +218,9 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     const text = readFileSync(out, "utf8");
     const runtime = compileSource(text, { path: out, env: {} }).runtime;
     assert.deepEqual([...runtime.groups.values()].map((g) => [g.name, g.multiplier]), [["default", 1], ["svip", 0.5], ["vip", 0.8]]);
-    const doc = parse(text) as { store: string; channels: Record<string, unknown>[]; models: Record<string, { price: Record<string, number> }> };
-    assert.equal(doc.store, "sqlite:./gateway.db");
+    const doc = parse(text) as { store: string; ledger?: string; channels: Record<string, unknown>[]; models: Record<string, { price: Record<string, number> }> };
+    assert.equal(doc.store, source.accounts.store);
+    assert.equal(doc.ledger, source.accounts.ledger);
     assert.deepEqual(doc.channels.map((c) => [c.name, c.protocol, c.base_url, c.keys, c.groups, c.models, c.priority, c.weight, c.status]), [
       ["OpenAI", "openai", upstream.url, ["sk-up-1", "sk-up-2"], ["default", "vip"], ["gpt-4o-mini", "dall-e-3"], 10, 1, "enabled"],
       ["claude", "anthropic", "https://api.anthropic.com", ["sk-ant-1"], ["vip"], ["claude-3-5-sonnet"], 0, 5, "enabled"],
@@ -222,7 +235,7 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     });
     assert.equal(runtime.models.get("gpt-4o-mini")?.price.inputPer1M, 150_000_000n);
 
-    const store = await openAccountStore({ store: "sqlite:./gateway.db" }, { baseDir: dir });
+    const store = await openStore();
     try {
       const alice = await store.user("alice");
       assert.equal(alice?.status, "active");
@@ -269,7 +282,7 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
   });
 
   test("a second run changes nothing: the store and the yaml stay identical and it says what is already there", async () => {
-    const store = await openAccountStore({ store: "sqlite:./gateway.db" }, { baseDir: dir });
+    const store = await openStore();
     const before = await snapshot(store);
     await store.close();
     const yamlBefore = readFileSync(out, "utf8");
@@ -283,7 +296,7 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     assert.match(run.out, /tokens: +0 created, 3 already there/);
     assert.equal(readFileSync(out, "utf8"), yamlBefore);
 
-    const again = await openAccountStore({ store: "sqlite:./gateway.db" }, { baseDir: dir });
+    const again = await openStore();
     try {
       assert.equal(await snapshot(again), before);
     } finally {

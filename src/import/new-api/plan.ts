@@ -212,8 +212,8 @@ function planChannel(c: NewApiChannel, ctx: ChannelContext): PlannedChannel | un
   const target = channelTypeTarget(c.type);
   if (!target) return void ctx.skipped.push({ kind: "channel", what, reason: `type ${channelTypeName(c.type)} (${c.type}) has no protocol here` });
   const abilities = ctx.data.abilities.filter((a) => a.channelId === c.id);
-  const wanted = c.models.length > 0 ? c.models : [...new Set(abilities.map((a) => a.model))];
-  const groupNames = c.groups.length > 0 ? c.groups : [...new Set(abilities.map((a) => a.group))];
+  const wanted = [...new Set(c.models.length > 0 ? c.models : abilities.map((a) => a.model))];
+  const groupNames = [...new Set(c.groups.length > 0 ? c.groups : abilities.map((a) => a.group))];
   const models: string[] = [];
   for (const model of wanted) {
     const price = modelPriceOf(model, ctx.prices);
