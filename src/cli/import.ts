@@ -7,6 +7,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse } from "yaml";
+import { DEFAULTS } from "../config/index.js";
 import { applyImport } from "../import/new-api/apply.js";
 import { configText, type StoreLines } from "../import/new-api/config-text.js";
 import { existingAccounts } from "../import/new-api/existing.js";
@@ -23,12 +24,14 @@ import type { Command } from "./command.js";
 async function storeLinesOf(file: string, outFile: string | undefined): Promise<StoreLines> {
   const raw = parse(await readFile(file, "utf8")) as Record<string, unknown> | null;
   const pick = (key: string) => (typeof raw?.[key] === "string" ? (raw[key] as string) : undefined);
+  const ledger = pick("ledger");
   let store = pick("store");
+  const elsewhere = outFile !== undefined && resolve(dirname(outFile)) !== resolve(dirname(file));
+  // No store: line means the default, which the new file must then name to reach the same one.
+  if (store === undefined && ledger === undefined && elsewhere) store = DEFAULTS.store;
   const path = store?.startsWith("sqlite:") ? store.slice("sqlite:".length) : undefined;
-  if (path && !isAbsolute(path) && !path.includes("${") && outFile !== undefined && resolve(dirname(outFile)) !== resolve(dirname(file))) {
-    store = `sqlite:${resolve(dirname(file), path)}`;
-  }
-  return { store, ledger: pick("ledger") };
+  if (path && elsewhere && !isAbsolute(path) && !path.includes("${")) store = `sqlite:${resolve(dirname(file), path)}`;
+  return { store, ledger };
 }
 
 function fromFlag(value: string | undefined) {

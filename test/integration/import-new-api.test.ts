@@ -14,7 +14,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -343,6 +343,14 @@ for (const [dialect, makeSource] of Object.entries(sources)) describe(`gateway i
     } finally {
       await again.close();
     }
+  });
+
+  test("--out in another folder names the same store, by its absolute path", async () => {
+    mkdirSync(join(dir, "elsewhere"));
+    const run = await gateway(...importArgs("--out", join(dir, "elsewhere", "gateway.yaml")));
+    assert.equal(run.code, 0, run.err);
+    const doc = parse(readFileSync(join(dir, "elsewhere", "gateway.yaml"), "utf8")) as { store: string };
+    assert.equal(doc.store, `sqlite:${join(dir, "gateway.db")}`);
   });
 
   test("without --out the yaml goes to stdout and the plan to stderr", async () => {
