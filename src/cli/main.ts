@@ -9,6 +9,7 @@ import { channelsCommand } from "./channels.js";
 import { checkCommand } from "./check.js";
 import { codesCommand } from "./codes.js";
 import { creditCommand } from "./credit.js";
+import { importCommand } from "./import.js";
 import { processIo, type CliIo } from "./format.js";
 import { logsCommand } from "./logs.js";
 import { migrateCommand } from "./migrate.js";
@@ -21,7 +22,7 @@ import { usersCommand } from "./users.js";
 /** Every command, in the order `gateway --help` lists them. */
 export const commands: readonly Command[] = [
   serveCommand, checkCommand, channelsCommand, usageCommand, logsCommand, migrateCommand, pricesCommand,
-  usersCommand(), creditCommand(), tokensCommand(), codesCommand(), auditCommand(),
+  usersCommand(), creditCommand(), tokensCommand(), codesCommand(), auditCommand(), importCommand(),
 ];
 
 /** `gateway --help`: the commands, one line each, and where to read more. */
