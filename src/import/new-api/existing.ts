@@ -17,19 +17,23 @@ export interface ExistingAccounts {
   readonly keysTaken: ReadonlySet<string>;
 }
 
-/** Looks each planned user and token up in `store`. */
+/** Looks the planned users and tokens up in `store`: names in batches (takenNames), then
+ * each user found (its note) and each token not found (its key) one by one. */
 export async function existingAccounts(plan: ImportPlan, store: AccountStore): Promise<ExistingAccounts> {
   const users = new Set<string>();
   const foreignUsers = new Set<string>();
   const tokens = new Set<string>();
   const keysTaken = new Set<string>();
+  const takenUsers = new Set(await store.takenNames("user", plan.users.map((p) => p.user.name)));
   for (const planned of plan.users) {
+    if (!takenUsers.has(planned.user.name)) continue;
     const stored = await store.user(planned.user.name);
     if (stored) (importedFrom(stored.note, planned) ? users : foreignUsers).add(planned.user.name);
   }
+  const takenTokens = new Set(await store.takenNames("token", plan.tokens.map((p) => p.token.name)));
   for (const { token } of plan.tokens) {
     if (foreignUsers.has(token.user)) continue;
-    if (await store.token(token.name)) tokens.add(token.name);
+    if (takenTokens.has(token.name)) tokens.add(token.name);
     else if (await store.tokenByHash(token.keyHash)) keysTaken.add(token.name);
   }
   return { users, foreignUsers, tokens, keysTaken };
