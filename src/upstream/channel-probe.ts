@@ -1,4 +1,5 @@
-// One test request of `gateway channels test` on one key of a channel: sent straight to
+// One test request of `gateway channels test`, or of the periodic probe of keys out of
+// rotation (routing/key-recovery.ts), on one key of a channel: sent straight to
 // the upstream (no gateway, no usage entry, nobody charged), timed to the first byte of the
 // answer's body and to its end, and judged: a 2xx whose body is a complete answer (JSON, or
 // an event stream with no error event in it) passes; anything else fails with a class
