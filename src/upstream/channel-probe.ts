@@ -36,6 +36,8 @@ export interface ProbeTarget {
   readonly key: string;
   readonly upstreamModel: string;
   readonly mode: ProbeMode;
+  /** Ends the test early (the gateway stopping); it then fails as a timeout. */
+  readonly signal?: AbortSignal;
 }
 
 /** The most of an answer kept to judge it (an error body is small, an 8-token answer too). */
@@ -52,7 +54,8 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
   const request = probeRequest(channel.protocol, upstreamModel, mode === "stream");
   const body = Buffer.from(request.body);
   const url = upstreamUrl(channel.baseUrl, request.path);
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const deadline = target.signal ? AbortSignal.any([timeout, target.signal]) : timeout;
   const started = performance.now();
   const since = () => Math.round(performance.now() - started);
   let status: number | undefined;
