@@ -7,7 +7,7 @@
 import { log } from "../observability/log.js";
 import type { Channel, Runtime } from "../runtime/types.js";
 import type { KeyedStore } from "../state/interfaces.js";
-import { keyFingerprint } from "./key-health.js";
+import { KeyHealth, keyFingerprint, type KeyState } from "./key-health.js";
 import { manualOutPrefix, manualOutRecord, parseManualOut, type ManualOut } from "./manual-outs.js";
 
 /** A manual out has no end: the store wants a TTL, so one it will not reach. */
@@ -32,6 +32,14 @@ export interface ManualOutEntry {
   readonly out: ManualOut;
 }
 
+/** A channel's keys with their states, as the admin API shows them. */
+export interface ChannelKeyStates {
+  readonly channel: string;
+  readonly enabled: boolean;
+  /** In the channel's order: out by a cooldown (`out`), by an operator (`manual`), or in. */
+  readonly keys: readonly KeyState[];
+}
+
 export interface KeyControlOptions {
   readonly keyed: KeyedStore;
   /** The config in force: which channels and keys exist. */
@@ -44,11 +52,20 @@ export class KeyControl {
   readonly #keyed: KeyedStore;
   readonly #runtime: () => Runtime;
   readonly #changed: (channel: string) => void;
+  /** Reads the store each time (no view kept): what every server routes by. */
+  readonly #health: KeyHealth;
 
   constructor(opts: KeyControlOptions) {
     this.#keyed = opts.keyed;
     this.#runtime = opts.runtime;
     this.#changed = opts.changed ?? (() => undefined);
+    this.#health = new KeyHealth(opts.keyed);
+  }
+
+  /** Every key of one channel, or of every configured one, with its state read now. */
+  async states(channel?: string): Promise<ChannelKeyStates[]> {
+    const channels = channel === undefined ? [...this.#runtime().channels.values()] : [this.#channel(channel)];
+    return Promise.all(channels.map(async (c) => ({ channel: c.name, enabled: c.enabled, keys: await this.#health.states(c) })));
   }
 
   /** Takes the key out of rotation until put back (again: the new reason replaces the old). */
