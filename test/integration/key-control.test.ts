@@ -82,6 +82,15 @@ describe("channel keys taken out and put back by an operator", () => {
     assert.match(metrics, new RegExp(`gateway_channel_key_taken_out_timestamp_seconds\\{channel="main",key="${fp(keys.a)}",actor="ops",reason="leaked in a ticket"\\} \\d+`));
     assert.ok(!metrics.includes(`-${run}-SECRET-`), "/metrics never holds a key");
     assert.deepEqual((await gw.keyControl.list()).map((e) => [e.channel, e.fingerprint, e.out.actor, e.configured]), [["main", fp(keys.a), "ops", true]]);
+    // `gateway channels` on an embedded store reads it from the running gateway's /metrics.
+    const file = join(dir, "listed.yaml");
+    await writeFile(file, config({ channels: channels() }));
+    let listed = "";
+    const code = await main(["channels", "--config", file, "--url", `${gw.url}/metrics`], { out: (t) => void (listed += t), err: () => undefined });
+    assert.equal(code, 0, listed);
+    assert.match(listed, new RegExp(`main\\s+openai\\s+enabled\\s+${fp(keys.a)}\\s+taken out\\s+operator\\s+when put back`));
+    assert.match(listed, new RegExp(`main\\s+${fp(keys.a)}\\s+\\d{4}-\\S+\\s+ops\\s+leaked in a ticket`));
+    assert.match(listed, new RegExp(`main\\s+openai\\s+enabled\\s+${fp(keys.b)}\\s+up`));
 
     const was = await gw.keyControl.putBack("main", fp(keys.a), "ops");
     assert.equal(was?.reason, "leaked in a ticket");
