@@ -3,10 +3,10 @@
 // channel, a key the provider refuses or says is out of credit is taken out of rotation and
 // the request is tried again on the channel's next key; a channel whose keys are all out is
 // passed over (one whose keys an operator took out, as if it had none: when no channel is
-// left to try, the answer is channel_not_found). A fault the provider names only in its message is first confirmed by a probe
-// of the gateway's own (routing/key-probes.ts), which this request waits for (bounded):
-// confirmed, it is a fault like any; not, the answer is this request's own and goes to the
-// client as it came.
+// left to try, the answer is channel_not_found). A fault the provider names only in its
+// message is first confirmed by a probe of the gateway's own (routing/key-probes.ts), which
+// this request waits for (bounded): confirmed, it is a fault like any; not, the answer is
+// this request's own and goes to the client as it came.
 
 import { Readable } from "node:stream";
 import { errors } from "../errors/catalogue.js";
