@@ -10,7 +10,7 @@ import { parseDuration } from "../config/index.js";
 import { keyFingerprint } from "../routing/key-health.js";
 import type { Channel, Runtime } from "../runtime/types.js";
 import { UsageError } from "./args.js";
-import { probeKey, type ProbeMode, type ProbeResult } from "./channel-probe.js";
+import { probeKey, type ProbeMode, type ProbeResult } from "../upstream/channel-probe.js";
 import type { Command } from "./command.js";
 import { configOrIssues } from "./config-or-issues.js";
 import { formatTable, jsonLine, type CliIo, type Column } from "./format.js";

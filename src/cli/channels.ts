@@ -1,6 +1,7 @@
 // `gateway channels --config F`: every channel of the config and each of its keys (by
-// fingerprint, never the key) with its state (in rotation, or out and why, until when),
-// and its recent attempts, error rate and mean latency.
+// fingerprint, never the key) with its state (in rotation; out by its cooldown, why and
+// until when; or taken out by an operator, who, when and why), and its recent attempts,
+// error rate and mean latency.
 //
 // Where each part comes from: a key's state lives in the keyed store. On a Redis `store`
 // the command reads it there (what every gateway on that Redis routes by); on a memory or
@@ -11,21 +12,27 @@
 // not be read is shown as unknown, with a note, and the exit code is 1.
 
 import { dirname } from "node:path";
-import { Redis } from "ioredis";
 import { ChannelHealth } from "../routing/health.js";
 import { KeyHealth, keyFingerprint, type KeyOut } from "../routing/key-health.js";
+import type { ManualOut } from "../routing/manual-outs.js";
 import type { Channel, Runtime } from "../runtime/types.js";
 import { parseStoreSpec } from "../state/open.js";
-import { addressOf, DEFAULT_KEY_PREFIX } from "../state/redis.js";
-import { RedisKeyedStore } from "../state/redis-keyed.js";
+import { addressOf } from "../state/redis.js";
+import { channelsKeyCommand } from "./channels-key.js";
 import { channelsTestCommand } from "./channels-test.js";
 import type { Command } from "./command.js";
 import { configOrIssues } from "./config-or-issues.js";
 import { formatTable, jsonLine, type CliIo, type Column } from "./format.js";
 import { samplesOf, scrape, type Sample } from "./metrics-scrape.js";
+import { withRedisKeyed } from "./redis-keyed.js";
 
-/** A key's state as read: in rotation, out (and why), or unknown. */
-type KeyView = { readonly state: "up" } | { readonly state: "out"; readonly out: KeyOut } | { readonly state: "unknown" };
+/** A key's state as read: in rotation, out by its cooldown (and why), taken out by an
+ * operator (who, when, why; its cooldown too when it has one), or unknown. */
+type KeyView =
+  | { readonly state: "up" }
+  | { readonly state: "out"; readonly out: KeyOut }
+  | { readonly state: "manual"; readonly manual: ManualOut; readonly out?: KeyOut }
+  | { readonly state: "unknown" };
 
 interface Recent {
   readonly attempts: number;
@@ -55,40 +62,29 @@ export function metricsUrlOf(runtime: Runtime): string {
 
 /** Key states and channel cooldowns from the Redis store every gateway on it shares. */
 async function readRedis(url: string, runtime: Runtime): Promise<Pick<Readings, "keys" | "cooling">> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 3_000, commandTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on("error", () => undefined); // connect() rejects with it
-  try {
-    await client.connect();
-    const keyed = new RedisKeyedStore(client, DEFAULT_KEY_PREFIX);
+  return withRedisKeyed(url, async (keyed) => {
     const keyHealth = new KeyHealth(keyed);
     const channelHealth = new ChannelHealth(keyed);
     const channels = [...runtime.channels.values()];
-    const states = new Map<string, Map<string, KeyOut | undefined>>();
+    const states = new Map<string, Map<string, KeyView>>();
     const cooling = new Set<string>();
     await Promise.all(channels.map(async (channel) => {
       const found = await keyHealth.states(channel);
-      states.set(channel.name, new Map(found.map((s) => [s.fingerprint, s.out])));
+      states.set(channel.name, new Map(found.map((s): [string, KeyView] => [s.fingerprint,
+        s.manual ? { state: "manual", manual: s.manual, out: s.out } : s.out ? { state: "out", out: s.out } : { state: "up" }])));
       if (await channelHealth.isCooling(channel.name)) cooling.add(channel.name);
     }));
-    return {
-      keys: (channel, fp) => {
-        const out = states.get(channel.name)?.get(fp);
-        return out ? { state: "out", out } : { state: "up" };
-      },
-      cooling,
-    };
-  } finally {
-    client.disconnect();
-  }
+    return { keys: (channel, fp) => states.get(channel.name)?.get(fp) ?? { state: "up" }, cooling };
+  });
 }
 
 /** Key states (when `withStates`) and recent figures from a running gateway's /metrics. */
 function fromMetrics(text: string, withStates: boolean): Pick<Readings, "keys" | "recent"> {
   const names = ["gateway_channel_key_up", "gateway_channel_key_back_timestamp_seconds", "gateway_channel_key_recent_attempts",
-    "gateway_channel_key_recent_failures", "gateway_channel_key_recent_seconds"] as const;
+    "gateway_channel_key_recent_failures", "gateway_channel_key_recent_seconds", "gateway_channel_key_taken_out_timestamp_seconds"] as const;
   const samples = samplesOf(text, names);
   const byKey = (list: Sample[]) => new Map(list.map((s) => [recentKey(s.labels.channel, s.labels.key), s]));
-  const [up, back, attempts, failures, seconds] = names.map((n) => byKey(samples.get(n)!));
+  const [up, back, attempts, failures, seconds, takenOut] = names.map((n) => byKey(samples.get(n)!));
   const recent = new Map<string, Recent>();
   for (const [k, s] of attempts) {
     recent.set(k, { attempts: s.value, failures: failures.get(k)?.value ?? 0, seconds: seconds.get(k)?.value ?? 0 });
@@ -100,8 +96,14 @@ function fromMetrics(text: string, withStates: boolean): Pick<Readings, "keys" |
       const s = up.get(recentKey(channel.name, fp));
       if (!s) return { state: "unknown" }; // a key the running config does not have (yet)
       if (s.value === 1) return { state: "up" };
-      const reason = s.labels.reason === "quota" ? "quota" : "auth";
       const until = back.get(recentKey(channel.name, fp))?.value;
+      const manual = takenOut.get(recentKey(channel.name, fp));
+      if (s.labels.reason === "manual" || manual) {
+        return {
+          state: "manual", manual: { actor: manual?.labels.actor ?? "?", reason: manual?.labels.reason ?? "?", at: manual ? manual.value * 1000 : Number.NaN },
+        };
+      }
+      const reason = s.labels.reason === "quota" ? "quota" : "auth";
       return { state: "out", out: { reason, until: until === undefined ? Number.NaN : until * 1000 } };
     },
   };
@@ -178,20 +180,37 @@ function tableRow(row: Row, now: number): string[] {
   const v = row.view;
   const r = row.recent;
   return [
-    row.channel.name, row.channel.protocol, row.channelState, row.key ?? "(no keys)", v?.state ?? "-",
-    v?.state === "out" ? v.out.reason : "-", v?.state === "out" ? untilText(v.out.until, now) : "-",
+    row.channel.name, row.channel.protocol, row.channelState, row.key ?? "(no keys)", v?.state === "manual" ? "taken out" : v?.state ?? "-",
+    v?.state === "out" ? v.out.reason : v?.state === "manual" ? "operator" : "-",
+    v?.state === "out" ? untilText(v.out.until, now) : v?.state === "manual" ? "when put back" : "-",
     r ? String(r.attempts) : "?", r ? (r.attempts ? `${Math.round((100 * r.failures) / r.attempts)}%` : "-") : "?",
     r ? (r.attempts ? `${Math.round((1000 * r.seconds) / r.attempts)} ms` : "-") : "?",
   ];
 }
 
+/** The keys taken out by an operator: who, when and why (apart from the cooldowns above). */
+function manualSection(rows: readonly Row[]): string {
+  const manual = rows.flatMap((row) => (row.view?.state === "manual" ? [{ row, manual: row.view.manual }] : []));
+  if (manual.length === 0) return "";
+  return "\nkeys taken out by an operator (back only when put back: gateway channels key in CHANNEL KEY):\n" + formatTable(
+    [{ header: "CHANNEL" }, { header: "KEY" }, { header: "SINCE" }, { header: "BY" }, { header: "REASON" }],
+    manual.map(({ row, manual: m }) => [row.channel.name, row.key ?? "-", timeText(m.at), m.actor, m.reason]),
+  ) + "\n";
+}
+
+function timeText(at: number): string {
+  return Number.isFinite(at) ? new Date(at).toISOString() : "?";
+}
+
 function jsonRow(row: Row): string {
   const v = row.view;
   const r = row.recent;
-  const back = v?.state === "out" && Number.isFinite(v.out.until) ? new Date(v.out.until).toISOString() : undefined;
+  const cooldown = v?.state === "out" || v?.state === "manual" ? v.out : undefined;
+  const back = cooldown && Number.isFinite(cooldown.until) ? new Date(cooldown.until).toISOString() : undefined;
   return jsonLine({
     channel: row.channel.name, protocol: row.channel.protocol, channelState: row.channelState, key: row.key,
-    state: v?.state, reason: v?.state === "out" ? v.out.reason : undefined, back,
+    state: v?.state, reason: cooldown?.reason, back,
+    takenOut: v?.state === "manual" ? { reason: v.manual.reason, actor: v.manual.actor, at: timeText(v.manual.at) } : undefined,
     attempts: r?.attempts, failures: r?.failures,
     errorRate: r && r.attempts ? r.failures / r.attempts : undefined,
     latencyMs: r && r.attempts ? Math.round((1000 * r.seconds) / r.attempts) : undefined,
@@ -207,10 +226,12 @@ export const channelsCommand: Command = {
     json: { type: "boolean", description: "one JSON object per key instead of a table" },
   },
   notes: "KEY is a fingerprint: the first and last 4 hex digits of sha256(key). A key is out after the provider refused it (auth)\n" +
-    "or said its account is out of credit or quota (quota), until channels[].key_cooldown passes or a reload changes the channel's keys.\n" +
+    "or said its account is out of credit or quota (quota), until channels[].key_cooldown passes or a reload changes the channel's keys\n" +
+    "(or channels[].probe finds it answering again). A key 'taken out' was taken out by an operator (`gateway channels key out`):\n" +
+    "it stays out until put back (`gateway channels key in`); who, when and why are listed below the table.\n" +
     "Exit 1 when the config cannot be read or the key states could not be read.\n" +
     "`gateway channels test [NAME...]` sends each key one small real request instead: see `gateway channels test --help`.",
-  subcommands: [channelsTestCommand],
+  subcommands: [channelsTestCommand, channelsKeyCommand],
   async run(flags, io: CliIo) {
     const file = flags.values.get("config") ?? "gateway.yaml";
     const runtime = await configOrIssues(file, io);
@@ -223,6 +244,7 @@ export const channelsCommand: Command = {
       for (const note of readings.notes) io.err(`note: ${note}\n`);
     } else {
       io.out(formatTable(columns, rows.map((row) => tableRow(row, now))));
+      io.out(manualSection(rows));
       io.out(readings.notes.map((note) => `note: ${note}\n`).join(""));
     }
     return readings.complete ? 0 : 1;

@@ -149,6 +149,7 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
       auth: parseDuration(raw.key_cooldown?.auth ?? DEFAULT_KEY_COOLDOWN.auth),
       quota: parseDuration(raw.key_cooldown?.quota ?? DEFAULT_KEY_COOLDOWN.quota),
     },
+    ...compileProbe(raw, warnings),
     groups: new Set(raw.groups),
     models: new Set(raw.models),
     modelMap: new Map(Object.entries(raw.model_map ?? {})),
@@ -158,6 +159,19 @@ function compileChannel(raw: RawChannel, warnings: string[]): Channel {
     ...(raw.betas === undefined ? {} : { betas: new Set(raw.betas) }),
     ...(raw.cost === undefined ? {} : { cost: compileChannelCost(raw.cost) }),
   };
+}
+
+/** channels[].probe: its period and the upstream model (the one named, else the channel's
+ * first, through model_map); none when absent, or when there is no model to ask for. */
+function compileProbe(raw: RawChannel, warnings: string[]): Pick<Channel, "probe"> {
+  if (raw.probe === undefined) return {};
+  const everyMs = parseDuration(raw.probe.every);
+  const model = raw.probe.model ?? raw.models[0];
+  if (everyMs <= 0 || model === undefined) {
+    warnings.push(`channel ${raw.name}: probe ${everyMs <= 0 ? "every is 0" : "has no model to ask for"}; its keys are not probed`);
+    return {};
+  }
+  return { probe: { everyMs, upstreamModel: raw.model_map?.[model] ?? model } };
 }
 
 function compileChannelCost(raw: NonNullable<RawChannel["cost"]>): ChannelCost {

@@ -97,6 +97,7 @@ export interface RawChannel {
   base_url: string;
   keys?: string[];
   key_cooldown?: { auth?: string | number; quota?: string | number };
+  probe?: { every: string | number; model?: string };
   groups: string[];
   models: string[];
   model_map?: Record<string, string>;

@@ -345,6 +345,13 @@ export const keyProbesTotal = new client.Counter({
   registers: [registry],
 });
 
+export const keyRecoveryProbesTotal = new client.Counter({
+  name: "gateway_channel_key_recovery_probes_total",
+  help: "Periodic probes (channels[].probe) of channel keys out of rotation by their cooldown (routing/key-recovery.ts), by channel and result: recovered (it answered 2xx and is back in rotation), failed (it answered otherwise and stays out), no_answer (no answer in time; it stays out).",
+  labelNames: ["channel", "result"] as const,
+  registers: [registry],
+});
+
 // Channel keys, labelled by fingerprint (routing/key-health.ts: the first and last 4 hex
 // digits of the key's sha256), never by the key; bounded by the keys configured.
 
@@ -364,10 +371,13 @@ export const channelKeyFailuresTotal = new client.Counter({
 export interface KeyStateReport {
   readonly channel: string;
   readonly key: string;
-  /** none: in rotation; auth or quota: out, and why. */
-  readonly reason: "none" | "auth" | "quota";
-  /** While out: when it comes back (epoch ms). */
+  /** none: in rotation; auth or quota: out by its cooldown; manual: an operator took it out
+   * (whatever its cooldown). */
+  readonly reason: "none" | "auth" | "quota" | "manual";
+  /** While out by its cooldown: when it comes back (epoch ms). */
   readonly until?: number;
+  /** While an operator has it out: who, why and when (epoch ms). */
+  readonly manual?: { readonly actor: string; readonly reason: string; readonly at: number };
 }
 
 /** A channel key's attempts over the last few minutes, as one process saw them. */
@@ -395,7 +405,7 @@ export function reportKeys(source: KeyReportSource): () => void {
 
 export const channelKeyUp = new client.Gauge({
   name: "gateway_channel_key_up",
-  help: "1 while a channel key (by fingerprint) is in rotation, 0 while it is out of rotation for its reason (auth: refused; quota: out of credit or quota) until channels[].key_cooldown passes.",
+  help: "1 while a channel key (by fingerprint) is in rotation, 0 while it is out of rotation for its reason (auth: refused; quota: out of credit or quota) until channels[].key_cooldown passes, or (manual) until an operator puts it back.",
   labelNames: ["channel", "key", "reason"] as const,
   // Cluster workers read the same shared records: a key any of them sees out is out.
   aggregator: "min",
@@ -418,6 +428,20 @@ export const channelKeyBackAt = new client.Gauge({
     this.reset();
     for (const source of keySources) {
       for (const r of await source.states()) if (r.until !== undefined) this.labels(r.channel, r.key).set(r.until / 1000);
+    }
+  },
+});
+
+export const channelKeyTakenOutAt = new client.Gauge({
+  name: "gateway_channel_key_taken_out_timestamp_seconds",
+  help: "For a channel key an operator took out of rotation (by fingerprint; `gateway channels key out`): the Unix time it was taken out, labelled with who did it and why (at most 200 characters, as they gave it). It stays out until put back.",
+  labelNames: ["channel", "key", "actor", "reason"] as const,
+  aggregator: "max",
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const source of keySources) {
+      for (const r of await source.states()) if (r.manual) this.labels(r.channel, r.key, r.manual.actor, r.manual.reason).set(r.manual.at / 1000);
     }
   },
 });

@@ -1,8 +1,9 @@
 // Records read from the keyed store, kept per server for `freshMs` when the store is shared
 // (every read a round trip): one past that age is still used while a background read
-// replaces it, so a healthy channel or key costs no round trip per request. With freshMs 0
-// (the store is in this process) every get reads. Bounded by the names asked for (the
-// channels configured).
+// replaces it, so a healthy channel or key costs no round trip per request; unless it is
+// older than `maxAgeMs`, when the read is waited for (what an operator changes must not
+// wait for traffic to refresh a view kept from long ago). With freshMs 0 (the store is in
+// this process) every get reads. Bounded by the names asked for (the channels configured).
 
 interface Seen<V> {
   value: V;
@@ -14,25 +15,30 @@ interface Seen<V> {
 
 export class FreshReads<V> {
   readonly #freshMs: number;
+  readonly #maxAgeMs: number;
   readonly #seen = new Map<string, Seen<V>>();
 
-  constructor(freshMs: number) {
+  /** @param maxAgeMs the oldest value used while a read replaces it (default: any) */
+  constructor(freshMs: number, { maxAgeMs = Number.POSITIVE_INFINITY }: { readonly maxAgeMs?: number } = {}) {
     this.#freshMs = freshMs;
+    this.#maxAgeMs = Math.max(freshMs, maxAgeMs);
   }
 
   /** The value to use now: read (awaited) when none is kept for `tag`, else the kept one,
-   * refreshed in the background once older than freshMs. A failed background read keeps
-   * the old value for another freshMs. */
+   * refreshed in the background once older than freshMs (the refresh awaited when it is
+   * older than maxAgeMs). A failed read keeps the old value for another freshMs. */
   get(name: string, read: () => Promise<V>, now: number, tag?: unknown): V | Promise<V> {
     const seen = this.#freshMs > 0 ? this.#seen.get(name) : undefined;
     if (!seen || seen.tag !== tag) return this.#read(name, read, now, tag);
-    if (now - seen.at >= this.#freshMs) {
-      seen.refreshing ??= this.#read(name, read, now, tag).then(() => undefined, () => {
-        seen.at = now;
-        seen.refreshing = undefined;
-      });
-    }
-    return seen.value;
+    const age = now - seen.at;
+    if (age < this.#freshMs) return seen.value;
+    seen.refreshing ??= this.#read(name, read, now, tag).then(() => undefined, () => {
+      seen.at = now;
+      seen.refreshing = undefined;
+    });
+    if (age < this.#maxAgeMs) return seen.value;
+    // The value read (a new entry replaced this one), else the old one when the read failed.
+    return seen.refreshing.then(() => this.kept(name, tag) ?? seen.value);
   }
 
   /** The value kept for `name` and `tag` while it is fresh (this server wrote or read it
@@ -51,6 +57,11 @@ export class FreshReads<V> {
   /** What this server just wrote: kept as read at `at`. */
   set(name: string, value: V, at: number, tag?: unknown): void {
     if (this.#freshMs > 0) this.#seen.set(name, { value, at, tag });
+  }
+
+  /** Forgets the value kept for `name`: the next get reads it. */
+  drop(name: string): void {
+    this.#seen.delete(name);
   }
 
   clear(): void {

@@ -14,8 +14,10 @@ export function keyReportSource(routing: RoutingState, runtime: () => Runtime): 
   const read = async (): Promise<readonly KeyStateReport[]> => {
     const channels = [...runtime().channels.values()];
     const states = await Promise.all(channels.map((c) => routing.keyHealth.states(c)));
-    return channels.flatMap((channel, i) => states[i].map((s): KeyStateReport =>
-      ({ channel: channel.name, key: s.fingerprint, reason: s.out?.reason ?? "none", until: s.out?.until })));
+    return channels.flatMap((channel, i) => states[i].map((s): KeyStateReport => ({
+      channel: channel.name, key: s.fingerprint, reason: s.manual ? "manual" : s.out?.reason ?? "none", until: s.out?.until,
+      ...(s.manual && { manual: s.manual }),
+    })));
   };
   return {
     states() {

@@ -263,6 +263,9 @@ export interface Channel {
   /** How long a key stays out of rotation after the provider refused it (auth) or said
    * its account is out of credit or quota (quota). */
   readonly keyCooldownMs: { readonly auth: number; readonly quota: number };
+  /** channels[].probe: how often its keys out of rotation (by key_cooldown) are probed, and
+   * the upstream model asked for; absent: never (routing/key-recovery.ts). */
+  readonly probe?: { readonly everyMs: number; readonly upstreamModel: string };
   readonly groups: ReadonlySet<string>;
   readonly models: ReadonlySet<string>;
   /** Client model name → upstream model name. */

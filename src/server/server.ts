@@ -16,6 +16,8 @@ import { startAdminServer, type AdminServer } from "../admin/listener.js";
 import { noUsageSink, type UsageSink } from "../pipeline/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
+import { KeyControl } from "../routing/key-control.js";
+import { KeyRecovery } from "../routing/key-recovery.js";
 import { keyReportSource } from "../routing/key-report.js";
 import { routingState } from "../routing/routing-state.js";
 import { inProcessState } from "../state/in-process.js";
@@ -76,6 +78,8 @@ export interface GatewayServer {
   readonly accounts: { readonly store: AccountStore; readonly directory: AccountDirectory; readonly service: AccountService };
   /** Memory held by request bodies in flight, against server.max_body_memory. */
   readonly bodyBudget: BodyBudget;
+  /** An operator's hand on channel keys: take one out of rotation, put it back (admin API). */
+  readonly keyControl: KeyControl;
   /** Base URL the server listens on, e.g. http://127.0.0.1:8080. */
   readonly url: string;
   readonly port: number;
@@ -111,7 +115,8 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     server, box: opts.box, state: opened.state,
-    accounts: { store: opened.accountStore, directory: opened.directory, service: opened.accountService }, bodyBudget: opened.bodyBudget, port: address.port,
+    accounts: { store: opened.accountStore, directory: opened.directory, service: opened.accountService }, bodyBudget: opened.bodyBudget,
+    keyControl: opened.keyControl, port: address.port,
     url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url, adminUrl: adminServer?.url,
     drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, { opsServer, adminServer }, timeoutMs),
   };
@@ -127,6 +132,9 @@ interface Opened {
   readonly routing: RoutingState;
   readonly jobs: JobOutcomes;
   readonly jobWatch: JobWatch;
+  readonly keyControl: KeyControl;
+  /** channels[].probe: puts keys back that answer again. */
+  readonly keyRecovery: KeyRecovery;
   readonly ops: OpsEndpoints & { draining: boolean };
   readonly accountStore: AccountStore;
   /** Stored tokens and users, cached and following the store's change feed. */
@@ -166,6 +174,8 @@ function openState(opts: GatewayServerOptions): Opened {
     bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
     routing, jobs, ops,
     jobWatch: new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, keyHealth: routing.keyHealth, timing: opts.jobWatch }),
+    keyControl: new KeyControl({ keyed, runtime: () => box.current, changed: (channel) => routing.keyHealth.forgetView(channel) }),
+    keyRecovery: new KeyRecovery({ keyed, keyHealth: routing.keyHealth, runtime: () => box.current, shared: state.shared }),
     unreport: () => {
       uncountReservations();
       uncountGeneration();
@@ -297,8 +307,8 @@ async function startAdminListener(runtime: Runtime, admin: AdminApi, server: htt
   }
 }
 
-/** Starts the operator listener (metrics.listen, unless a cluster primary serves it) and
- * the background job check. */
+/** Starts the operator listener (metrics.listen, unless a cluster primary serves it), the
+ * background job check and the channel key probes. */
 async function startBackground(opts: GatewayServerOptions, opened: Opened, server: http.Server): Promise<OpsServer | undefined> {
   const metricsListen = opts.box.current.metricsListen;
   let opsServer: OpsServer | undefined;
@@ -311,6 +321,7 @@ async function startBackground(opts: GatewayServerOptions, opened: Opened, serve
     }
   }
   opened.jobWatch.start();
+  opened.keyRecovery.start();
   return opsServer;
 }
 
@@ -322,7 +333,7 @@ async function drain(
 ): Promise<{ forced: number }> {
   const { opsServer, adminServer } = listeners;
   opened.ops.draining = true;
-  const watchStopped = opened.jobWatch.stop();
+  const watchStopped = Promise.all([opened.jobWatch.stop(), opened.keyRecovery.stop()]);
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const deadline = Date.now() + timeoutMs;

@@ -2,13 +2,15 @@
 // happened as one value (the answer, or why there is none, and every attempt). Within a
 // channel, a key the provider refuses or says is out of credit is taken out of rotation and
 // the request is tried again on the channel's next key; a channel whose keys are all out is
-// passed over. A fault the provider names only in its message is first confirmed by a probe
-// of the gateway's own (routing/key-probes.ts), which this request waits for (bounded):
-// confirmed, it is a fault like any; not, the answer is this request's own and goes to the
-// client as it came.
+// passed over (one whose keys an operator took out, as if it had none: when no channel is
+// left to try, the answer is channel_not_found). A fault the provider names only in its
+// message is first confirmed by a probe of the gateway's own (routing/key-probes.ts), which
+// this request waits for (bounded): confirmed, it is a fault like any; not, the answer is
+// this request's own and goes to the client as it came.
 
 import { Readable } from "node:stream";
-import type { GatewayError } from "../errors/gateway-error.js";
+import { errors } from "../errors/catalogue.js";
+import { GatewayError } from "../errors/gateway-error.js";
 import { log } from "../observability/log.js";
 import {
   keyFailureTally, upstreamDuration, upstreamErrorClass, upstreamErrorTally, upstreamRetriesTotal,
@@ -40,9 +42,9 @@ export interface AttemptPlan {
   readonly client: { readonly destroyed: boolean };
 }
 
-/** A key out of rotation: why, and until when (epoch ms). */
+/** A key out of rotation: why (manual: an operator took it out), and until when (epoch ms). */
 export interface KeyOutMark {
-  readonly reason: KeyFault;
+  readonly reason: KeyFault | "manual";
   readonly until: number;
 }
 
@@ -123,7 +125,8 @@ export async function attemptAll(plan: AttemptPlan): Promise<Attempts> {
     for (const channel of plan.channels) {
       if (await tryChannel(run, channel) === "stop") return run;
     }
-    run.error = exhaustedError(run.last ?? { kind: "status", status: 502 });
+    run.error = run.last ? exhaustedError(run.last)
+      : new GatewayError(errors.channelNotFound, `No available channel for model '${plan.modelName}': an operator took every key of its channels out of rotation.`);
   } catch (err) {
     run.error = err;
   }
@@ -146,8 +149,10 @@ async function tryChannel(run: Run, channel: Channel): Promise<Then> {
   for (;;) {
     const index = keys.pick(channel, usable);
     if (index === undefined) {
-      // Every key is out: the next channel. Its reason is the answer only if nothing else went wrong.
-      run.last ??= { kind: "keys", reason: outs.some((o) => o?.reason === "quota") ? "quota" : "auth" };
+      // Every key is out: the next channel. Its reason is the answer only if nothing else went
+      // wrong; keys an operator took out have none (as a channel without keys).
+      const manualOnly = !refused && channel.keys.every((_, i) => outs[i]?.reason === "manual");
+      if (!manualOnly) run.last ??= { kind: "keys", reason: outs.some((o) => o?.reason === "quota") ? "quota" : "auth" };
       return "next-channel";
     }
     // A client that left is not served from another channel or key.

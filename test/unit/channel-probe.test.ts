@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { MESSAGE_LIMIT, shown } from "../../src/cli/channel-probe.js";
+import { MESSAGE_LIMIT, shown } from "../../src/upstream/channel-probe.js";
 
 const KEY = "sk-live-0123456789abcdefSECRET";
 

@@ -1,7 +1,8 @@
-// The smallest real request `gateway channels test` sends a channel's upstream, in the
-// channel's own protocol: a one-word prompt and an output limit of a few tokens, plain or
-// streamed. Paths and the protocol's fixed headers come from the provider manifests; the
-// key's headers are added by the caller.
+// The smallest real request `gateway channels test` and the periodic key probe
+// (routing/key-recovery.ts) send a channel's upstream, in the channel's own protocol: a
+// one-word prompt and an output limit of a few tokens, plain or streamed. Paths and the
+// protocol's fixed headers come from the provider manifests; the key's headers are added
+// by the caller.
 
 import { DEFAULT_ANTHROPIC_VERSION } from "../providers/anthropic.js";
 import { providers } from "../providers/index.js";

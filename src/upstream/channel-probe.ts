@@ -1,4 +1,5 @@
-// One test request of `gateway channels test` on one key of a channel: sent straight to
+// One test request of `gateway channels test`, or of the periodic probe of keys out of
+// rotation (routing/key-recovery.ts), on one key of a channel: sent straight to
 // the upstream (no gateway, no usage entry, nobody charged), timed to the first byte of the
 // answer's body and to its end, and judged: a 2xx whose body is a complete answer (JSON, or
 // an event stream with no error event in it) passes; anything else fails with a class
@@ -35,6 +36,8 @@ export interface ProbeTarget {
   readonly key: string;
   readonly upstreamModel: string;
   readonly mode: ProbeMode;
+  /** Ends the test early (the gateway stopping); it then fails as a timeout. */
+  readonly signal?: AbortSignal;
 }
 
 /** The most of an answer kept to judge it (an error body is small, an 8-token answer too). */
@@ -51,7 +54,8 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
   const request = probeRequest(channel.protocol, upstreamModel, mode === "stream");
   const body = Buffer.from(request.body);
   const url = upstreamUrl(channel.baseUrl, request.path);
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const deadline = target.signal ? AbortSignal.any([timeout, target.signal]) : timeout;
   const started = performance.now();
   const since = () => Math.round(performance.now() - started);
   let status: number | undefined;
