@@ -360,6 +360,16 @@ class SqliteStore implements Store {
     return this.#read((tail) => mergeBuckets(this.#queries.usageBuckets(subject, sinceMs, bucketMs), tail, subject, sinceMs, bucketMs));
   }
 
+  oldestBefore(beforeMs: number, limit: number): UsageEntry[] {
+    return this.#queries.oldestBefore(beforeMs, limit);
+  }
+
+  /** Entries journaled and not yet in SQLite are new, never past the retention: no flush. */
+  removeBefore(beforeMs: number, limit: number, ids?: readonly string[]): number {
+    if (this.#commits.readWithTail) throw new Error("this store was opened to read only");
+    return this.#queries.removeBefore(beforeMs, limit, ids);
+  }
+
   close(): void {
     if (!this.#db.open) return;
     try {
