@@ -326,6 +326,9 @@ export interface Runtime {
   readonly plans: ReadonlyMap<string, Plan>;
   /** usage.timezone: the IANA zone calendar budgets reset in. */
   readonly timeZone: string;
+  /** usage.retention: entries older than this are removed (daily rollups stay), after
+   * being written under usage.archive (a folder, resolved) when set. Absent: kept. */
+  readonly usageRetention?: { readonly retentionMs: number; readonly archiveDir?: string };
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */
   readonly tokensByHash: ReadonlyMap<string, Token>;

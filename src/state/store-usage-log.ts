@@ -60,6 +60,29 @@ export class StoreUsageLog implements UsageLog {
     });
   }
 
+  /** With an archive: the batch is read, archived, then removed by request id. A store
+   * another connection is writing throws a locked error at once (the sweep tries later). */
+  async removeBefore(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number> {
+    const store = this.store;
+    if (!store.removeBefore || !store.oldestBefore) throw new Error("this usage log cannot remove entries");
+    if (!archive) return store.removeBefore(beforeMs, limit);
+    const entries = store.oldestBefore(beforeMs, limit);
+    if (entries.length === 0) return 0;
+    await archive(entries);
+    return store.removeBefore(beforeMs, limit, entries.map((e) => e.requestId));
+  }
+
+  async sweepAlone(sweep: () => Promise<void>): Promise<boolean> {
+    const release = this.store.lockSweep ? this.store.lockSweep() : () => {};
+    if (!release) return false;
+    try {
+      await sweep();
+      return true;
+    } finally {
+      release();
+    }
+  }
+
   flush(): Promise<void> {
     return now(() => this.store.flush());
   }

@@ -164,5 +164,8 @@ export interface Store {
    * spend counters stay. How many were removed. SQLite: throws a locked error (see
    * sqlite-commit.ts isLocked) at once, never waiting, when another connection writes. */
   removeBefore?(beforeMs: number, limit: number, ids?: readonly string[]): number;
+  /** Takes the right to sweep this store (one process at a time): its release, or
+   * undefined when another process sweeps now. Absent: only this process uses it. */
+  lockSweep?(): (() => void) | undefined;
   close(): void;
 }
