@@ -47,7 +47,7 @@ export interface SweepResult {
 
 const HOUR_MS = 3_600_000;
 /** A batch holds the store's write lock (SQLite: the event loop too) about this long. */
-export const BATCH_TARGET_MS = 25;
+export const BATCH_TARGET_MS = 10;
 const MIN_BATCH = 50;
 const MAX_BATCH = 20_000;
 /** SQLite locked by another connection: waited out this long between tries, this often. */
