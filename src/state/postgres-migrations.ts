@@ -171,8 +171,10 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // As SQLite's usage_daily (its migration 9): per UTC day (days since 1970-01-01), user,
     // token, model, channel ('' when none answered) and group, written in the statement that
     // inserts or refunds the entries; retention removes entries and keeps these (rollups.ts).
-    // Backfilled from the entries already here, in this migration's transaction.
+    // Backfilled from the entries already here, in this migration's transaction: on a
+    // large log that takes longer than a statement may (statement_timeout), so not here.
     sql: `
+      SET LOCAL statement_timeout = 0;
       CREATE TABLE usage_daily (
         day                  integer NOT NULL,
         "user"               text NOT NULL,
@@ -205,6 +207,9 @@ export const postgresMigrations: readonly PostgresMigration[] = [
 /** The schema version this code writes: the number of known migrations. */
 export const postgresSchemaVersion = postgresMigrations.length;
 
+/** How long one migration may run before the client gives up (setTimeout's largest). */
+const MIGRATION_QUERY_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** The advisory lock every gateway takes while migrating (an arbitrary fixed key). */
 const MIGRATION_LOCK = 7_351_200_912n;
 
@@ -235,7 +240,8 @@ export async function migratePostgres(pool: pg.Pool): Promise<void> {
         if (migration.version <= found) continue;
         await client.query("BEGIN");
         try {
-          await client.query(migration.sql);
+          // A migration that backfills may run long: the pool's client-side bound is lifted.
+          await client.query({ text: migration.sql, query_timeout: MIGRATION_QUERY_TIMEOUT_MS } as pg.QueryConfig);
           await client.query("INSERT INTO schema_migrations (version, description) VALUES ($1, $2)", [
             migration.version,
             migration.description,
