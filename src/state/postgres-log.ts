@@ -526,12 +526,13 @@ export class PostgresUsageLog implements UsageLog {
     return { tokens, users };
   }
 
-  /** Deletes by `seq` (the batch picked on usage_log_time), one statement each batch. */
+  /** One statement a batch: the batch picked on usage_log_time, deleted by ctid (a TID
+   * scan; seq has no index of its own). */
   async removeBefore(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number> {
     if (!archive) {
       const { rowCount } = await this.#query({
         name: "usage_log_remove_before",
-        text: "DELETE FROM usage_log WHERE seq IN (SELECT seq FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2)",
+        text: "DELETE FROM usage_log WHERE ctid = ANY(ARRAY(SELECT ctid FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2))",
         values: [beforeMs, limit],
       });
       return rowCount ?? 0;
