@@ -138,7 +138,7 @@ async function startServing(box: RuntimeBox, metricsText?: () => Promise<string>
   const spec = { store: box.current.store, ledger: box.current.ledger };
   const baseDir = dirname(box.current.sourcePath);
   try {
-    state = await openState(spec, { baseDir, upstreamTimeoutMs: box.current.server.upstreamTimeoutMs });
+    state = await openState(spec, { baseDir, upstreamTimeoutMs: box.current.server.upstreamTimeoutMs, retention: box.current.usageRetention });
   } catch (err) {
     throw new Error(`store: ${(err as Error).message}`);
   }

@@ -5,7 +5,8 @@
 import type {
   AdminKey, AdminSettings, Budget, Channel, ChannelCost, Plan, TokenLimits, Endpoint, Group, IpMatcher, Model, NameMatcher, RateWindow, Runtime, ServerSettings, Token, User,
 } from "../runtime/types.js";
-import type { RawAccountLimits, RawBudget, RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
+import { dirname, resolve as resolvePath } from "node:path";
+import type { Duration, RawAccountLimits, RawBudget, RawChannel, RawConfig, RawModel, RawToken, RawWindow } from "./raw.js";
 import { compilePrice } from "./compile-price.js";
 import { buildCandidates } from "./candidates.js";
 import { hashKey, requestSchemaFile } from "./crossref.js";
@@ -350,6 +351,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     plans,
     timeZone: raw.usage?.timezone ?? "UTC",
     preDeduction: raw.billing?.pre_deduction ?? "worst_case",
+    ...(raw.usage?.retention === undefined ? {} : { usageRetention: compileRetention(raw.usage.retention, raw.usage.archive, ctx.sourcePath) }),
     users,
     tokensByHash,
     models,
@@ -357,6 +359,12 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     candidates: buildCandidates(groups.values(), models, channelList),
   };
   return { runtime: deepFreeze(runtime), warnings };
+}
+
+/** usage.retention and usage.archive (a folder relative to the config file's). */
+function compileRetention(retention: Duration, archive: string | undefined, sourcePath: string): { retentionMs: number; archiveDir?: string } {
+  const retentionMs = parseDuration(retention);
+  return archive === undefined ? { retentionMs } : { retentionMs, archiveDir: resolvePath(dirname(sourcePath), archive) };
 }
 
 /** A model's endpoint kinds: the first one listed names it in errors. */

@@ -164,7 +164,45 @@ function checkBudgets(c: Checker, at: KeyPath, budgets: unknown): void {
   });
 }
 
+/** Budgets are seeded from the entries after a restart: a retention must outlast the
+ * longest of them (a calendar month, or a rolling window declared here). */
+const MIN_RETENTION_MS = 35 * 86_400_000;
+
+/** The longest rolling budget window gateway.yaml declares (ms; 0: none). */
+function longestRollingBudget(root: Record<string, unknown>): number {
+  const owners = [...Object.values(record(root.plans)), ...Object.values(record(root.users)), ...list(root.tokens)];
+  let longest = 0;
+  for (const owner of owners) {
+    for (const budget of list(record(owner).budgets)) {
+      const per = record(budget).per;
+      if (!text(per) || ["day", "week", "month"].includes(per.trim())) continue;
+      try {
+        longest = Math.max(longest, parseDuration(per));
+      } catch {
+        // reported where the budget is checked
+      }
+    }
+  }
+  return longest;
+}
+
+function checkRetention(c: Checker): void {
+  const usage = record(c.root.usage);
+  if (usage.retention === undefined) {
+    if (usage.archive !== undefined) c.report(["usage", "archive"], "an archive needs usage.retention (what is older is archived, then removed)");
+    return;
+  }
+  c.parses(["usage", "retention"], () => {
+    const ms = parseDuration(usage.retention as string | number);
+    const needed = Math.max(MIN_RETENTION_MS, longestRollingBudget(c.root as Record<string, unknown>));
+    if (ms < needed) {
+      throw new Error(`must be at least ${Math.ceil(needed / 86_400_000)}d: budgets that reset are seeded from the entries it keeps`);
+    }
+  });
+}
+
 function checkUsage(c: Checker): void {
+  checkRetention(c);
   const zone = record(c.root.usage).timezone;
   if (text(zone)) {
     c.parses(["usage", "timezone"], () => {

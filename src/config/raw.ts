@@ -43,7 +43,7 @@ export interface RawConfig {
   groups?: Record<string, {
     multiplier?: number; strategy?: "weighted" | "cheapest"; show_cost?: boolean; limits?: { tokens_per_minute?: number }; description?: string;
   }>;
-  usage?: { timezone?: string };
+  usage?: { timezone?: string; retention?: Duration; archive?: string };
   billing?: { pre_deduction?: "worst_case" | "available" | "none" };
   plans?: Record<string, { description?: string; groups?: string[]; limits?: RawAccountLimits; budgets?: RawBudget[] }>;
   users?: Record<

@@ -331,6 +331,9 @@ export interface Runtime {
   readonly timeZone: string;
   /** billing.pre_deduction: what a model call must find left before it runs. */
   readonly preDeduction: "worst_case" | "available" | "none";
+  /** usage.retention: entries older than this are removed (daily rollups stay), after
+   * being written under usage.archive (a folder, resolved) when set. Absent: kept. */
+  readonly usageRetention?: { readonly retentionMs: number; readonly archiveDir?: string };
   readonly users: ReadonlyMap<string, User>;
   /** sha256(key) hex → token. */
   readonly tokensByHash: ReadonlyMap<string, Token>;

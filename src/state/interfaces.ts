@@ -98,6 +98,16 @@ export interface UsageLog {
   spendTotals(): Promise<SpendTotals>;
   /** Makes everything appended durable now. Rejects when some could not be written. */
   flush(): Promise<void>;
+  /**
+   * Retention (state/retention.ts): removes up to `limit` of the oldest entries older than
+   * `beforeMs` in one short transaction, handing them to `archive` first when given (none
+   * is removed when it rejects); how many were removed. Daily rollups and spend counters
+   * stay, so spend reports and balances do not change. Absent: the log cannot remove.
+   */
+  removeBefore?(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number>;
+  /** Runs `sweep` unless another process sweeps this log now: false, without running it,
+   * when one does (PostgreSQL: an advisory lock; a SQLite file: a lock file). */
+  sweepAlone?(sweep: () => Promise<void>): Promise<boolean>;
   /** A log on a server (PostgreSQL) says whether it is reachable now; State.health merges it. */
   health?(): StateHealth;
   close(): Promise<void>;

@@ -3,6 +3,7 @@
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } from "./entry.js";
+import { mergeSpendRows, RollupMap, splitForRollups } from "./rollups.js";
 import { newestDayFirst, spendKeyer } from "./spend-keys.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 import { checkBucketQuery, sumBuckets } from "./usage-buckets.js";
@@ -34,6 +35,8 @@ class MemoryStore implements Store {
   readonly #entries: UsageEntry[] = [];
   readonly #ids = new Set<string>();
   readonly #spent = { token: new Map<string, bigint>(), user: new Map<string, bigint>() };
+  /** Daily rollups: kept when retention removes entries. */
+  readonly rollups = new RollupMap();
 
   spentByToken(token: string): bigint {
     return this.#spent.token.get(token) ?? 0n;
@@ -57,6 +60,7 @@ class MemoryStore implements Store {
     if (this.#ids.has(e.requestId)) return;
     this.#ids.add(e.requestId);
     this.#entries.push(e);
+    this.rollups.add(e);
     this.#spent.token.set(e.token, this.spentByToken(e.token) + e.costNano);
     this.#spent.user.set(e.user, this.spentByUser(e.user) + e.costNano);
   }
@@ -70,6 +74,7 @@ class MemoryStore implements Store {
     const e = this.#entries[i];
     if (e.refundedAt !== undefined) return { kind: "already-refunded" };
     this.#entries[i] = normalizeEntry({ ...e, refundedAt: at });
+    this.rollups.refund(e);
     this.#spent.token.set(e.token, this.spentByToken(e.token) - e.costNano);
     this.#spent.user.set(e.user, this.spentByUser(e.user) - e.costNano);
     return { kind: "refunded", token: e.token, user: e.user, costNano: e.costNano };
@@ -86,7 +91,15 @@ class MemoryStore implements Store {
     return found;
   }
 
+  /** Whole UTC days from the rollups, the range's partial days from the entries (rollups.ts). */
   spend(by: SpendDimension, range: SpendRange): SpendRow[] {
+    const split = splitForRollups(by, range);
+    if (!split) return this.#spendOfEntries(by, range);
+    const parts = [this.rollups.spend(by, split.firstDay, split.endDay), ...split.edges.map((edge) => this.#spendOfEntries(by, edge))];
+    return mergeSpendRows(by, parts);
+  }
+
+  #spendOfEntries(by: SpendDimension, range: SpendRange): SpendRow[] {
     const keyOf = spendKeyer(by, range);
     const groups = new Map<string, SpendMoney & { requests: number; usage: Usage }>();
     for (const e of this.#entries) {
@@ -106,6 +119,22 @@ class MemoryStore implements Store {
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
     checkBucketQuery(subject, sinceMs, bucketMs);
     return sumBuckets([], this.#entries, subject, sinceMs, bucketMs);
+  }
+
+  oldestBefore(beforeMs: number, limit: number): UsageEntry[] {
+    return this.#entries.filter((e) => e.time < beforeMs).sort((a, b) => a.time - b.time).slice(0, Math.max(0, limit));
+  }
+
+  removeBefore(beforeMs: number, limit: number, ids?: readonly string[]): number {
+    const wanted = ids && new Set(ids);
+    const old = this.oldestBefore(beforeMs, wanted ? Number.MAX_SAFE_INTEGER : limit);
+    const chosen = new Set(old.filter((e) => !wanted || wanted.has(e.requestId)).slice(0, limit).map((e) => e.requestId));
+    if (chosen.size === 0) return 0;
+    let kept = 0;
+    for (const e of this.#entries) if (!chosen.has(e.requestId)) this.#entries[kept++] = e;
+    this.#entries.length = kept;
+    for (const id of chosen) this.#ids.delete(id);
+    return chosen.size;
   }
 
   close(): void {}

@@ -182,6 +182,42 @@ export const migrations: readonly Migration[] = [
     // entries from a time on; tokens have had usage_log_token since version 1.
     sql: `CREATE INDEX usage_log_user ON usage_log (user, time);`,
   },
+  {
+    version: 9,
+    description: "daily rollups of the usage log",
+    // Per UTC day (days since 1970-01-01), user, token, model, channel ('' when none
+    // answered) and group: what spend reports read for whole days (state/rollups.ts).
+    // Written in the transaction that inserts or refunds the entries; retention removes
+    // entries and keeps these. Money as in spend rows: refunded entries count requests and
+    // tokens, not money. Backfilled from the entries already here.
+    sql: `
+      CREATE TABLE usage_daily (
+        day                  INTEGER NOT NULL,
+        user                 TEXT NOT NULL,
+        token                TEXT NOT NULL,
+        model                TEXT NOT NULL,
+        channel              TEXT NOT NULL,
+        grp                  TEXT NOT NULL,
+        requests             INTEGER NOT NULL,
+        input                INTEGER NOT NULL,
+        cache_read           INTEGER NOT NULL,
+        cache_write          INTEGER NOT NULL,
+        output               INTEGER NOT NULL,
+        reasoning            INTEGER NOT NULL,
+        cost_nano            INTEGER NOT NULL CHECK (typeof(cost_nano) = 'integer'),
+        channel_cost_nano    INTEGER NOT NULL CHECK (typeof(channel_cost_nano) = 'integer'),
+        channel_cost_unknown INTEGER NOT NULL,
+        PRIMARY KEY (day, user, token, model, channel, grp)
+      ) WITHOUT ROWID;
+      INSERT INTO usage_daily
+      SELECT (time - ((time % 86400000) + 86400000) % 86400000) / 86400000, user, token, model, COALESCE(channel, ''), grp,
+        COUNT(*), SUM(input), SUM(cache_read), SUM(cache_write), SUM(output), SUM(reasoning),
+        SUM(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END),
+        SUM(CASE WHEN refunded_at IS NULL THEN COALESCE(channel_cost_nano, 0) ELSE 0 END),
+        SUM(CASE WHEN refunded_at IS NULL AND channel_cost_nano IS NULL AND cost_nano <> 0 THEN 1 ELSE 0 END)
+      FROM usage_log GROUP BY 1, 2, 3, 4, 5, 6;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

@@ -8,6 +8,7 @@ import { inProcessState } from "./in-process.js";
 import { createMemoryStore } from "./memory.js";
 import { openPostgresUsageLog } from "./postgres-log.js";
 import { openRedisSharedState, splitKeyPrefix } from "./redis.js";
+import { RetentionSweeper, type RetentionSettings, type SweepTiming } from "./retention.js";
 import { openSqliteStore } from "./sqlite.js";
 import { StoreUsageLog } from "./store-usage-log.js";
 
@@ -24,6 +25,11 @@ export interface OpenStateOptions extends OpenStoreOptions {
   /** server.upstream_timeout: how long a reservation may be held (shared stores expire
    * what a crashed process left). */
   readonly upstreamTimeoutMs?: number;
+  /** usage.retention (and usage.archive): this process sweeps the usage log at start and
+   * hourly, one process at a time (retention.ts). Absent: entries are kept. */
+  readonly retention?: RetentionSettings;
+  /** How the retention sweep runs (tests shorten it). */
+  readonly retentionTiming?: SweepTiming;
 }
 
 /** A parsed `store:` or `ledger:` spec. */
@@ -132,11 +138,26 @@ export async function openState(spec: { store?: string; ledger?: string }, opts:
   const store = parseStoreSpec(spec.store ?? "memory:", opts.baseDir);
   const shared = store.kind === "redis" ? sharedStates.redis : undefined;
   const usageLog = await openUsageLog({ store: spec.store ?? "memory:", ledger: spec.ledger }, opts);
-  if (!shared) return inProcessState(usageLog);
+  if (!shared) return withRetention(inProcessState(usageLog), opts);
   try {
-    return await shared(store, usageLog, opts);
+    return withRetention(await shared(store, usageLog, opts), opts);
   } catch (err) {
     await usageLog.close();
     throw err;
   }
+}
+
+/** `state` sweeping its usage log past `opts.retention` (this is a process that writes the
+ * log), the sweep stopped before the state closes. */
+function withRetention(state: State, opts: OpenStateOptions): State {
+  if (!opts.retention || !state.usageLog.removeBefore) return state;
+  const sweeper = new RetentionSweeper(state.usageLog, opts.retention, opts.retentionTiming);
+  sweeper.start();
+  const close = state.close.bind(state);
+  return Object.assign(state, {
+    async close() {
+      await sweeper.stop();
+      await close();
+    },
+  });
 }

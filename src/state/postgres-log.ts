@@ -9,6 +9,7 @@ import { log } from "../observability/log.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { migratePostgres } from "./postgres-migrations.js";
+import { dayText, mergeSpendRows, splitForRollups } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
 import { bucketSql, checkBucketQuery, firstMs } from "./usage-buckets.js";
@@ -24,6 +25,10 @@ export interface PostgresLogOptions {
   /** How often an unreachable server is probed, so health recovers without traffic; default 1000 ms. */
   readonly probeIntervalMs?: number;
 }
+
+/** The advisory lock a gateway holds while it sweeps entries past the retention (an
+ * arbitrary fixed key, not the migration's). */
+const RETENTION_LOCK = 7_351_200_913n;
 
 /** Rows one commit carries at most; the rest go in the next commit, at once. */
 export const MAX_BATCH = 2000;
@@ -111,11 +116,17 @@ const INSERT_TYPES = [
 ] as const;
 
 /**
- * One commit: inserts the new entries (a request id recorded already is left alone) and
- * adds the cost of those inserted, refunds left out, to their tokens' and users' spend, in
- * one statement (one transaction, one round trip). Spend rows are updated in key order, so
+ * One commit: inserts the new entries (a request id recorded already is left alone), adds
+ * them to their daily rollups, and adds the cost of those inserted, refunds left out, to
+ * their tokens' and users' spend, in one statement (one transaction, one round trip).
+ * Rollups are upserted in key order too. Spend rows are updated in key order, so
  * two gateways committing at once wait for each other instead of deadlocking.
  */
+/** The UTC day (days since 1970-01-01) of an epoch-ms column, in int8 arithmetic. */
+function daySql(column: string): string {
+  return `((${column} - ((${column} % 86400000) + 86400000) % 86400000) / 86400000)::integer`;
+}
+
 const INSERT_SQL = `
   WITH ins AS (
     INSERT INTO usage_log (${INSERT_COLUMNS})
@@ -123,7 +134,21 @@ const INSERT_SQL = `
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(e, ord)
     ORDER BY ord
     ON CONFLICT (request_id) DO NOTHING
-    RETURNING token, "user", cost_nano, refunded_at
+    RETURNING token, "user", cost_nano, refunded_at, time, model, channel, grp, input, cache_read, cache_write, output,
+      reasoning, channel_cost_nano
+  ), rolled AS (
+    INSERT INTO usage_daily (day, "user", token, model, channel, grp, requests, input, cache_read, cache_write, output,
+      reasoning, cost_nano, channel_cost_nano, channel_cost_unknown)
+    SELECT ${daySql("time")}, "user", token, model, COALESCE(channel, ''), grp, count(*), sum(input), sum(cache_read),
+      sum(cache_write), sum(output), sum(reasoning), ${SPEND_MONEY_SQL.replace(/ AS \w+/g, "")}
+      FROM ins GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (day, "user", token, model, channel, grp) DO UPDATE SET
+      requests = usage_daily.requests + excluded.requests, input = usage_daily.input + excluded.input,
+      cache_read = usage_daily.cache_read + excluded.cache_read, cache_write = usage_daily.cache_write + excluded.cache_write,
+      output = usage_daily.output + excluded.output, reasoning = usage_daily.reasoning + excluded.reasoning,
+      cost_nano = usage_daily.cost_nano + excluded.cost_nano,
+      channel_cost_nano = usage_daily.channel_cost_nano + excluded.channel_cost_nano,
+      channel_cost_unknown = usage_daily.channel_cost_unknown + excluded.channel_cost_unknown
   ), charged AS (
     SELECT 'token' AS kind, token AS name, sum(cost_nano) AS nano FROM ins
       WHERE refunded_at IS NULL AND cost_nano <> 0 GROUP BY token
@@ -137,14 +162,21 @@ const INSERT_SQL = `
 
 /**
  * Marks an entry refunded if it is not yet (a concurrent refund waits for the row lock and
- * then finds it refunded) and takes its cost off its token's and user's spend, in one
- * statement. One row with `refunded` true: refunded now; false: refunded before; none: no
+ * then finds it refunded) and takes its cost off its token's and user's spend and its money
+ * off its daily rollup (which keeps the request and its tokens), in one statement. One row with `refunded` true: refunded now; false: refunded before; none: no
  * such entry.
  */
 const REFUND_SQL = `
   WITH r AS (
     UPDATE usage_log SET refunded_at = $2 WHERE request_id = $1 AND refunded_at IS NULL
-    RETURNING token, "user", cost_nano
+    RETURNING token, "user", cost_nano, time, model, channel, grp, channel_cost_nano
+  ), d AS (
+    UPDATE usage_daily SET cost_nano = usage_daily.cost_nano - r.cost_nano,
+      channel_cost_nano = usage_daily.channel_cost_nano - COALESCE(r.channel_cost_nano, 0),
+      channel_cost_unknown = usage_daily.channel_cost_unknown
+        - CASE WHEN r.channel_cost_nano IS NULL AND r.cost_nano <> 0 THEN 1 ELSE 0 END
+    FROM r WHERE usage_daily.day = ${daySql("r.time")} AND usage_daily."user" = r."user" AND usage_daily.token = r.token
+      AND usage_daily.model = r.model AND usage_daily.channel = COALESCE(r.channel, '') AND usage_daily.grp = r.grp
   ), s AS (
     INSERT INTO spend (kind, name, nano)
     SELECT 'token', token, -cost_nano FROM r WHERE cost_nano <> 0
@@ -202,6 +234,7 @@ export class PostgresUsageLog implements UsageLog {
   readonly #pool: pg.Pool;
   readonly #where: string;
   readonly #probeIntervalMs: number;
+  readonly #url: string;
   #queue: Pending[] = [];
   #committing = false;
   #scheduled = false;
@@ -220,6 +253,7 @@ export class PostgresUsageLog implements UsageLog {
   constructor(pool: pg.Pool, url: string, probeIntervalMs: number) {
     this.#pool = pool;
     this.#where = describePostgresUrl(url);
+    this.#url = url;
     this.#probeIntervalMs = probeIntervalMs;
     // An idle connection the server dropped: without a listener this would crash the process.
     pool.on("error", (error) => this.#lost(error));
@@ -413,7 +447,26 @@ export class PostgresUsageLog implements UsageLog {
     return rows.map(entryOfRow);
   }
 
+  /** Whole UTC days from the rollups, the range's partial days from the entries (rollups.ts). */
   async spend(by: SpendDimension, range: SpendRange): Promise<SpendRow[]> {
+    const split = splitForRollups(by, range);
+    if (!split || by === "key") return this.#spendOfEntries(by, range);
+    const column = by === "user" ? `"user"` : by === "group" ? "grp" : by === "day" ? "day::text" : by;
+    const rolled = this.#query<SpendSqlRow>({
+      name: `usage_daily_spend_${by}`,
+      text: `SELECT ${column} AS key, sum(requests) AS requests,
+          sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
+          sum(output) AS output, sum(reasoning) AS reasoning, sum(cost_nano) AS cost,
+          sum(channel_cost_nano) AS channel_cost, sum(channel_cost_unknown) AS channel_cost_unknown
+        FROM usage_daily WHERE day >= $1 AND day < $2 GROUP BY ${column}`,
+      values: [split.firstDay, split.endDay],
+    });
+    const parts = await Promise.all([rolled, ...split.edges.map((edge) => this.#spendOfEntries(by, edge))]);
+    const rows = parts[0].rows.map(spendRowOf);
+    return mergeSpendRows(by, [by === "day" ? rows.map((r) => ({ ...r, key: dayText(Number(r.key)) })) : rows, ...parts.slice(1) as SpendRow[][]]);
+  }
+
+  async #spendOfEntries(by: SpendDimension, range: SpendRange): Promise<SpendRow[]> {
     const column = dimensionColumn(by, range);
     const { rows } = await this.#query<SpendSqlRow>({
       name: by === "day" ? `usage_log_spend_day_${dayBucketMs(range.timeZone)}` : `usage_log_spend_${by}`,
@@ -471,6 +524,46 @@ export class PostgresUsageLog implements UsageLog {
     const users = new Map<string, bigint>();
     for (const r of rows) (r.kind === "token" ? tokens : users).set(r.name, BigInt(r.nano));
     return { tokens, users };
+  }
+
+  /** One statement a batch: the batch picked on usage_log_time, deleted by ctid (a TID
+   * scan; seq has no index of its own). */
+  async removeBefore(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number> {
+    if (!archive) {
+      const { rowCount } = await this.#query({
+        name: "usage_log_remove_before",
+        text: "DELETE FROM usage_log WHERE ctid = ANY(ARRAY(SELECT ctid FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2))",
+        values: [beforeMs, limit],
+      });
+      return rowCount ?? 0;
+    }
+    const { rows } = await this.#query<UsageRow>({
+      text: "SELECT * FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2",
+      values: [beforeMs, limit],
+    });
+    if (rows.length === 0) return 0;
+    await archive(rows.map(entryOfRow));
+    const { rowCount } = await this.#query({
+      text: "DELETE FROM usage_log WHERE request_id = ANY($1::text[]) AND time < $2",
+      values: [rows.map((r) => r.request_id), beforeMs],
+    });
+    return rowCount ?? 0;
+  }
+
+  /** One sweeper at a time over every gateway on this database: a session advisory lock,
+   * held on a connection of its own (not the pool's) for the sweep. */
+  async sweepAlone(sweep: () => Promise<void>): Promise<boolean> {
+    const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 3000, application_name: "llm-gateway-retention" });
+    client.on("error", () => {}); // a dropped lock connection ends the sweep's lock; the next run takes it again
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [RETENTION_LOCK.toString()]);
+      if (!rows[0].locked) return false;
+      await sweep();
+      return true;
+    } finally {
+      await client.end().catch(() => {});
+    }
   }
 
   /** How many entries the log holds, and how many of them are refunded. */

@@ -167,10 +167,50 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       CREATE INDEX account_changes_at ON account_changes (at);
     `,
   },
+  {
+    version: 6,
+    description: "daily rollups of the usage log",
+    // As SQLite's usage_daily (its migration 9): per UTC day (days since 1970-01-01), user,
+    // token, model, channel ('' when none answered) and group, written in the statement that
+    // inserts or refunds the entries; retention removes entries and keeps these (rollups.ts).
+    // Backfilled from the entries already here, in this migration's transaction: on a
+    // large log that takes longer than a statement may (statement_timeout), so not here.
+    sql: `
+      SET LOCAL statement_timeout = 0;
+      CREATE TABLE usage_daily (
+        day                  integer NOT NULL,
+        "user"               text NOT NULL,
+        token                text NOT NULL,
+        model                text NOT NULL,
+        channel              text NOT NULL,
+        grp                  text NOT NULL,
+        requests             bigint NOT NULL,
+        input                bigint NOT NULL,
+        cache_read           bigint NOT NULL,
+        cache_write          bigint NOT NULL,
+        output               bigint NOT NULL,
+        reasoning            bigint NOT NULL,
+        cost_nano            bigint NOT NULL,
+        channel_cost_nano    bigint NOT NULL,
+        channel_cost_unknown bigint NOT NULL,
+        PRIMARY KEY (day, "user", token, model, channel, grp)
+      );
+      INSERT INTO usage_daily
+      SELECT ((time - ((time % 86400000) + 86400000) % 86400000) / 86400000)::integer, "user", token, model,
+        COALESCE(channel, ''), grp, count(*), sum(input), sum(cache_read), sum(cache_write), sum(output), sum(reasoning),
+        sum(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END),
+        sum(CASE WHEN refunded_at IS NULL THEN COALESCE(channel_cost_nano, 0) ELSE 0 END),
+        sum(CASE WHEN refunded_at IS NULL AND channel_cost_nano IS NULL AND cost_nano <> 0 THEN 1 ELSE 0 END)
+      FROM usage_log GROUP BY 1, 2, 3, 4, 5, 6;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */
 export const postgresSchemaVersion = postgresMigrations.length;
+
+/** How long one migration may run before the client gives up (setTimeout's largest). */
+const MIGRATION_QUERY_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** The advisory lock every gateway takes while migrating (an arbitrary fixed key). */
 const MIGRATION_LOCK = 7_351_200_912n;
@@ -202,7 +242,8 @@ export async function migratePostgres(pool: pg.Pool): Promise<void> {
         if (migration.version <= found) continue;
         await client.query("BEGIN");
         try {
-          await client.query(migration.sql);
+          // A migration that backfills may run long: the pool's client-side bound is lifted.
+          await client.query({ text: migration.sql, query_timeout: MIGRATION_QUERY_TIMEOUT_MS } as pg.QueryConfig);
           await client.query("INSERT INTO schema_migrations (version, description) VALUES ($1, $2)", [
             migration.version,
             migration.description,

@@ -24,7 +24,8 @@ export function dayBucketMs(timeZone: string | undefined): number {
   return isUtc(timeZone) ? DAY_MS : QUARTER_HOUR_MS;
 }
 
-function isUtc(timeZone: string | undefined): boolean {
+/** Whether days in the zone are UTC days. */
+export function isUtc(timeZone: string | undefined): boolean {
   return timeZone === undefined || timeZone === "UTC" || timeZone === "Etc/UTC";
 }
 

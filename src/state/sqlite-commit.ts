@@ -1,5 +1,6 @@
 // What every connection to the store shares, whichever thread holds it: its settings, and
-// one group commit (a batch of usage entries and the spend they add, in one transaction).
+// one group commit (a batch of usage entries, the spend and the daily rollups they add, in
+// one transaction).
 
 import type Database from "better-sqlite3";
 import { COST_AT, ID_AT, ROW_WIDTH, TOKEN_AT, USER_AT, type SqliteQueries } from "./sqlite-queries.js";
@@ -45,7 +46,9 @@ export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: 
     const tokens = new Map<string, bigint>();
     const users = new Map<string, bigint>();
     // Only newly inserted rows come back: a request id already recorded is not charged twice.
-    for (const i of q.insertRows(rows)) {
+    const inserted = q.insertRows(rows);
+    q.addRollups(rows, inserted);
+    for (const i of inserted) {
       const at = i * ROW_WIDTH;
       const cost = rows[at + COST_AT] as bigint;
       if (cost === 0n) continue;

@@ -4,6 +4,7 @@
 import type Database from "better-sqlite3";
 import { formatToolCalls } from "../protocols/usage.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
+import { dayText, epochDay, mergeSpendRows, splitForRollups } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
 import { bucketSql, firstMs } from "./usage-buckets.js";
@@ -51,6 +52,21 @@ export const USER_AT = 3;
 export const COST_AT = 15;
 /** Position of channel_cost_nano, the other money value (a journal line holds it as text). */
 export const CHANNEL_COST_AT = 24;
+/** Positions of the other values a rollup (usage_daily) adds up. */
+const TIME_AT = 1;
+const GROUP_AT = 4;
+const MODEL_AT = 5;
+const CHANNEL_AT = 7;
+const INPUT_AT = 10;
+
+/** The rollup grouping column of each dimension it answers (rollups.ts). */
+const rollupColumn: Record<Exclude<SpendDimension, "key">, string> = {
+  user: "user", token: "token", model: "model", group: "grp", channel: "channel", day: "CAST(day AS TEXT)",
+};
+
+/** A usage_daily row while a batch's entries are summed into it: key columns, then
+ * requests, the five token counts, cost, channel cost and how many lack one. */
+type RollupValues = [number, string, string, string, string, string, number, number, number, number, number, number, bigint, bigint, number];
 
 /** One entry's column values, in COLUMNS order (money as bigint). */
 export function rowOf(e: UsageEntry): unknown[] {
@@ -84,6 +100,8 @@ export class SqliteQueries {
   readonly #addSpend: Database.Statement;
   readonly #spent: Database.Statement;
   readonly #has: Database.Statement;
+  readonly #addRollup: Database.Statement;
+  readonly #rollupBy = new Map<string, Database.Statement>();
   readonly #spendBy = new Map<string, Database.Statement>();
   readonly #logsByShape = new Map<string, Database.Statement>();
   /** Made on the first ask, one per subject kind (each rides on its (column, time) index). */
@@ -98,6 +116,15 @@ export class SqliteQueries {
       ON CONFLICT (kind, name) DO UPDATE SET nano = nano + excluded.nano`);
     this.#spent = db.prepare("SELECT nano FROM spend WHERE kind = ? AND name = ?").pluck();
     this.#has = db.prepare("SELECT 1 FROM usage_log WHERE request_id = ?").pluck();
+    this.#addRollup = db.prepare(`INSERT INTO usage_daily (day, user, token, model, channel, grp, requests, input, cache_read,
+        cache_write, output, reasoning, cost_nano, channel_cost_nano, channel_cost_unknown)
+      VALUES (${Array.from({ length: 15 }, () => "?").join(", ")})
+      ON CONFLICT (day, user, token, model, channel, grp) DO UPDATE SET requests = requests + excluded.requests,
+        input = input + excluded.input, cache_read = cache_read + excluded.cache_read,
+        cache_write = cache_write + excluded.cache_write, output = output + excluded.output,
+        reasoning = reasoning + excluded.reasoning, cost_nano = cost_nano + excluded.cost_nano,
+        channel_cost_nano = channel_cost_nano + excluded.channel_cost_nano,
+        channel_cost_unknown = channel_cost_unknown + excluded.channel_cost_unknown`);
     for (const [by, column] of Object.entries(dimensionColumn)) this.#spendBy.set(by, this.#spendStatement(column));
   }
 
@@ -147,6 +174,30 @@ export class SqliteQueries {
     return stmt;
   }
 
+  /** Adds the rows at `inserted` (flat rows, see pushRow) to their daily rollups: one
+   * upsert per rollup the batch touches, in the caller's transaction. */
+  addRollups(rows: readonly unknown[], inserted: readonly number[]): void {
+    const sums = new Map<string, RollupValues>();
+    for (const i of inserted) {
+      const at = i * ROW_WIDTH;
+      const key: [number, string, string, string, string, string] = [
+        epochDay(Number(rows[at + TIME_AT])), rows[at + USER_AT] as string, rows[at + TOKEN_AT] as string,
+        rows[at + MODEL_AT] as string, (rows[at + CHANNEL_AT] as string | null) ?? NO_CHANNEL, rows[at + GROUP_AT] as string,
+      ];
+      const id = JSON.stringify(key);
+      let sum = sums.get(id);
+      if (!sum) sums.set(id, (sum = [...key, 0, 0, 0, 0, 0, 0, 0n, 0n, 0]));
+      sum[6]++;
+      for (let t = 0; t < 5; t++) sum[7 + t] = (sum[7 + t] as number) + Number(rows[at + INPUT_AT + t]);
+      const cost = rows[at + COST_AT] as bigint;
+      const channelCost = rows[at + CHANNEL_COST_AT] as bigint | null;
+      sum[12] += cost;
+      if (channelCost !== null) sum[13] += BigInt(channelCost);
+      else if (cost !== 0n) sum[14]++;
+    }
+    for (const values of sums.values()) this.#addRollup.run(values);
+  }
+
   /** Adds `nano` to a spend counter, creating it at zero first. */
   addSpend(kind: "token" | "user", name: string, nano: bigint): void {
     this.#addSpend.run(kind, name, nano);
@@ -158,11 +209,19 @@ export class SqliteQueries {
    */
   refund(requestId: string, at: number): RefundResult {
     this.#refund ??= this.#db.transaction((id: string, time: number): RefundResult => {
-      const row = this.#db.prepare("SELECT token, user, cost_nano, refunded_at FROM usage_log WHERE request_id = ?")
-        .get(id) as Pick<LogRow, "token" | "user" | "cost_nano" | "refunded_at"> | undefined;
+      const row = this.#db.prepare(`SELECT token, user, cost_nano, refunded_at, time, model, channel, grp, channel_cost_nano
+          FROM usage_log WHERE request_id = ?`)
+        .get(id) as Pick<LogRow, "token" | "user" | "cost_nano" | "refunded_at" | "time" | "model" | "channel" | "grp" | "channel_cost_nano"> | undefined;
       if (!row) return { kind: "not-recorded" };
       if (row.refunded_at !== null) return { kind: "already-refunded" };
       this.#db.prepare("UPDATE usage_log SET refunded_at = ? WHERE request_id = ?").run(time, id);
+      // Its rollup keeps the request and its tokens, and loses its money (as spend rows do).
+      const channelCost = row.channel_cost_nano == null ? null : BigInt(row.channel_cost_nano);
+      this.#db.prepare(`UPDATE usage_daily SET cost_nano = cost_nano - ?, channel_cost_nano = channel_cost_nano - ?,
+          channel_cost_unknown = channel_cost_unknown - ?
+        WHERE day = ? AND user = ? AND token = ? AND model = ? AND channel = ? AND grp = ?`)
+        .run(row.cost_nano, channelCost ?? 0n, channelCost === null && row.cost_nano !== 0n ? 1 : 0,
+          epochDay(Number(row.time)), row.user, row.token, row.model, row.channel ?? NO_CHANNEL, row.grp);
       if (row.cost_nano !== 0n) {
         this.addSpend("token", row.token, -row.cost_nano);
         this.addSpend("user", row.user, -row.cost_nano);
@@ -210,8 +269,52 @@ export class SqliteQueries {
     return (statement.all(params) as LogRow[]).map(entryOfRow);
   }
 
-  /** Spend over [since, until) grouped by `by`, highest cost first, then by key. */
+  /** Spend over [since, until) grouped by `by`, highest cost first, then by key: whole UTC
+   * days from the rollups, the range's partial days from the entries (rollups.ts). */
   spend(by: SpendDimension, range: SpendRange): SpendRow[] {
+    const split = by === "key" ? undefined : splitForRollups(by, range);
+    if (!split || by === "key") return this.#spendOfEntries(by, range);
+    let statement = this.#rollupBy.get(by);
+    if (!statement) {
+      const column = rollupColumn[by];
+      this.#rollupBy.set(by, (statement = this.#db.prepare(`SELECT ${column} AS key, SUM(requests) AS requests,
+          SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
+          SUM(output) AS output, SUM(reasoning) AS reasoning, SUM(cost_nano) AS cost,
+          SUM(channel_cost_nano) AS channel_cost, SUM(channel_cost_unknown) AS channel_cost_unknown
+        FROM usage_daily WHERE day >= @first AND day < @end GROUP BY ${column}`)));
+    }
+    let rolled = (statement.all({ first: split.firstDay, end: split.endDay }) as SpendSqlRow[]).map(spendRowOf);
+    if (by === "day") rolled = rolled.map((r) => ({ ...r, key: dayText(Number(r.key)) }));
+    return mergeSpendRows(by, [rolled, ...split.edges.map((edge) => this.#spendOfEntries(by, edge))]);
+  }
+
+  /** Up to `limit` of the oldest entries before `beforeMs`, oldest first. */
+  oldestBefore(beforeMs: number, limit: number): UsageEntry[] {
+    return (this.#db.prepare("SELECT * FROM usage_log WHERE time < ? ORDER BY time, rowid LIMIT ?").all(beforeMs, limit) as LogRow[]).map(entryOfRow);
+  }
+
+  /** Removes up to `limit` of the oldest entries before `beforeMs` (or those of them with
+   * these ids) in one IMMEDIATE transaction that never waits for a lock (Store.removeBefore). */
+  removeBefore(beforeMs: number, limit: number, ids?: readonly string[]): number {
+    const busyTimeout = String(this.#db.pragma("busy_timeout", { simple: true }));
+    this.#db.pragma("busy_timeout = 0"); // the event loop's thread: fail at once, try later
+    try {
+      return this.#db.transaction(() => {
+        if (!ids) {
+          return this.#db.prepare(`DELETE FROM usage_log WHERE rowid IN
+            (SELECT rowid FROM usage_log WHERE time < ? ORDER BY time LIMIT ?)`).run(beforeMs, limit).changes;
+        }
+        const one = this.#db.prepare("DELETE FROM usage_log WHERE request_id = ? AND time < ?");
+        let removed = 0;
+        for (const id of ids.slice(0, limit)) removed += one.run(id, beforeMs).changes;
+        return removed;
+      }).immediate();
+    } finally {
+      this.#db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  #spendOfEntries(by: SpendDimension, range: SpendRange): SpendRow[] {
     const params = { since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER };
     if (by !== "day") return (this.#spendBy.get(by)!.all(params) as SpendSqlRow[]).map(spendRowOf);
     const bucketMs = dayBucketMs(range.timeZone);

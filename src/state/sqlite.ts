@@ -14,6 +14,7 @@ import { logLimit } from "./entry.js";
 import { pushRow, SqliteQueries } from "./sqlite-queries.js";
 import { mergeBuckets, mergeLogs, mergeSpend, OpenSegments, tailSpend } from "./sqlite-tail.js";
 import { ThreadWriter } from "./sqlite-thread.js";
+import { takeLockFile } from "./sweep-lock.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 import { checkBucketQuery } from "./usage-buckets.js";
 
@@ -49,14 +50,14 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
     db.pragma("journal_mode = WAL");
     configureConnection(db, busyTimeoutMs);
     migrate(db);
-    if (memory) return new SqliteStore(db, new MemoryCommits(db));
+    if (memory) return new SqliteStore(db, new MemoryCommits(db), undefined);
     // A reader (the CLI) leaves the journal to the server that writes it, and reads what
     // SQLite does not hold yet from the journal itself.
-    if (opts.mustExist) return new SqliteStore(db, new JournalReads(path, db));
+    if (opts.mustExist) return new SqliteStore(db, new JournalReads(path, db), path);
     const replayed = replayJournal(path, db);
     if (replayed > 0) log.info("usage log: committed what an earlier run left in its journal", { bytes: replayed });
     const backlog = opts.journalBacklogBytes ?? JOURNAL_BACKLOG_BYTES;
-    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs, backlog, opts.journalSegmentBytes));
+    return new SqliteStore(db, new JournalCommits(path, db, busyTimeoutMs, backlog, opts.journalSegmentBytes), path);
   } catch (error) {
     db.close();
     throw error;
@@ -305,7 +306,11 @@ class SqliteStore implements Store {
   readonly #queries: SqliteQueries;
   readonly #commits: Commits;
 
-  constructor(db: Database.Database, commits: Commits) {
+  /** The file (undefined: a private in-memory database). */
+  readonly #path: string | undefined;
+
+  constructor(db: Database.Database, commits: Commits, path: string | undefined) {
+    this.#path = path;
     this.#db = db;
     this.#queries = new SqliteQueries(db);
     this.#commits = commits;
@@ -358,6 +363,21 @@ class SqliteStore implements Store {
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
     checkBucketQuery(subject, sinceMs, bucketMs);
     return this.#read((tail) => mergeBuckets(this.#queries.usageBuckets(subject, sinceMs, bucketMs), tail, subject, sinceMs, bucketMs));
+  }
+
+  oldestBefore(beforeMs: number, limit: number): UsageEntry[] {
+    return this.#queries.oldestBefore(beforeMs, limit);
+  }
+
+  /** Entries journaled and not yet in SQLite are new, never past the retention: no flush. */
+  removeBefore(beforeMs: number, limit: number, ids?: readonly string[]): number {
+    if (this.#commits.readWithTail) throw new Error("this store was opened to read only");
+    return this.#queries.removeBefore(beforeMs, limit, ids);
+  }
+
+  /** Workers of a cluster share the file: a lock file beside it (sweep-lock.ts). */
+  lockSweep(): (() => void) | undefined {
+    return this.#path === undefined ? () => {} : takeLockFile(`${this.#path}.sweep-lock`);
   }
 
   close(): void {

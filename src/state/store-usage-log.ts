@@ -60,6 +60,43 @@ export class StoreUsageLog implements UsageLog {
     });
   }
 
+  /** With an archive: the batch is read, archived, then removed by request id. A store
+   * another connection is writing throws a locked error at once (the sweep tries later). */
+  async removeBefore(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number> {
+    const store = this.store;
+    if (!store.removeBefore || !store.oldestBefore) throw new Error("this usage log cannot remove entries");
+    if (!archive) return store.removeBefore(beforeMs, limit);
+    // A batch archived whose removal found the store locked is removed first, not archived twice.
+    if (this.#archived?.beforeMs === beforeMs) {
+      const ids = this.#archived.ids;
+      const removed = store.removeBefore(beforeMs, ids.length, ids);
+      this.#archived = undefined;
+      return removed;
+    }
+    const entries = store.oldestBefore(beforeMs, limit);
+    if (entries.length === 0) return 0;
+    await archive(entries);
+    const ids = entries.map((e) => e.requestId);
+    this.#archived = { beforeMs, ids };
+    const removed = store.removeBefore(beforeMs, limit, ids);
+    this.#archived = undefined;
+    return removed;
+  }
+
+  /** The batch archived last, until it is removed. */
+  #archived: { readonly beforeMs: number; readonly ids: readonly string[] } | undefined;
+
+  async sweepAlone(sweep: () => Promise<void>): Promise<boolean> {
+    const release = this.store.lockSweep ? this.store.lockSweep() : () => {};
+    if (!release) return false;
+    try {
+      await sweep();
+      return true;
+    } finally {
+      release();
+    }
+  }
+
   flush(): Promise<void> {
     return now(() => this.store.flush());
   }

@@ -156,5 +156,16 @@ export interface Store {
    * integer), oldest bucket first; refunded entries count nothing, and a bucket where nothing
    * was used is left out. */
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[];
+  /** Up to `limit` of the oldest entries older than `beforeMs` (time < beforeMs), oldest
+   * first: what retention archives before it removes them. */
+  oldestBefore?(beforeMs: number, limit: number): UsageEntry[];
+  /** Removes up to `limit` of the oldest entries older than `beforeMs`, or (given `ids`)
+   * those of them with these request ids, in one short transaction; the rollups and the
+   * spend counters stay. How many were removed. SQLite: throws a locked error (see
+   * sqlite-commit.ts isLocked) at once, never waiting, when another connection writes. */
+  removeBefore?(beforeMs: number, limit: number, ids?: readonly string[]): number;
+  /** Takes the right to sweep this store (one process at a time): its release, or
+   * undefined when another process sweeps now. Absent: only this process uses it. */
+  lockSweep?(): (() => void) | undefined;
   close(): void;
 }

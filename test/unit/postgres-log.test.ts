@@ -65,7 +65,7 @@ usageLogContract("postgres", async () => {
   contractDb ??= await createTestDatabase("pgcontract");
   const url = contractDb.url;
   const usageLog = await openPostgresUsageLog(url);
-  await sql("TRUNCATE usage_log, spend", [], url);
+  await sql("TRUNCATE usage_log, spend, usage_daily", [], url);
   return { usageLog, reopen: () => openPostgresUsageLog(url), close: () => usageLog.close() };
 }, { reopens: true });
 
@@ -332,10 +332,11 @@ describe("PostgreSQL ledger: migrations", () => {
         { version: 3, description: "cost breakdowns and the cost to the operator" },
         { version: 4, description: "the channel key that served each request" },
         { version: 5, description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed" },
+        { version: 6, description: "daily rollups of the usage log" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(5\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(6\)/);
     } finally {
       await fresh.drop();
     }

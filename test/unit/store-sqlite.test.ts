@@ -60,7 +60,7 @@ test("migrations are numbered 1..n, set user_version and are idempotent", () => 
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
   assert.deepEqual(tables, [
     "account_changes", "account_tokens", "account_users", "audit_log", "code_batches", "credit_entries", "redemption_codes",
-    "spend", "sqlite_sequence", "usage_log",
+    "spend", "sqlite_sequence", "usage_daily", "usage_log",
   ]);
   db.close();
   openSqliteStore(path).close();
