@@ -4,7 +4,7 @@
 // enter the request lifecycle: no usage log, no billing.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { packageVersion } from "../cli/version.js";
+import { packageVersion } from "../runtime/version.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import type { Runtime } from "../runtime/types.js";

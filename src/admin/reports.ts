@@ -4,8 +4,8 @@
 import { InvalidField } from "../accounts/money-input.js";
 import type { AuditRecord } from "../accounts/store.js";
 import { formatNano } from "../billing/cost.js";
-import { parseTimeArg } from "../cli/format.js";
-import { marginOf, percentText } from "../cli/margin.js";
+import { parseTimeOrSpan } from "../config/units.js";
+import { marginOf, percentText } from "../billing/margin.js";
 import { dayNamer } from "../state/spend-keys.js";
 import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
 import { listBody, nameListQuery, type AdminRoute } from "./route.js";
@@ -66,7 +66,7 @@ function checkTimeZone(by: SpendDimension, timeZone: string): void {
 function timeParam(field: string, value: string | number | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseTimeArg(field, String(value), now);
+    return parseTimeOrSpan(String(value), now);
   } catch {
     throw new InvalidField(field, `must be ${timeText.charAt(0).toLowerCase()}${timeText.slice(1, -1)}`);
   }

@@ -4,7 +4,7 @@
 
 import { optionLines, parseFlags, UsageError, type Flags, type OptionTable } from "./args.js";
 import type { CliIo } from "./format.js";
-import { packageVersion } from "./version.js";
+import { packageVersion } from "../runtime/version.js";
 
 export interface Command {
   /** The word after `gateway`. */

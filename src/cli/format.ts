@@ -2,7 +2,7 @@
 // write, time and count arguments, exact money, aligned tables and JSON lines.
 
 import { formatNano } from "../billing/cost.js";
-import { parseDate } from "../config/index.js";
+import { parseTimeOrSpan } from "../config/units.js";
 import { UsageError } from "./args.js";
 
 /** Where a command writes; tests inject one to capture output. */
@@ -19,17 +19,13 @@ export const processIo: CliIo = {
   err: (text) => void process.stderr.write(text),
 };
 
-const relativeUnits: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
-
 /**
  * Epoch ms of a time argument: an ISO 8601 date or date-time, or a span back from `now`
  * like `90m`, `24h`, `7d`, `2w`. Throws UsageError naming the flag otherwise.
  */
 export function parseTimeArg(flag: string, value: string, now: number): number {
-  const relative = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(value);
-  if (relative) return now - Math.round(Number(relative[1]) * relativeUnits[relative[2]]);
   try {
-    return parseDate(value);
+    return parseTimeOrSpan(value, now);
   } catch {
     throw new UsageError(`--${flag} '${value}': write an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span like 24h or 7d`);
   }

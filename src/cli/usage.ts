@@ -13,7 +13,7 @@ import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow } from 
 import { UsageError, type Flags, type OptionTable } from "./args.js";
 import { runCommand, type Command } from "./command.js";
 import { formatNano, formatTable, jsonLine, parseTimeArg, processIo, type CliIo } from "./format.js";
-import { marginOf, percentText } from "./margin.js";
+import { marginOf, percentText } from "../billing/margin.js";
 
 /** A read-only command: its own options and what it does once the usage log is open. */
 export interface ReadCommandSpec {

@@ -83,3 +83,15 @@ export function parseListen(value: string): ListenAddress {
   if (port > 65535) throw new Error(`invalid listen address "${value}": port ${port} is above 65535`);
   return { host: match[1] ?? match[2], port };
 }
+
+const relativeUnits: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
+
+/**
+ * Epoch ms of a time as an operator writes one: an ISO 8601 date or date-time, or a span
+ * back from `now` like `90m`, `24h`, `7d`, `2w`. Throws an Error otherwise.
+ */
+export function parseTimeOrSpan(value: string, now: number): number {
+  const relative = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(value);
+  if (relative) return now - Math.round(Number(relative[1]) * relativeUnits[relative[2]]);
+  return parseDate(value);
+}

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { decodeBreakdown, totalOf } from "../../src/billing/breakdown.js";
 import type { CliIo } from "../../src/cli/format.js";
 import { runLogs } from "../../src/cli/logs.js";
-import { marginOf, percentText } from "../../src/cli/margin.js";
+import { marginOf, percentText } from "../../src/billing/margin.js";
 import { runUsage } from "../../src/cli/usage.js";
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { entry } from "../helpers/usage-entry.js";

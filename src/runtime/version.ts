@@ -1,5 +1,5 @@
 // The gateway's version: package.json's, read when asked. This module sits two folders
-// below package.json both as src/cli/version.ts (through tsx) and as dist/cli/version.js.
+// below package.json both as src/runtime/version.ts (through tsx) and as dist/runtime/version.js.
 
 import { readFileSync } from "node:fs";
 

@@ -2,7 +2,14 @@
 // margin %, exact in nano-units; unknown (never 0) while some charged request of the row
 // recorded no cost to the operator.
 
-import type { SpendRow } from "../state/store.js";
+/** The money of a spend row (state/store.ts SpendRow has it). */
+export interface SpendMoney {
+  /** What was charged and not refunded. */
+  readonly costNano: bigint;
+  readonly channelCostNano: bigint;
+  /** Charged requests that recorded no cost to the operator. */
+  readonly channelCostUnknown: number;
+}
 
 /** A row's money: revenue (what was charged), its cost to the operator and the margin, each
  * undefined while some charged request recorded no cost (then it is unknown, not 0). */
@@ -15,7 +22,7 @@ export interface Margin {
   readonly marginHundredths?: bigint;
 }
 
-export function marginOf(row: SpendRow): Margin {
+export function marginOf(row: SpendMoney): Margin {
   const revenueNano = row.costNano;
   if (row.channelCostUnknown > 0) return { revenueNano };
   const marginNano = revenueNano - row.channelCostNano;
