@@ -174,6 +174,10 @@ export class MemoryAccountStore implements AccountStore {
     return matching.length > limit ? { items, next: String(items.at(-1)!.id) } : { items };
   }
 
+  async recordAudit(by: Actor, action: string, target: string, before: unknown, after: unknown): Promise<void> {
+    this.#record(by, action, target, before, after);
+  }
+
   async latestChange(): Promise<number> {
     return this.#changes.length;
   }

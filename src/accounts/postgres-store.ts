@@ -347,6 +347,10 @@ class PostgresAccountStore implements AccountStore {
     return { entry: seen, created: false };
   }
 
+  async recordAudit(by: Actor, action: string, target: string, before: unknown, after: unknown): Promise<void> {
+    await this.#transaction((q) => this.#record(q, by, action, target, before, after));
+  }
+
   async takenNames(kind: "user" | "token", names: readonly string[]): Promise<string[]> {
     const table = kind === "user" ? "account_users" : "account_tokens";
     const taken: string[] = [];

@@ -331,6 +331,10 @@ class SqliteAccountStore implements AccountStore {
     return idPage(rows.map(auditOf), limit);
   }
 
+  async recordAudit(by: Actor, action: string, target: string, before: unknown, after: unknown): Promise<void> {
+    this.#change(() => this.#record(this.#now(), by, action, target, before, after));
+  }
+
   async latestChange(): Promise<number> {
     // The sequence, not MAX(seq): it holds even when every change has aged out.
     const row = this.#get("SELECT seq FROM sqlite_sequence WHERE name = 'account_changes'");

@@ -229,7 +229,7 @@ export class NameTaken extends Error {
 
 /** No such user, token or batch (404). */
 export class NotFound extends Error {
-  constructor(readonly kind: "user" | "token" | "batch", readonly resource: string) {
+  constructor(readonly kind: "user" | "token" | "batch" | "channel" | "key", readonly resource: string) {
     super(`no ${kind} '${resource}'`);
   }
 }
@@ -308,6 +308,9 @@ export interface AccountStore {
 
   /** Newest first. */
   audit(filter: AuditFilter): Promise<Page<AuditRecord>>;
+  /** Records an action on something the store does not keep (a channel key taken out of
+   * rotation): the audit log holds every operator action, not only account changes. */
+  recordAudit(by: Actor, action: string, target: string, before: unknown, after: unknown): Promise<void>;
 
   /** The latest change's seq (0 for none): where a follower starts. */
   latestChange(): Promise<number>;

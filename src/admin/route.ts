@@ -2,6 +2,7 @@
 // parameters, body and answer schemas, and the handler. The dispatcher (api.ts) and the
 // OpenAPI document (openapi.ts) are both made from the one table (routes.ts).
 
+import type { KeyControl } from "../routing/key-control.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AccountService } from "../accounts/service.js";
 import type { AccountStore, Actor } from "../accounts/store.js";
@@ -16,6 +17,8 @@ export interface AdminDeps {
   readonly service: AccountService;
   readonly store: AccountStore;
   readonly usageLog: UsageLog;
+  /** Channel keys taken out by an operator, and every key's state. */
+  readonly keyControl: KeyControl;
   readonly now: () => number;
 }
 

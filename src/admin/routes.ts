@@ -1,6 +1,7 @@
 // The admin API's route table, in the order the document lists it. The dispatcher and the
 // OpenAPI document are both made from this list.
 
+import { channelRoutes } from "./channels.js";
 import { codeRoutes } from "./codes.js";
 import { reportRoutes } from "./reports.js";
 import type { AdminRoute } from "./route.js";
@@ -16,4 +17,4 @@ const openapiRoute: AdminRoute = {
   },
 };
 
-export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...reportRoutes];
+export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...channelRoutes, ...reportRoutes];

@@ -268,6 +268,34 @@ export const schemas = {
   },
   AuditList: list("AuditRecord"),
   OpenApiDocument: { type: "object", description: "This document." },
+  KeyOut: {
+    type: "object", additionalProperties: false, required: ["reason"],
+    properties: { reason: { type: "string", minLength: 1, maxLength: 200, description: "Why, in one line: kept with the key and shown." } },
+  },
+  ChannelKey: {
+    type: "object", additionalProperties: false, required: ["fingerprint", "state"],
+    properties: {
+      channel: { type: "string" },
+      fingerprint: { type: "string", description: "The first and last 4 hex digits of the key's sha256: names the key, never shows it." },
+      state: { type: "string", enum: ["in_rotation", "cooling_down", "taken_out", "unknown"] },
+      cooldown: {
+        type: "object", additionalProperties: false, required: ["reason", "until"],
+        properties: { reason: { type: "string", enum: ["auth", "quota"] }, until: time },
+      },
+      taken_out: {
+        type: "object", additionalProperties: false, required: ["reason", "actor", "at"],
+        properties: { reason: { type: "string" }, actor: { type: "string" }, at: time },
+      },
+    },
+  },
+  Channel: {
+    type: "object", additionalProperties: false, required: ["channel", "enabled", "keys"],
+    properties: { channel: { type: "string" }, enabled: { type: "boolean" }, keys: { type: "array", items: ref("ChannelKey") } },
+  },
+  ChannelList: {
+    type: "object", additionalProperties: false, required: ["data"],
+    properties: { data: { type: "array", items: ref("Channel") } },
+  },
   GatewayLimits: fromGateway("accountLimits"),
   GatewayBudget: fromGateway("budget"),
   GatewayWindow: fromGateway("window"),

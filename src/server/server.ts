@@ -166,7 +166,8 @@ function openState(opts: GatewayServerOptions): Opened {
   const directory = new AccountDirectory(accountStore, opts.directory);
   // A change made through this process applies here before its answer; others follow the feed.
   const accountService = new AccountService(accountStore, () => box.current, accounts, () => directory.refresh());
-  const admin = new AdminApi(() => box.current, { service: accountService, store: accountStore, usageLog, now: Date.now });
+  const keyControl = new KeyControl({ keyed, runtime: () => box.current, changed: (channel) => routing.keyHealth.forgetView(channel) });
+  const admin = new AdminApi(() => box.current, { service: accountService, store: accountStore, usageLog, keyControl, now: Date.now });
   return {
     state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
     accountStore, directory, accountService, admin,
@@ -174,7 +175,7 @@ function openState(opts: GatewayServerOptions): Opened {
     bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
     routing, jobs, ops,
     jobWatch: new JobWatch({ box, outcomes: jobs, jobs: routing.jobs, keys: routing.keys, keyHealth: routing.keyHealth, timing: opts.jobWatch }),
-    keyControl: new KeyControl({ keyed, runtime: () => box.current, changed: (channel) => routing.keyHealth.forgetView(channel) }),
+    keyControl,
     keyRecovery: new KeyRecovery({ keyed, keyHealth: routing.keyHealth, runtime: () => box.current, shared: state.shared }),
     unreport: () => {
       uncountReservations();

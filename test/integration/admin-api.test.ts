@@ -371,6 +371,34 @@ describe("admin API on the main listener", () => {
     assert.equal(gw.store.logs({ token: "r-jo-1" }).length, 1);
   });
 
+  test("channels: each key's state; an operator takes a key out with a reason and puts it back, audited", async () => {
+    const list = await api("GET", "/admin/v1/channels", { key: KEYS.viewer });
+    assert.equal(list.status, 200, list.text);
+    const [main] = list.json.data;
+    assert.equal(main.channel, "main");
+    const [key] = main.keys;
+    assert.deepEqual(key, { fingerprint: key.fingerprint, state: "in_rotation" });
+    assert.match(key.fingerprint, /^[0-9a-f]{8}$/);
+    const path = `/admin/v1/channels/main/keys/${key.fingerprint}`;
+    assertError(await api("POST", `${path}/out`, { key: KEYS.viewer, body: { reason: "x" } }), 403, "admin_scope_missing");
+    assertError(await api("POST", `${path}/out`, { body: {} }), 400, "missing_required_parameter", /^reason: is required/);
+    assertError(await api("POST", "/admin/v1/channels/nope/keys/abcd1234/out", { body: { reason: "x" } }), 404, "not_found");
+    assertError(await api("POST", "/admin/v1/channels/main/keys/00000000/out", { body: { reason: "x" } }), 404, "not_found");
+    const out = await api("POST", `${path}/out`, { body: { reason: "provider incident 42" } });
+    assert.equal(out.status, 200, out.text);
+    assert.equal(out.json.state, "taken_out");
+    assert.deepEqual([out.json.taken_out.reason, out.json.taken_out.actor], ["provider incident 42", "ops"]);
+    assert.equal((await api("POST", "/admin/v1/users", { body: { name: "ch-user", groups: ["default"], credit: 1 } })).status, 201);
+    const refused = await chatWith(gw.url, (await api("POST", "/admin/v1/tokens", { body: { name: "ch-tok", user: "ch-user" } })).json.key);
+    assert.equal(refused.status, 503, "its only key is out: the channel is passed over");
+    const back = await api("POST", `${path}/in`);
+    assert.equal(back.json.state, "in_rotation");
+    const audit = await api("GET", `/admin/v1/audit?target=${encodeURIComponent(`main/${key.fingerprint}`)}`);
+    assert.deepEqual(audit.json.data.map((r: { action: string }) => r.action), ["key.put_back", "key.take_out"]);
+    assert.equal(audit.json.data[1].after.taken_out.reason, "provider incident 42");
+    assert.ok(!audit.text.includes(CHANNEL_KEY));
+  });
+
   test("audit: every change is recorded with its actor, before and after, newest first, never a key", async () => {
     await api("POST", "/admin/v1/users", { body: { name: "a-kim", groups: ["default"] } });
     await api("PATCH", "/admin/v1/users/a-kim", { key: KEYS.writer, body: { note: "vip" } });
