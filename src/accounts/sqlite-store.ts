@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { configureConnection } from "../state/sqlite-commit.js";
+import { configureConnection, whileBusy } from "../state/sqlite-commit.js";
 import { migrate } from "../state/migrations.js";
 import { auditView, pageLimit, newTokenRecord, newUserRecord, patchToken, patchUser } from "./records.js";
 import {
@@ -39,7 +39,10 @@ export function openSqliteAccountStore(path: string, opts: SqliteAccountStoreOpt
     // The busy timeout first: another process may hold the file's lock while this one
     // switches it to WAL (readers never block the writer) or migrates it.
     configureConnection(db, opts.busyTimeoutMs ?? 5000);
-    db.pragma("journal_mode = WAL");
+    // Switching a fresh file to WAL can answer SQLITE_BUSY at once, without the busy handler,
+    // while another process is switching or migrating it: wait and try again, within the
+    // busy timeout.
+    whileBusy(opts.busyTimeoutMs ?? 5000, () => db.pragma("journal_mode = WAL"));
     migrate(db);
     return new SqliteAccountStore(db, opts.now ?? Date.now);
   } catch (error) {

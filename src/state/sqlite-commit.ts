@@ -81,3 +81,18 @@ export function batchCommitter(db: Database.Database, q: SqliteQueries): (rows: 
     }
   };
 }
+
+/** Runs `step`, again every 20 ms while it fails with SQLITE_BUSY, for at most `limitMs`
+ * (opening only: the wait blocks the thread). */
+export function whileBusy<T>(limitMs: number, step: () => T): T {
+  const deadline = Date.now() + limitMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return step();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw err;
+      Atomics.wait(pause, 0, 0, 20);
+    }
+  }
+}

@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { log } from "../observability/log.js";
 import { migrate } from "./migrations.js";
-import { batchCommitter, configureConnection, type FailedRow } from "./sqlite-commit.js";
+import { batchCommitter, configureConnection, whileBusy, type FailedRow } from "./sqlite-commit.js";
 import { Ingester, replayJournal, type IngestRange } from "./sqlite-ingest.js";
 import { deleteSegment, Journal, journalLine, type JournalMark } from "./sqlite-journal.js";
 import { logLimit } from "./entry.js";
@@ -47,7 +47,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): St
   const db = new Database(path, { fileMustExist: opts.mustExist ?? false });
   try {
     // WAL: readers never block the writer and the writer never blocks readers.
-    db.pragma("journal_mode = WAL");
+    whileBusy(busyTimeoutMs, () => db.pragma("journal_mode = WAL"));
     configureConnection(db, busyTimeoutMs);
     migrate(db);
     if (memory) return new SqliteStore(db, new MemoryCommits(db), undefined);
