@@ -162,6 +162,8 @@ export function boundUnreadBody(req: IncomingMessage, limits: { readonly maxBody
     req.off("close", stop);
   };
   const idle = setTimeout(drop, limits.bodyTimeoutMs);
+  // A drain in progress ends the connection anyway: this timer must not hold the process.
+  idle.unref();
   req.on("data", onData);
   req.on("end", stop);
   req.on("close", stop);
