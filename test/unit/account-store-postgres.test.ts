@@ -1,11 +1,11 @@
 // The accounts store contract (test/contracts/account-store.ts) on PostgreSQL, on the
-// machine's server: a fresh database per test; `reopen` opens another store object, with
+// machine's server: one database, emptied before each test; `reopen` opens another store object, with
 // its own pool, on the same database (what a second gateway process opens). Then what only
 // the PostgreSQL store must show: its migration, the change feed read while two stores
 // write, and an unreachable server.
 
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import pg from "pg";
 import { openPostgresAccountStore } from "../../src/accounts/postgres-store.js";
 import type { AccountStore } from "../../src/accounts/store.js";
@@ -33,7 +33,32 @@ async function openFixture(): Promise<{ store: AccountStore; reopen: () => Promi
   };
 }
 
-accountStoreContract("postgres", openFixture);
+/** The contract's fixture: one database for the whole suite (made once: creating one per
+ * test took most of the suite's time), its account tables emptied before each test. */
+let contractDb: TestDatabase | undefined;
+after(async () => {
+  await contractDb?.drop();
+});
+accountStoreContract("postgres", async () => {
+  contractDb ??= await createTestDatabase("acctc");
+  const url = contractDb.url;
+  const stores: AccountStore[] = [];
+  const open = async () => {
+    const store = await openPostgresAccountStore(url);
+    stores.push(store);
+    return store;
+  };
+  const store = await open();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`TRUNCATE account_users, account_tokens, credit_entries, code_batches, redemption_codes, audit_log, account_changes
+      RESTART IDENTITY`);
+  } finally {
+    await client.end();
+  }
+  return { store, reopen: open, close: async () => void (await Promise.all(stores.map((s) => s.close()))) };
+});
 
 describe("AccountStore on postgres", () => {
   const admin = { actor: "admin:ops" };
