@@ -245,6 +245,9 @@ export interface KeyedStore {
   /** The value, or undefined when absent or expired; `refreshTtlMs` restarts its TTL. */
   get(key: string, opts?: { readonly refreshTtlMs?: number }): Promise<string | undefined>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Sets `key` only when it holds nothing (or its value expired), atomically across every
+   * process on the store: true when this call set it. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** Every live entry whose key starts with `prefix` (bounded by what the store holds). */
   entries(prefix: string): AsyncIterable<readonly [key: string, value: string]>;

@@ -22,6 +22,13 @@ export class MemoryKeyedStore implements KeyedStore {
     return Promise.resolve(value);
   }
 
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    // The cache's get drops an expired value: absent then, as on Redis.
+    if (this.#cache.get(key) !== undefined) return Promise.resolve(false);
+    this.#cache.set(key, value, { ttl: ttlMs });
+    return Promise.resolve(true);
+  }
+
   set(key: string, value: string, ttlMs: number): Promise<void> {
     this.#cache.set(key, value, { ttl: ttlMs });
     return resolved;

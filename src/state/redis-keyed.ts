@@ -28,6 +28,10 @@ export class RedisKeyedStore implements KeyedStore {
     await this.#client.set(this.#prefix + key, value, "PX", positive(ttlMs));
   }
 
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.#client.set(this.#prefix + key, value, "PX", positive(ttlMs), "NX")) === "OK";
+  }
+
   async delete(key: string): Promise<void> {
     await this.#client.del(this.#prefix + key);
   }

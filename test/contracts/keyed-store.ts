@@ -43,6 +43,19 @@ export function keyedStoreContract(name: string, open: () => Promise<KeyedStoreF
       assert.equal(await keyed.get(odd), '"ch"');
     });
 
+    test("setIfAbsent: one of many concurrent claims wins; a held key is not overwritten; an expired one is free again", async () => {
+      const wins = await Promise.all(Array.from({ length: 20 }, (_, i) => keyed.setIfAbsent("claim:p1", `holder-${i}`, 60_000)));
+      assert.equal(wins.filter(Boolean).length, 1);
+      const holder = await keyed.get("claim:p1");
+      assert.equal(holder, `holder-${wins.indexOf(true)}`);
+      assert.equal(await keyed.setIfAbsent("claim:p1", "late", 60_000), false);
+      assert.equal(await keyed.get("claim:p1"), holder);
+      assert.equal(await keyed.setIfAbsent("claim:short", "a", 80), true);
+      await eventually(async () => (await keyed.get("claim:short")) === undefined, 3000, "the claim's TTL to pass");
+      assert.equal(await keyed.setIfAbsent("claim:short", "b", 60_000), true);
+      assert.equal(await keyed.get("claim:short"), "b");
+    });
+
     test("a value expires at its TTL; another with a longer TTL lives on", async () => {
       await keyed.set("health:short", "1", 80);
       await keyed.set("health:long", "2", 60_000);

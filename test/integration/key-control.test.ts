@@ -231,10 +231,13 @@ describe("the periodic probe on a shared Redis", () => {
         if (!seen.has(q) && isProbe(q)) probesAt.push(Date.now());
         seen.add(q);
       }
-      return probesAt.length >= 4;
-    }, 15_000, "four probes");
-    const periods = probesAt.map((t) => Math.floor(t / EVERY_MS));
-    assert.equal(new Set(periods).size, periods.length, `one probe per period (periods ${periods.join(", ")})`);
+      return probesAt.length >= 5;
+    }, 15_000, "five probes");
+    // One probe a period: n probes span at least n − 1 periods, less one for the first (a
+    // gateway's first round starts when it does, so its probe may land just before the next
+    // period's). Three gateways probing each period would fit 5 probes in about 2 periods.
+    const spanPeriods = (probesAt.at(-1)! - probesAt[0]) / EVERY_MS;
+    assert.ok(probesAt.length - 1 <= spanPeriods + 1.3, `one probe per period: ${probesAt.length} probes over ${spanPeriods.toFixed(2)} periods`);
     assert.ok(fake.received.filter(isProbe).every((q) => bearerKey(q.headers) === bad), "only the key out is probed");
   });
 });
