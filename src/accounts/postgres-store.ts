@@ -5,8 +5,7 @@
 
 import pg from "pg";
 import { log } from "../observability/log.js";
-import { describePostgresUrl } from "../state/postgres-log.js";
-import { migratePostgres } from "../state/postgres-migrations.js";
+import { describePostgresUrl, openMigratedPool } from "../state/postgres-pool.js";
 import { auditView, pageLimit, patchToken, patchUser, settingsOrNone } from "./records.js";
 import {
   IdempotencyMismatch, KeyTaken, NameTaken, NotFound, VersionConflict,
@@ -40,33 +39,11 @@ const MAX_ATTEMPTS = 50;
  * Error naming postgres and the address (never the password) when it cannot.
  */
 export async function openPostgresAccountStore(url: string, opts: PostgresAccountStoreOptions = {}): Promise<AccountStore> {
-  const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: opts.poolSize ?? 4,
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
-    statement_timeout: statementTimeoutMs,
-    query_timeout: statementTimeoutMs + 1000,
-    keepAlive: true,
-    application_name: "llm-gateway-accounts",
-  });
+  const pool = await openMigratedPool(url, "accounts", "llm-gateway-accounts", opts);
   // An idle connection the server dropped: without a listener this would crash the process.
   // The next query opens another connection and fails on its own if the server is gone.
   pool.on("error", (error) => log.warn("accounts: a postgres connection was lost", { where: describePostgresUrl(url), error: error.message }));
-  try {
-    await migratePostgres(pool);
-  } catch (error) {
-    await pool.end().catch(() => {});
-    throw new Error(`accounts: cannot use postgres at ${describePostgresUrl(url)}: ${errorText(error)}`);
-  }
   return new PostgresAccountStore(pool, opts.now ?? Date.now);
-}
-
-function errorText(error: unknown): string {
-  const e = error as { message?: string; code?: string };
-  // ECONNREFUSED and friends come as an AggregateError with an empty message.
-  if (error instanceof AggregateError && !e.message) return error.errors.map((x) => String((x as Error).message)).join("; ");
-  return e.message || e.code || String(error);
 }
 
 /** The unique constraint a statement broke (23505), or undefined for any other error. */

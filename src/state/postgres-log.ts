@@ -6,9 +6,9 @@
 import { formatToolCalls } from "../protocols/usage.js";
 import pg from "pg";
 import { log } from "../observability/log.js";
+import { describePostgresUrl, openMigratedPool, postgresErrorText } from "./postgres-pool.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
-import { migratePostgres } from "./postgres-migrations.js";
 import { dayText, mergeSpendRows, splitForRollups } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
@@ -33,53 +33,14 @@ const RETENTION_LOCK = 7_351_200_913n;
 /** Rows one commit carries at most; the rest go in the next commit, at once. */
 export const MAX_BATCH = 2000;
 
-/** `postgres://user@host:port/db`: where the ledger is, without the password. */
-export function describePostgresUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    u.search = "";
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable URL)";
-  }
-}
-
 /**
  * Connects to the ledger at `url`, checks it answers and migrates its schema. Throws an
  * Error naming postgres and the address (never the password) when it cannot, within
  * about `connectTimeoutMs`.
  */
 export async function openPostgresUsageLog(url: string, opts: PostgresLogOptions = {}): Promise<PostgresUsageLog> {
-  const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: opts.poolSize ?? 4,
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
-    // Server side first; the client-side bound also covers a server that stopped answering.
-    statement_timeout: statementTimeoutMs,
-    query_timeout: statementTimeoutMs + 1000,
-    keepAlive: true,
-    application_name: "llm-gateway",
-  });
-  // An idle connection dropped while migrating is reported by the migration itself.
-  const ignore = () => {};
-  pool.on("error", ignore);
-  try {
-    await migratePostgres(pool);
-  } catch (error) {
-    await pool.end().catch(() => {});
-    throw new Error(`ledger: cannot use postgres at ${describePostgresUrl(url)}: ${errorText(error)}`);
-  }
-  pool.off("error", ignore);
+  const pool = await openMigratedPool(url, "ledger", "llm-gateway", opts);
   return new PostgresUsageLog(pool, url, opts.probeIntervalMs ?? 1000);
-}
-
-function errorText(error: unknown): string {
-  const e = error as { message?: string; code?: string };
-  // ECONNREFUSED and friends come as an AggregateError with an empty message.
-  if (error instanceof AggregateError && !e.message) return error.errors.map((x) => String((x as Error).message)).join("; ");
-  return e.message || e.code || String(error);
 }
 
 /**
@@ -366,10 +327,10 @@ export class PostgresUsageLog implements UsageLog {
   #failure(error: unknown, entries: number): Error {
     const what = entries === 1 ? "a usage entry" : `${entries} usage entries`;
     if (isUnreachable(error)) {
-      return new Error(`${what} could not be written: postgres at ${this.#where} is unreachable (${errorText(error)})`);
+      return new Error(`${what} could not be written: postgres at ${this.#where} is unreachable (${postgresErrorText(error)})`);
     }
-    log.error("usage entry refused by postgres", { error: errorText(error) });
-    return new Error(`${what} could not be written to postgres: ${errorText(error)}`);
+    log.error("usage entry refused by postgres", { error: postgresErrorText(error) });
+    return new Error(`${what} could not be written to postgres: ${postgresErrorText(error)}`);
   }
 
   /** Runs a statement on the pool, keeping health up to date. */
@@ -386,7 +347,7 @@ export class PostgresUsageLog implements UsageLog {
 
   /** The server is gone: report it, and probe until it answers again. */
   #lost(error: unknown): void {
-    if (this.#reachable) log.error("ledger: postgres unreachable", { where: this.#where, error: errorText(error) });
+    if (this.#reachable) log.error("ledger: postgres unreachable", { where: this.#where, error: postgresErrorText(error) });
     this.#reachable = false;
     if (this.#probe || this.#closed) return;
     this.#probe = setInterval(() => {

@@ -42,7 +42,7 @@ accountStoreContract("sqlite file", async () => {
       for (const store of open) await store.close();
     },
   };
-});
+}, { reopens: true });
 
 const storeModule = fileURLToPath(new URL("../../src/accounts/sqlite-store.ts", import.meta.url));
 const hashOf = (label: string): string => Buffer.from(label).toString("hex").padEnd(64, "0").slice(0, 64);

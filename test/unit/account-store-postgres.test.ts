@@ -58,7 +58,7 @@ accountStoreContract("postgres", async () => {
     await client.end();
   }
   return { store, reopen: open, close: async () => void (await Promise.all(stores.map((s) => s.close()))) };
-});
+}, { reopens: true });
 
 describe("AccountStore on postgres", () => {
   const admin = { actor: "admin:ops" };
