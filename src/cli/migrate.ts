@@ -1,5 +1,6 @@
 // `gateway migrate --from sqlite:<path> --to postgres://…`: copies the embedded store's
-// usage log into the PostgreSQL ledger, refunds included. Idempotent (entries already in
+// usage log into the PostgreSQL ledger, refunds included, and the rollups and spend of
+// entries its retention removed. Idempotent (entries already in
 // the ledger are left alone, so it can be rerun); prints counts and the settled spend on
 // both sides so the operator can compare them. Run it with the gateway stopped.
 
@@ -9,6 +10,7 @@ import { entryOfRow, type UsageRow } from "../state/entry.js";
 import { parseStoreSpec, type StoreLocation } from "../state/open.js";
 import { openPostgresUsageLog, type PostgresUsageLog } from "../state/postgres-log.js";
 import { describePostgresUrl } from "../state/postgres-pool.js";
+import { thinnedRollups } from "../state/thinned-rollups.js";
 import { openSqliteStore } from "../state/sqlite.js";
 import type { UsageEntry } from "../state/store.js";
 import { UsageError, type Flags } from "./args.js";
@@ -132,9 +134,19 @@ async function migrate(from: string, to: string, io: CliIo): Promise<number> {
       if (chunk.length === CHUNK) (await ledger.importEntries(chunk), (chunk = []));
     }
     await ledger.importEntries(chunk);
+    // Entries retention removed are in the store's rollups and spend only: carried over.
+    const thinned = thinnedRollups(db);
+    let carried = "";
+    if (thinned.length > 0) {
+      const c = await ledger.carryOver(thinned);
+      carried = c.rows === 0
+        ? `the rollups and spend of entries retention removed: carried over already\n`
+        : `carried over the rollups and spend of ${c.requests} entries retention removed (${c.costNano} nano settled) on ${c.rows} rollup rows\n`;
+      if (c.conflicting > 0) carried += `left alone ${c.conflicting} rollup rows the ledger holds more of than the store (entries from elsewhere?)\n`;
+    }
     const sqlite = sqliteSide(db);
     const postgres = await postgresSide(ledger);
-    io.out(`copied ${postgres.entries - before} new entries to ${describePostgresUrl(to)} (${sqlite.entries - (postgres.entries - before)} were there already)\n`);
+    io.out(`copied ${postgres.entries - before} new entries to ${describePostgresUrl(to)} (${sqlite.entries - (postgres.entries - before)} were there already)\n${carried}`);
     io.out(describeSide(`sqlite   ${from}`, sqlite));
     io.out(describeSide(`postgres ${describePostgresUrl(to)}`, postgres));
     const diff = [...differences("user", sqlite.users, postgres.users), ...differences("token", sqlite.tokens, postgres.tokens)];

@@ -7,9 +7,10 @@ import { formatToolCalls } from "../protocols/usage.js";
 import pg from "pg";
 import { log } from "../observability/log.js";
 import { describePostgresUrl, openMigratedPool, postgresErrorText } from "./postgres-pool.js";
+import { dropMonthsBefore, ensureMonthPartition, hasOwnPartition, monthOf, monthStart, type MonthIndex } from "./postgres-partitions.js";
 import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, type UsageRow } from "./entry.js";
 import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
-import { dayText, mergeSpendRows, splitForRollups } from "./rollups.js";
+import { dayText, mergeSpendRows, splitForRollups, type Rollup } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
 import { bucketSql, checkBucketQuery, firstMs } from "./usage-buckets.js";
@@ -40,8 +41,18 @@ export const MAX_BATCH = 2000;
  */
 export async function openPostgresUsageLog(url: string, opts: PostgresLogOptions = {}): Promise<PostgresUsageLog> {
   const pool = await openMigratedPool(url, "ledger", "llm-gateway", opts);
-  return new PostgresUsageLog(pool, url, opts.probeIntervalMs ?? 1000);
+  const usageLog = new PostgresUsageLog(pool, url, opts.probeIntervalMs ?? 1000);
+  try {
+    await usageLog.makeMonthsAhead();
+  } catch (error) {
+    await usageLog.close().catch(() => {});
+    throw new Error(`ledger: cannot use postgres at ${describePostgresUrl(url)}: ${postgresErrorText(error)}`);
+  }
+  return usageLog;
 }
+
+/** How often the current and the next month's partitions are made sure of. */
+const MONTHS_AHEAD_INTERVAL_MS = 3_600_000;
 
 /**
  * Errors that mean the server is gone or not answering (connection refused or lost,
@@ -94,7 +105,7 @@ const INSERT_SQL = `
     SELECT ${INSERT_TYPES.map((t, i) => `(e->>${i})::${t}`).join(", ")}
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(e, ord)
     ORDER BY ord
-    ON CONFLICT (request_id) DO NOTHING
+    ON CONFLICT (request_id, time) DO NOTHING
     RETURNING token, "user", cost_nano, refunded_at, time, model, channel, grp, input, cache_read, cache_write, output,
       reasoning, channel_cost_nano
   ), rolled AS (
@@ -149,6 +160,39 @@ const REFUND_SQL = `
   UNION ALL
   SELECT false, NULL, NULL, NULL FROM usage_log WHERE request_id = $1 AND NOT EXISTS (SELECT 1 FROM r)`;
 
+const ROLLUP_KEY = `day, "user", token, model, channel, grp`;
+const ROLLUP_COUNTS = ["requests", "input", "cache_read", "cache_write", "output", "reasoning", "cost_nano", "channel_cost_nano", "channel_cost_unknown"];
+
+/** carryOver's statement: $1 holds the rollup rows as arrays in usage_daily's column order.
+ * A key the ledger holds less of is raised to the row; one it holds more of in any count
+ * (entries it had from elsewhere) is left alone and counted apart. */
+const CARRY_OVER_SQL = `
+  WITH src AS (
+    SELECT (e->>0)::int AS day, e->>1 AS "user", e->>2 AS token, e->>3 AS model, e->>4 AS channel, e->>5 AS grp,
+      ${ROLLUP_COUNTS.map((c, i) => `(e->>${i + 6})::int8 AS ${c}`).join(", ")}
+    FROM jsonb_array_elements($1::jsonb) AS r(e)
+  ), delta AS (
+    SELECT ${ROLLUP_KEY.split(", ").map((k) => `src.${k}`).join(", ")},
+      ${ROLLUP_COUNTS.map((c) => `src.${c} - COALESCE(d.${c}, 0) AS ${c}`).join(", ")}
+    FROM src LEFT JOIN usage_daily d USING (${ROLLUP_KEY})
+  ), raised AS (
+    SELECT * FROM delta WHERE ${ROLLUP_COUNTS.map((c) => `${c} >= 0`).join(" AND ")} AND (${ROLLUP_COUNTS.map((c) => `${c} > 0`).join(" OR ")})
+  ), rolled AS (
+    INSERT INTO usage_daily SELECT * FROM raised ORDER BY ${ROLLUP_KEY}
+    ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${ROLLUP_COUNTS.map((c) => `${c} = usage_daily.${c} + excluded.${c}`).join(", ")}
+  ), spent AS (
+    INSERT INTO spend (kind, name, nano)
+    SELECT kind, name, nano FROM (
+      SELECT 'token' AS kind, token AS name, sum(cost_nano)::bigint AS nano FROM raised GROUP BY token
+      UNION ALL
+      SELECT 'user', "user", sum(cost_nano)::bigint FROM raised GROUP BY "user"
+    ) s WHERE nano <> 0 ORDER BY kind, name
+    ON CONFLICT (kind, name) DO UPDATE SET nano = spend.nano + excluded.nano
+  )
+  SELECT (SELECT count(*) FROM raised) AS raised, (SELECT COALESCE(sum(requests), 0) FROM raised) AS requests,
+    (SELECT COALESCE(sum(cost_nano), 0) FROM raised) AS nano,
+    (SELECT count(*) FROM delta WHERE ${ROLLUP_COUNTS.map((c) => `${c} < 0`).join(" OR ")}) AS conflicting`;
+
 /** The grouping expression of each dimension; days group by buckets (spend-keys.ts). */
 function dimensionColumn(by: SpendDimension, range: SpendRange): string {
   switch (by) {
@@ -191,6 +235,16 @@ function rowsOf(batch: readonly Pending[]): string {
   }));
 }
 
+/** What carryOver changed. */
+export interface CarryOver {
+  /** Rollup rows raised, and the requests and settled money they gained. */
+  readonly rows: number;
+  readonly requests: number;
+  readonly costNano: bigint;
+  /** Rows the ledger holds more of than the store in some count, left alone. */
+  readonly conflicting: number;
+}
+
 export class PostgresUsageLog implements UsageLog {
   readonly #pool: pg.Pool;
   readonly #where: string;
@@ -210,6 +264,12 @@ export class PostgresUsageLog implements UsageLog {
   #probe: NodeJS.Timeout | undefined;
   #closed = false;
   #commits = 0;
+  /** Times whose month partitions are known to exist (the current and the next month's),
+   * so an append checks two numbers; months outside are looked up once each. */
+  #coveredFrom = 0;
+  #coveredTo = 0;
+  readonly #knownMonths = new Set<MonthIndex>();
+  #monthsAhead: NodeJS.Timeout | undefined;
 
   constructor(pool: pg.Pool, url: string, probeIntervalMs: number) {
     this.#pool = pool;
@@ -319,7 +379,44 @@ export class PostgresUsageLog implements UsageLog {
     return new Promise((resolve) => this.#waiters.push({ through, failed: 0, resolve }));
   }
 
+  /** Makes sure this month and the next have partitions (at open, then hourly). */
+  async makeMonthsAhead(): Promise<void> {
+    const current = monthOf(Date.now());
+    for (const month of [current, current + 1]) await this.#ensureMonth(month);
+    this.#coveredFrom = monthStart(current);
+    this.#coveredTo = monthStart(current + 2);
+    if (this.#monthsAhead || this.#closed) return;
+    this.#monthsAhead = setInterval(() => {
+      this.makeMonthsAhead().catch((error: unknown) =>
+        log.warn("ledger: could not make the usage log's next month partition; appends go to its default partition until one is made", { error: postgresErrorText(error) }));
+    }, MONTHS_AHEAD_INTERVAL_MS);
+    this.#monthsAhead.unref();
+  }
+
+  async #ensureMonth(month: MonthIndex): Promise<void> {
+    if (this.#knownMonths.has(month) || !hasOwnPartition(month)) return;
+    await ensureMonthPartition(this.#pool, month);
+    this.#knownMonths.add(month);
+  }
+
+  /** Entries of months outside the covered ones (an import of an old log, a clock set far
+   * off) get their months' partitions first. A month that cannot be made is no reason to
+   * refuse the entries: they go to the default partition, and move when it is made. */
+  async #ensureMonthsOf(batch: readonly Pending[]): Promise<void> {
+    let outside: Set<MonthIndex> | undefined;
+    for (const { entry } of batch) {
+      if (entry.time >= this.#coveredFrom && entry.time < this.#coveredTo) continue;
+      (outside ??= new Set()).add(monthOf(entry.time));
+    }
+    if (!outside) return;
+    for (const month of outside) {
+      await this.#ensureMonth(month).catch((error: unknown) =>
+        log.warn("ledger: could not make a usage log month partition; its entries go to the default partition", { month: new Date(monthStart(month)).toISOString().slice(0, 7), error: postgresErrorText(error) }));
+    }
+  }
+
   async #insert(batch: readonly Pending[]): Promise<void> {
+    await this.#ensureMonthsOf(batch);
     this.#commits++;
     await this.#query({ name: "usage_log_append", text: INSERT_SQL, values: [rowsOf(batch)] });
   }
@@ -487,13 +584,21 @@ export class PostgresUsageLog implements UsageLog {
     return { tokens, users };
   }
 
-  /** One statement a batch: the batch picked on usage_log_time, deleted by ctid (a TID
-   * scan; seq has no index of its own). */
+  /**
+   * Whole months past the retention go first, a partition dropped at a time (with an
+   * archive, only once emptied into it); then the month the cutoff falls in (and the
+   * default partition), one statement a batch: the batch picked on usage_log_time, deleted
+   * on the primary key (ctids repeat across partitions).
+   */
   async removeBefore(beforeMs: number, limit: number, archive?: (entries: readonly UsageEntry[]) => Promise<void>): Promise<number> {
+    const dropped = await dropMonthsBefore(this.#pool, beforeMs, archive !== undefined);
+    for (const month of this.#knownMonths) if (monthStart(month + 1) <= beforeMs) this.#knownMonths.delete(month);
+    if (dropped.entries > 0) return dropped.entries;
     if (!archive) {
       const { rowCount } = await this.#query({
         name: "usage_log_remove_before",
-        text: "DELETE FROM usage_log WHERE ctid = ANY(ARRAY(SELECT ctid FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2))",
+        text: `DELETE FROM usage_log u USING (SELECT request_id, time FROM usage_log WHERE time < $1 ORDER BY time, seq LIMIT $2) old
+          WHERE u.request_id = old.request_id AND u.time = old.time AND u.time < $1`,
         values: [beforeMs, limit],
       });
       return rowCount ?? 0;
@@ -527,6 +632,36 @@ export class PostgresUsageLog implements UsageLog {
     }
   }
 
+  /**
+   * Raises the ledger's rollups of the given keys to `rows` (rollups of a store whose
+   * retention removed entries, thinned-rollups.ts), adding what each gains to its token's
+   * and user's spend, in one transaction. A key the ledger already holds as much of is
+   * left as it is, so carrying the same rows twice changes nothing; one it holds more of
+   * in some count is left alone and counted in `conflicting`.
+   */
+  async carryOver(rows: readonly Rollup[]): Promise<CarryOver> {
+    const json = JSON.stringify(rows.map((r) => [
+      r.day, r.user, r.token, r.model, r.channel, r.group, r.requests, r.usage.input, r.usage.cacheRead, r.usage.cacheWrite,
+      r.usage.output, r.usage.reasoning, r.costNano.toString(), r.channelCostNano.toString(), r.channelCostUnknown,
+    ]));
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      try {
+        // Appends add to the same rows: they wait, so each delta is taken against a row that holds still.
+        await client.query("LOCK TABLE usage_daily IN EXCLUSIVE MODE");
+        const { rows: [r] } = await client.query<{ raised: string; requests: string; nano: string; conflicting: string }>({ text: CARRY_OVER_SQL, values: [json] });
+        await client.query("COMMIT");
+        return { rows: Number(r.raised), requests: Number(r.requests), costNano: BigInt(r.nano), conflicting: Number(r.conflicting) };
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
+  }
+
   /** How many entries the log holds, and how many of them are refunded. */
   async counts(): Promise<{ entries: number; refunded: number }> {
     const { rows } = await this.#query<{ entries: string; refunded: string }>({
@@ -539,6 +674,7 @@ export class PostgresUsageLog implements UsageLog {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#probe);
+    clearInterval(this.#monthsAhead);
     this.#probe = undefined;
     await this.#allSettled();
     await this.#pool.end();

@@ -4,6 +4,7 @@
 // refuses a database written by a newer gateway than this one.
 
 import type pg from "pg";
+import { PARTITION_MIGRATION_SQL } from "./postgres-partitions.js";
 
 /** One schema step; `version` is its position in the list, counted from 1. */
 export interface PostgresMigration {
@@ -203,6 +204,14 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         sum(CASE WHEN refunded_at IS NULL AND channel_cost_nano IS NULL AND cost_nano <> 0 THEN 1 ELSE 0 END)
       FROM usage_log GROUP BY 1, 2, 3, 4, 5, 6;
     `,
+  },
+  {
+    version: 7,
+    description: "the usage log partitioned by month",
+    // The log becomes one table per UTC month (postgres-partitions.ts), so retention drops
+    // whole months and a month's reports read one table. The entries are copied once, in
+    // this migration's transaction: on a large log, start one gateway first (the README).
+    sql: PARTITION_MIGRATION_SQL,
   },
 ];
 

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { runMigrate } from "../../src/cli/migrate.js";
 import { openUsageLog } from "../../src/state/open.js";
@@ -101,12 +102,12 @@ describe("PostgreSQL usage log: the usage-log behaviours", () => {
   test("a request id appended twice, even in one commit, is logged and charged once", async () => {
     const $ = scope();
     const first = entry({ requestId: $("dup"), user: $("u"), costNano: 100n });
-    await Promise.all([log.append(first), log.append({ ...first, time: 1_800_000_000_000 })]);
+    await Promise.all([log.append(first), log.append({ ...first, status: 502 })]);
     await log.append({ ...first, costNano: 999n });
     assert.equal(await log.spentByUser($("u")), 100n);
     const logs = await log.logs({ user: $("u") });
     assert.equal(logs.length, 1);
-    assert.equal(logs[0].time, 1_700_000_000_000);
+    assert.equal(logs[0].status, 200);
   });
 
   test("an entry round-trips, optional fields absent or present", async () => {
@@ -333,10 +334,11 @@ describe("PostgreSQL ledger: migrations", () => {
         { version: 4, description: "the channel key that served each request" },
         { version: 5, description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed" },
         { version: 6, description: "daily rollups of the usage log" },
+        { version: 7, description: "the usage log partitioned by month" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(6\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(7\)/);
     } finally {
       await fresh.drop();
     }
@@ -491,6 +493,69 @@ describe("gateway migrate --from sqlite: --to postgres://", () => {
       } finally {
         await ledger.close();
       }
+    } finally {
+      await target.drop();
+    }
+  });
+
+  test("after retention on the store: the removed entries' rollups and spend come across, once", async () => {
+    const target = await createTestDatabase("pgcarry");
+    const file = join(dir, "carry", "gateway.db");
+    const DAY = 86_400_000;
+    const t0 = Date.UTC(2026, 3, 1);
+    try {
+      const store = openSqliteStore(file);
+      for (let i = 0; i < 30; i++) {
+        await store.record(entry({ requestId: `c${i}`, time: t0 + i * (DAY / 3), user: i % 2 ? "alice" : "bob", token: i % 2 ? "a1" : "b1",
+          costNano: BigInt(1000 * (i + 1)), ...(i % 4 ? { channel: "east", channelCostNano: BigInt(400 * i) } : {}) }));
+      }
+      store.refund("c4", t0 + 5 * DAY);
+      const removeThrough = (before: number) => { while (store.removeBefore!(before, 7) > 0); };
+      removeThrough(t0 + 4 * DAY); // the first four days' entries go; their rollups and spend stay
+      store.close();
+
+      const run = async () => {
+        let out = "";
+        let err = "";
+        const code = await runMigrate(["--from", `sqlite:${file}`, "--to", target.url], { out: (t) => void (out += t), err: (t) => void (err += t) });
+        return { code, out, err };
+      };
+      const rollupsOf = async () => {
+        const sqlite = new Database(file, { readonly: true });
+        sqlite.defaultSafeIntegers(true);
+        const mine = (sqlite.prepare("SELECT * FROM usage_daily ORDER BY day, user, token, model, channel, grp").all() as Record<string, unknown>[])
+          .map((r) => JSON.stringify(Object.values(r), (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)));
+        sqlite.close();
+        const theirs = (await sql<Record<string, unknown>>(`SELECT * FROM usage_daily ORDER BY day, "user", token, model, channel COLLATE "C", grp`, [], target.url))
+          .map((r) => JSON.stringify(Object.values(r).map(String)));
+        return { mine, theirs };
+      };
+      const first = await run();
+      assert.equal(first.code, 0, first.out + first.err);
+      assert.match(first.out, /copied 18 new entries/);
+      assert.match(first.out, /carried over the rollups and spend of 12 entries retention removed \(73000 nano settled\)/);
+      assert.match(first.out, /identical/);
+      let r = await rollupsOf();
+      assert.deepEqual(r.theirs, r.mine);
+
+      const second = await run();
+      assert.equal(second.code, 0, second.out + second.err);
+      assert.match(second.out, /retention removed: carried over already/);
+      assert.match(second.out, /identical/);
+      r = await rollupsOf();
+      assert.deepEqual(r.theirs, r.mine);
+
+      // More retention on the store, then a third run: the ledger holds those entries from
+      // the first run, so nothing more is carried over.
+      const again = openSqliteStore(file);
+      while (again.removeBefore!(t0 + 7 * DAY, 7) > 0);
+      again.close();
+      const third = await run();
+      assert.equal(third.code, 0, third.out + third.err);
+      assert.match(third.out, /retention removed: carried over already/);
+      assert.match(third.out, /identical/);
+      r = await rollupsOf();
+      assert.deepEqual(r.theirs, r.mine);
     } finally {
       await target.drop();
     }

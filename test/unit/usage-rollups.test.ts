@@ -22,6 +22,7 @@ import { openSqliteStore } from "../../src/state/sqlite.js";
 import { StoreUsageLog } from "../../src/state/store-usage-log.js";
 import { usageRollupsContract } from "../contracts/usage-rollups.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.js";
+import { copyLedgerTables, ledgerAtVersion } from "../helpers/postgres-ledger.js";
 import { entry } from "../helpers/usage-entry.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-rollups-"));
@@ -195,20 +196,24 @@ describe("the migrations backfill rollups from the entries already there", () =>
   });
 
   test("PostgreSQL (migration 6)", async () => {
-    const db = await createTestDatabase("backfill");
+    const written = await createTestDatabase("backfill");
+    const old = await createTestDatabase("backfill5");
     try {
-      const log = await openPostgresUsageLog(db.url);
+      const log = await openPostgresUsageLog(written.url);
       await Promise.all([1, 2, 3].map((i) => log.append(entry({ requestId: `b${i}`, time: Date.UTC(2026, 0, i), costNano: BigInt(i) }))));
       await log.refund("b2", Date.UTC(2026, 1, 1));
       await log.close();
-      const read = async () => (await sql<RollupRow>(db.url, "SELECT * FROM usage_daily ORDER BY day")).map(rollupOfRow);
-      const expected = await read();
-      await sql(db.url, "DROP TABLE usage_daily; DELETE FROM schema_migrations WHERE version = 6");
-      await (await openPostgresUsageLog(db.url)).close();
-      assert.deepEqual(await read(), expected);
+      const read = async (url: string) => (await sql<RollupRow>(url, "SELECT * FROM usage_daily ORDER BY day")).map(rollupOfRow);
+      const expected = await read(written.url);
+      // The same entries in a ledger of schema 5, which had no rollups.
+      await ledgerAtVersion(old.url, 5);
+      await copyLedgerTables(written.url, old.url, ["usage_log", "spend"]);
+      await (await openPostgresUsageLog(old.url)).close();
+      assert.deepEqual(await read(old.url), expected);
       assert.deepEqual(expected.map((r) => r.costNano), [1n, 0n, 3n]);
     } finally {
-      await db.drop();
+      await written.drop();
+      await old.drop();
     }
   });
 });
