@@ -16,6 +16,8 @@ import { compileIpMatcher, compileNameMatcher, isGlob } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
 import { parseDate, parseDuration, parseListen, parseSize } from "./units.js";
 import type { Capabilities } from "../runtime/types.js";
+import { compileKind } from "../providers/kind.js";
+import { channelKindOf, rawKindChannel } from "./channel-kind.js";
 import type { RawCapabilities } from "./raw.js";
 
 /** Where the source came from; copied into the Runtime. */
@@ -138,13 +140,17 @@ function compileAdmin(raw: NonNullable<RawConfig["admin"]>, warnings: string[]):
 /** channels[].key_cooldown when not set (schemas/gateway.schema.json says the same). */
 const DEFAULT_KEY_COOLDOWN = { auth: "10m", quota: "1h" } as const;
 
-function compileChannel(raw: RawChannel, warnings: string[]): Channel {
-  const keys = (raw.keys ?? []).filter((key) => key !== "");
+function compileChannel(raw: RawChannel, sourcePath: string, warnings: string[]): Channel {
+  const { kind, protocol } = channelKindOf(raw);
+  const compiled = compileKind(kind, rawKindChannel(raw, sourcePath));
+  const keys = [...compiled.keys];
   if (keys.length === 0) warnings.push(`channel ${raw.name} has no keys; it starts disabled`);
   return {
     name: raw.name,
-    protocol: raw.protocol,
-    baseUrl: new URL(raw.base_url.replace(/\/+$/, "")),
+    kind: kind.kind,
+    protocol,
+    settings: compiled.settings,
+    baseUrl: new URL(compiled.baseUrl.replace(/\/+$/, "")),
     keys,
     keyCooldownMs: {
       auth: parseDuration(raw.key_cooldown?.auth ?? DEFAULT_KEY_COOLDOWN.auth),
@@ -325,7 +331,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
   const tokensByHash = compileTokens(raw.tokens ?? [], {
     users, models, ipMatchers: new MatcherCache(compileIpMatcher), nameMatchers: new MatcherCache(compileNameMatcher),
   }, warnings);
-  const channelList = (raw.channels ?? []).map((c) => compileChannel(c, warnings));
+  const channelList = (raw.channels ?? []).map((c) => compileChannel(c, ctx.sourcePath, warnings));
   for (const name of models.keys()) {
     if (!channelList.some((c) => c.models.has(name))) warnings.push(`model ${name} is listed by no channel; requests for it cannot be served`);
   }

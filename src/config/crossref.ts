@@ -5,7 +5,11 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { RawConfig } from "./raw.js";
+import { providerKinds } from "../providers/index.js";
+import { compileKind } from "../providers/kind.js";
+import type { KindName, Protocol } from "../runtime/types.js";
+import { rawKindChannel } from "./channel-kind.js";
+import type { RawChannel, RawConfig } from "./raw.js";
 import type { KeyPath, RawIssue } from "./locate.js";
 import { parseIpRule } from "./matchers.js";
 import { toNano, toPpm } from "./money.js";
@@ -266,13 +270,34 @@ function checkTokens(c: Checker): void {
   });
 }
 
-function checkChannels(c: Checker): void {
+/** The channel's kind: known to this build, speaking the protocol named, with the settings
+ * it needs (the kind's own compile says which). */
+function checkChannelKind(c: Checker, ch: Entry, at: (...rest: (string | number)[]) => KeyPath, sourcePath: string): void {
+  if (ch.kind === undefined && ch.protocol === undefined) {
+    c.report(at("protocol"), "a channel needs its protocol (openai, anthropic or gemini) or its kind");
+    return;
+  }
+  const kindName = (ch.kind ?? ch.protocol) as KindName;
+  const kind = providerKinds[kindName];
+  if (!kind) {
+    if (text(ch.kind)) c.report(at("kind"), `kind ${ch.kind} is not available in this build of the gateway`);
+    return;
+  }
+  const speaks = kind.protocols ?? [kind.protocol];
+  if (text(ch.protocol) && !speaks.includes(ch.protocol as Protocol)) {
+    c.report(at("protocol"), `kind ${kind.kind} speaks ${speaks.join(" or ")}, not ${ch.protocol}`);
+  }
+  for (const problem of compileKind(kind, rawKindChannel(ch as unknown as RawChannel, sourcePath)).problems) c.report(at("kind"), problem);
+}
+
+function checkChannels(c: Checker, sourcePath: string): void {
   const names = new Map<string, number>();
   list(c.root.channels).forEach((channel, i) => {
     const ch = record(channel);
     const at = (...rest: (string | number)[]): KeyPath => ["channels", i, ...rest];
     c.unique(at("name"), ch.name, names, "channel");
     if (text(ch.base_url)) c.parses(at("base_url"), () => checkBaseUrl(ch.base_url as string));
+    checkChannelKind(c, ch, at, sourcePath);
     list(ch.groups).forEach((g, j) => c.refers(at("groups", j), g, c.groups, "group"));
     list(ch.models).forEach((m, j) => {
       if (text(m) && !c.models.has(m)) c.report(at("models", j), `model "${m}" is not in the price list (models)`);
@@ -353,7 +378,7 @@ export function crossref(raw: RawConfig, ctx: { sourcePath: string }): RawIssue[
   checkPlans(checker);
   checkUsers(checker);
   checkTokens(checker);
-  checkChannels(checker);
+  checkChannels(checker, ctx.sourcePath);
   checkModels(checker, ctx.sourcePath);
   return checker.issues;
 }

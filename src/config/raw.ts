@@ -1,7 +1,7 @@
 // Raw config types: they mirror gateway.yaml key for key (see schemas/gateway.schema.json
 // for the meaning of each key). Only the loader and the compiler see these.
 
-import type { AdminScope, Endpoint, HostedTool, Protocol } from "../runtime/types.js";
+import type { AdminScope, Endpoint, HostedTool, KindName, Protocol } from "../runtime/types.js";
 
 export type Duration = string | number; // "300s", "1m", "250ms"; a bare number is seconds
 export type Size = string | number; // "32MiB", "512KiB"; a bare number is bytes
@@ -93,8 +93,15 @@ export interface RawToken {
 
 export interface RawChannel {
   name: string;
-  protocol: Protocol;
-  base_url: string;
+  kind?: KindName;
+  protocol?: Protocol;
+  base_url?: string;
+  preset?: string;
+  region?: string;
+  project?: string;
+  api_version?: string;
+  credentials?: Record<string, string>;
+  credentials_file?: string;
   keys?: string[];
   key_cooldown?: { auth?: string | number; quota?: string | number };
   probe?: { every: string | number; model?: string };

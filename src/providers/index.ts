@@ -1,13 +1,28 @@
-// Provider manifests by channel protocol.
+// Provider kinds by name (gateway.yaml's channels[].kind), and the first-party ones by the
+// protocol they speak (a channel that names only `protocol:`).
 
-import type { Protocol } from "../runtime/types.js";
-import { anthropicProvider } from "./anthropic.js";
-import { geminiProvider } from "./gemini.js";
-import { openaiProvider } from "./openai.js";
-import type { ProviderSpec } from "./provider.js";
+import type { Channel, KindName, Protocol } from "../runtime/types.js";
+import { anthropicProvider } from "./anthropic/manifest.js";
+import { geminiProvider } from "./gemini/manifest.js";
+import type { ProviderKind } from "./kind.js";
+import { openaiProvider } from "./openai/manifest.js";
 
-export const providers: Readonly<Record<Protocol, ProviderSpec>> = Object.freeze({
+export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = Object.freeze({
   openai: openaiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
 });
+
+/** The first-party kind of each protocol. */
+export const providers: Readonly<Record<Protocol, ProviderKind>> = Object.freeze({
+  openai: openaiProvider,
+  anthropic: anthropicProvider,
+  gemini: geminiProvider,
+});
+
+/** The kind a channel names (the config refused a kind it does not know). */
+export function kindOf(channel: Pick<Channel, "kind">): ProviderKind {
+  const kind = providerKinds[channel.kind];
+  if (!kind) throw new Error(`no provider kind ${channel.kind}`);
+  return kind;
+}

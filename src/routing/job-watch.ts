@@ -5,7 +5,7 @@
 
 import { log } from "../observability/log.js";
 import { videoJobPath } from "../protocols/openai/video-status.js";
-import { providers } from "../providers/index.js";
+import { kindOf } from "../providers/index.js";
 import { upstreamUrl } from "../providers/provider.js";
 import type { RuntimeBox } from "../runtime/box.js";
 import type { Channel } from "../runtime/types.js";
@@ -165,7 +165,7 @@ async function askUpstream(channel: Channel, key: string, id: string, timeoutMs:
   if (channel.protocol !== "openai") return undefined; // video jobs live on OpenAI-protocol channels
   const upstream = await send({
     method: "GET", url: upstreamUrl(channel.baseUrl, videoJobPath(id)), timeoutMs, cancel,
-    headers: { accept: "application/json", "accept-encoding": "identity", ...providers[channel.protocol].authHeaders(key) },
+    headers: { accept: "application/json", "accept-encoding": "identity", ...kindOf(channel).authHeaders(key) },
   });
   if (upstream.status !== 200) {
     discard(upstream.body, true);

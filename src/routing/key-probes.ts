@@ -10,7 +10,7 @@
 
 import { log } from "../observability/log.js";
 import { keyProbesTotal } from "../observability/metrics.js";
-import { providers } from "../providers/index.js";
+import { kindOf } from "../providers/index.js";
 import { channelUrl, judgeKeyFault, type KeyFault, type KeyProbe } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
@@ -54,7 +54,7 @@ export class KeyProbes {
   /** The fault the provider shows on a probe of the suspected key; undefined when it does
    * not (the key answered, or the probe told nothing), or when the provider has no probe. */
   confirm(suspect: Suspect, now = Date.now()): Promise<KeyFault | undefined> {
-    const probe = providers[suspect.channel.protocol].keyFaults.probe;
+    const probe = kindOf(suspect.channel).keyFaults.probe;
     if (!probe) return Promise.resolve(undefined);
     const id = `${suspect.channel.name}\n${suspect.fingerprint}`;
     const seen = this.#byKey.get(id);
@@ -68,7 +68,7 @@ export class KeyProbes {
 
   async #probe(suspect: Suspect, probe: KeyProbe): Promise<KeyFault | undefined> {
     const { channel, index, upstreamModel } = suspect;
-    const provider = providers[channel.protocol];
+    const provider = kindOf(channel);
     const request = probe.request(upstreamModel);
     const body = Buffer.from(request.body);
     const cancel = new Cancellation();

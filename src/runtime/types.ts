@@ -5,6 +5,25 @@
  * gateway.yaml's `protocol:`. */
 export type Protocol = "openai" | "anthropic" | "gemini";
 
+/** Who a channel talks to (gateway.yaml's `kind:`): the provider's manifest in providers/
+ * says how it authenticates, builds URLs, frames streams and states errors; `protocol` is
+ * the wire protocol it speaks. */
+export type KindName = "openai" | "anthropic" | "gemini" | "azure-openai" | "openai-compatible" | "bedrock" | "vertex";
+
+/** A channel's settings for its kind, as gateway.yaml gives them (each kind reads its own). */
+export interface KindSettings {
+  /** openai-compatible: which vendor's quirks apply (deepseek, openrouter, …). */
+  readonly preset?: string;
+  /** bedrock, vertex: the region (vertex: or "global"). */
+  readonly region?: string;
+  /** vertex: the Google Cloud project. */
+  readonly project?: string;
+  /** azure-openai: the api-version query value; absent: the v1 API. */
+  readonly apiVersion?: string;
+  /** vertex: the service-account key file. */
+  readonly credentialsFile?: string;
+}
+
 /** The kind of endpoint a model is priced for (models.<name>.endpoint). */
 export type Endpoint =
   | "chat"
@@ -256,7 +275,11 @@ export interface Model {
 
 export interface Channel {
   readonly name: string;
+  /** Its provider kind (`protocol:` alone names the first-party one). */
+  readonly kind: KindName;
+  /** The wire protocol the kind speaks: what pass-through and conversion key on. */
   readonly protocol: Protocol;
+  readonly settings: KindSettings;
   /** Base URL without a trailing slash, e.g. "https://api.openai.com". */
   readonly baseUrl: URL;
   readonly keys: readonly string[];

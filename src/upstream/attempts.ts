@@ -15,10 +15,12 @@ import { log } from "../observability/log.js";
 import {
   keyFailureTally, upstreamDuration, upstreamErrorClass, upstreamErrorTally, upstreamRetriesTotal,
 } from "../observability/metrics.js";
-import { providers } from "../providers/index.js";
+import { kindOf } from "../providers/index.js";
+import { CredentialFailure } from "../providers/kind.js";
 import { judgeKeyFault, type KeyFault, type KeyVerdict } from "../providers/provider.js";
 import type { Channel, Protocol } from "../runtime/types.js";
-import { BrokenAnswer, readAll, type Exchange } from "./exchanges/exchange.js";
+import { BrokenAnswer, readAll, type Exchange, type UpstreamRequest } from "./exchanges/exchange.js";
+import { answered, prepared } from "./kind-wire.js";
 import { exhaustedError, shouldFailOver, type LastFailure } from "./failover.js";
 import { discard, send, UpstreamFailure, type Cancellation, type UpstreamResponse } from "./send.js";
 import type { Served } from "./served.js";
@@ -170,10 +172,12 @@ async function tryKey(run: Run, channel: Channel, exchange: Exchange, index: num
   const upstreamModel = run.upstreamModel ?? plan.modelName;
   const attempt = { channel: channel.name, upstreamModel, key: fingerprint, result: "error", fault: undefined as KeyFault | undefined };
   run.tried.push(attempt);
-  const request = exchange.request(channel, upstreamModel, channel.keys[index]);
   const started = process.hrtime.bigint();
   let upstream: UpstreamResponse;
+  let request: UpstreamRequest;
   try {
+    const key = channel.keys[index];
+    request = await prepared(channel, key, exchange.request(channel, upstreamModel, key));
     // Spelled out, not spread: on Node 20 every property added after an object spread
     // builds a new hidden class, ~200 B that only a full GC frees; here it was half of
     // what the gateway promoted per request (BENCH_HEAP_PROMOTED=1).
@@ -182,10 +186,12 @@ async function tryKey(run: Run, channel: Channel, exchange: Exchange, index: num
       idleTimeoutMs: plan.idleTimeoutMs, cancel: plan.cancel,
     });
   } catch (err) {
+    if (err instanceof CredentialFailure) return credentialFailed(run, channel, index, err, started, fingerprint, attempt);
     if (!(err instanceof UpstreamFailure)) throw err;
     attempt.result = err.kind;
     return transportFailed(run, channel, err, started, fingerprint);
   }
+  upstream = answered(channel, upstream, request);
   const judged = await keyFaultOf(channel, upstream);
   upstream = judged.upstream;
   const status = upstream.status;
@@ -212,6 +218,26 @@ async function tryKey(run: Run, channel: Channel, exchange: Exchange, index: num
     return "next-channel";
   }
   return relayAnswer(run, channel, exchange, upstream, fingerprint);
+}
+
+/** The kind could not make the request's credentials: a key at fault goes out of rotation
+ * (the next key), a service it needs that did not answer fails the channel over. */
+async function credentialFailed(
+  run: Run, channel: Channel, index: number, err: CredentialFailure, started: bigint, fingerprint: string, attempt: { result: string; fault: KeyFault | undefined },
+): Promise<Then> {
+  const { plan } = run;
+  if (err.fault === "unreachable") {
+    attempt.result = "connect";
+    return transportFailed(run, channel, new UpstreamFailure("connect", err.message), started, fingerprint);
+  }
+  attempt.result = "credentials";
+  attempt.fault = "auth";
+  observeAttempt(channel, plan.modelName, started, attempt.result, plan.routing, fingerprint, "auth");
+  run.last = { kind: "keys", reason: "auth" };
+  await noted(plan.routing.keyHealth.markOut(channel, index, "auth"), channel);
+  upstreamRetriesTotal.inc({ channel: channel.name, reason: "key_auth" });
+  log.warn("a channel key's credentials could not be made; trying the next", { requestId: plan.requestId, channel: channel.name, key: fingerprint, error: err.message });
+  return "next-key";
 }
 
 /** A connection that failed: the next channel, but for a timeout (not retried: 504) or a
@@ -273,7 +299,7 @@ function noted<T>(recorded: Promise<T>, channel: Channel, fallback?: T): Promise
  * is not read; either way it goes on with its body intact.
  */
 async function keyFaultOf(channel: Channel, upstream: UpstreamResponse): Promise<{ verdict?: KeyVerdict; upstream: UpstreamResponse }> {
-  const rules = providers[channel.protocol].keyFaults;
+  const rules = kindOf(channel).keyFaults;
   if (!rules.statuses.includes(upstream.status)) return { upstream };
   const body = await readAll(upstream.body, KEY_FAULT_BODY_LIMIT);
   const verdict = judgeKeyFault(rules, upstream.status, body.toString("utf8"));

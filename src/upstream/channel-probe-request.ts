@@ -4,7 +4,7 @@
 // protocol's fixed headers come from the provider manifests; the key's headers are added
 // by the caller.
 
-import { DEFAULT_ANTHROPIC_VERSION } from "../providers/anthropic.js";
+import { DEFAULT_ANTHROPIC_VERSION } from "../providers/anthropic/manifest.js";
 import { providers } from "../providers/index.js";
 import type { Protocol } from "../runtime/types.js";
 

@@ -7,7 +7,7 @@
 // and the provider's message, with the key itself blanked out of it.
 
 import type { Dispatcher } from "undici";
-import { providers } from "../providers/index.js";
+import { kindOf } from "../providers/index.js";
 import { errorObjectOf, judgeKeyFault, upstreamUrl, type KeyFault } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { probeRequest } from "./channel-probe-request.js";
@@ -66,7 +66,7 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
       headers: {
         ...request.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
-        ...providers[channel.protocol].authHeaders(key),
+        ...kindOf(channel).authHeaders(key),
       },
     });
     status = answer.statusCode;
@@ -97,7 +97,7 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
 /** A non-2xx answer's class and message. */
 function errorAnswer(channel: Channel, status: number, text: string): { errorClass: ProbeErrorClass; message: string } {
   // Our own body: a fault the provider states only in text is its word here, as for a probe.
-  const fault = judgeKeyFault(providers[channel.protocol].keyFaults, status, text)?.fault;
+  const fault = judgeKeyFault(kindOf(channel).keyFaults, status, text)?.fault;
   const errorClass: ProbeErrorClass = fault
     ?? (status === 401 || status === 403 ? "denied" : status === 429 ? "rate_limit" : status < 500 ? "request" : "upstream");
   return { errorClass, message: errorMessageOf(text) || `HTTP ${status}` };

@@ -4,7 +4,7 @@
 // against it; a script per request makes it fail, stall, think, call tools or stream on cue.
 
 import type http from "node:http";
-import { anthropicProvider } from "../../src/providers/anthropic.js";
+import { anthropicProvider } from "../../src/providers/anthropic/manifest.js";
 import {
   bearerKey, sendJson, sendLines, splitText, startFakeServer, type BaseReceived, type FakeServer, type KeyFaultScript,
 } from "./fake-server.js";

@@ -6,7 +6,7 @@ import type { Channel, ChannelTier } from "../../src/runtime/types.js";
 
 function channel(name: string, priority: number, weight = 1, keys = ["k"]): Channel {
   return {
-    name, priority, weight, keys, keyCooldownMs: { auth: 600_000, quota: 3_600_000 }, protocol: "openai", baseUrl: new URL("http://127.0.0.1:1"),
+    name, priority, weight, keys, keyCooldownMs: { auth: 600_000, quota: 3_600_000 }, kind: "openai", protocol: "openai", settings: {}, baseUrl: new URL("http://127.0.0.1:1"),
     groups: new Set(["default"]), models: new Set(["m"]), modelMap: new Map(), enabled: true,
   };
 }

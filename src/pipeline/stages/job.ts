@@ -5,7 +5,7 @@
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { videoContentQuery, videoJobPath } from "../../protocols/openai/video-status.js";
-import { providers } from "../../providers/index.js";
+import { kindOf } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import type { JobOutcomes } from "../../routing/job-outcomes.js";
 import type { RoutingState } from "../../routing/routing-state.js";
@@ -32,7 +32,7 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Ne
       throw new GatewayError(errors.affinityChannelUnavailable, "The channel that holds this video job is no longer available.");
     }
     let answer: Served | undefined;
-    const provider = providers[channel.protocol];
+    const provider = kindOf(channel);
     const content = ctx.target.pathAction === "content";
     const query = forwardedQuery(ctx.query, content ? videoContentQuery : undefined);
     const path = videoJobPath(id, content) + (query ? "?" + query : "");

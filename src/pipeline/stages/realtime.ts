@@ -11,7 +11,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { providers } from "../../providers/index.js";
+import { kindOf } from "../../providers/index.js";
 import { upstreamUrl } from "../../providers/provider.js";
 import { keyInRotation } from "../../routing/key-pick.js";
 import { keyFingerprint } from "../../routing/key-health.js";
@@ -54,7 +54,7 @@ function connectUpstream(
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const beta = ctx.req.headers["openai-beta"];
   const upstream = new WebSocket(url, upstreamProtocols(ctx.req.headers), {
-    headers: { ...providers[channel.protocol].authHeaders(key), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
+    headers: { ...kindOf(channel).authHeaders(key), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
     handshakeTimeout: ctx.runtime.server.upstreamTimeoutMs,
     maxPayload: MAX_FRAME_BYTES,
   });

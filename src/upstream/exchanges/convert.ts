@@ -16,7 +16,7 @@ import { parseEvent, SseSplitter } from "../../protocols/sse.js";
 import { streamCost } from "../../protocols/stream-cost.js";
 import { framedTail } from "../../protocols/stream-framing.js";
 import type { Usage } from "../../protocols/usage.js";
-import { providers } from "../../providers/index.js";
+import { kindOf } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
 import { upstreamRequestHeaders } from "../headers.js";
@@ -62,7 +62,7 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       const request: CanonicalRequest = portable.maxTokens === undefined && input.outputLimit !== undefined
         ? { ...portable, maxTokens: input.outputLimit } : portable;
       const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
-      const provider = providers[channel.protocol];
+      const provider = kindOf(channel);
       // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks,
       // among those the channel allows; the protocol version is the encoder's.
       const headers = upstreamRequestHeaders({
@@ -70,7 +70,8 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
         bodyLength: body.length, contentType: "application/json", accept: request.stream ? "text/event-stream" : "application/json",
         passThrough: false,
       });
-      return { url: channelUrl(channel.baseUrl, outbound.path(request, upstreamModel)), headers, body };
+      const path = outbound.path(request, upstreamModel);
+      return { url: channelUrl(channel.baseUrl, path), path, upstreamModel, stream: request.stream === true, headers, body };
     },
     async respond(upstream, channel) {
       const outbound = outboundAdapterFor(channel.protocol, input.modelEndpoints);

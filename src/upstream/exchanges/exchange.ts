@@ -8,6 +8,7 @@ import type { MultipartPart } from "../../media/multipart.js";
 import type { CanonicalRequest } from "../../protocols/canonical.js";
 import type { Usage } from "../../protocols/usage.js";
 import type { Channel } from "../../runtime/types.js";
+import type { WireRequest } from "../../providers/kind.js";
 import type { UpstreamResponse } from "../send.js";
 import type { Served } from "../served.js";
 
@@ -63,11 +64,9 @@ export interface ExchangeInput {
   readonly fitted?: readonly string[];
 }
 
-export interface UpstreamRequest {
-  readonly url: URL;
-  readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer;
-}
+/** The request for the protocol's first-party API; the channel's kind makes it its own
+ * (providers/kind.ts). */
+export type UpstreamRequest = WireRequest;
 
 /** A 2xx answer that is no answer (not JSON, cut short) and that nothing of reached the
  * client: the channel failed, and the next one may be tried. */

@@ -10,7 +10,7 @@ import { errorText, log } from "../../observability/log.js";
 import type { PassRequest, PassthroughSpec } from "../../protocols/passthrough.js";
 import { framedTail } from "../../protocols/stream-framing.js";
 import type { SseUsageTap } from "../../protocols/usage-tap.js";
-import { providers } from "../../providers/index.js";
+import { kindOf } from "../../providers/index.js";
 import { channelUrl } from "../../providers/provider.js";
 import type { Channel } from "../../runtime/types.js";
 import { downstreamResponseHeaders, upstreamRequestHeaders } from "../headers.js";
@@ -47,9 +47,10 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
     request(channel, upstreamModel, key) {
       const prepared = spec.body(req, upstreamModel);
       stripUsage = prepared.stripUsage;
-      const provider = providers[channel.protocol];
+      const provider = kindOf(channel);
+      const path = spec.path(req, upstreamModel);
       return {
-        url: channelUrl(channel.baseUrl, spec.path(req, upstreamModel)),
+        url: channelUrl(channel.baseUrl, path), path, upstreamModel, stream,
         headers: upstreamRequestHeaders({
           client: input.headers, policy: provider.requestHeaders, betas: channel.betas, auth: provider.authHeaders(key),
           bodyLength: prepared.body.length, passThrough: true, accept,
@@ -69,7 +70,7 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
   };
 
   function relayAnswer(upstream: UpstreamResponse, channel: Channel): Promise<Served | BrokenAnswer> {
-    const privateHeaders = providers[channel.protocol].privateResponseHeaders;
+    const privateHeaders = kindOf(channel).privateResponseHeaders;
     if (upstream.status < 200 || upstream.status >= 300) return relayRefusal(input.res, upstream, privateHeaders);
     if (stream && isEventStream(upstream)) return relayStream(input, upstream, spec, stripUsage, privateHeaders, req);
     if (spec.answersJson?.(req) ?? true) return holdJson(input, upstream, spec, privateHeaders, req);

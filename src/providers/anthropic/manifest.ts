@@ -7,7 +7,8 @@
 // place its validation errors quote the request's field names ("<field>: Extra inputs are
 // not permitted"); so those are confirmed with a probe of our own before the key goes out.
 
-import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict } from "../provider.js";
+import type { ProviderKind } from "../kind.js";
 
 /** The version sent when the client did not choose one (conversions from other protocols). */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
@@ -71,7 +72,8 @@ function anthropicProbe(upstreamModel: string) {
   };
 }
 
-export const anthropicProvider: ProviderSpec = Object.freeze({
+export const anthropicProvider: ProviderKind = Object.freeze({
+  kind: "anthropic",
   protocol: "anthropic",
   requestHeaders: Object.freeze({
     // The SDKs' x-stainless-* telemetry, Claude Code's session and app headers and the

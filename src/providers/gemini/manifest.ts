@@ -7,7 +7,8 @@
 // read: an unknown field is echoed there ("Unknown name \"API_KEY_INVALID\"…"), and a 403
 // without such a reason (a file or cached content of another project) is the request's.
 
-import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyFault, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyFault, type KeyVerdict } from "../provider.js";
+import type { ProviderKind } from "../kind.js";
 
 const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
 const QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure";
@@ -46,7 +47,8 @@ function geminiKeyFault(status: number, error: ErrorObject | undefined): KeyVerd
   return undefined;
 }
 
-export const geminiProvider: ProviderSpec = Object.freeze({
+export const geminiProvider: ProviderKind = Object.freeze({
+  kind: "gemini",
   protocol: "gemini",
   requestHeaders: Object.freeze({
     // Never X-Goog-User-Project (bills another project), X-Goog-FieldMask (drops usage

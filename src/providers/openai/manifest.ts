@@ -4,7 +4,8 @@
 // insufficient_quota for an account out of credit, unlike an ordinary rate limit
 // (rate_limit_exceeded), where the key stays in rotation.
 
-import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict, type ProviderSpec } from "./provider.js";
+import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyVerdict } from "../provider.js";
+import type { ProviderKind } from "../kind.js";
 
 /** 401 codes that blame the request's OpenAI-Organization / OpenAI-Project header, not the
  * key: a client must never take a key out by naming another organization. */
@@ -16,7 +17,8 @@ function openaiKeyFault(status: number, error: ErrorObject | undefined): KeyVerd
   return REQUEST_SIDE_CODES.has(error?.code) ? undefined : sure("auth");
 }
 
-export const openaiProvider: ProviderSpec = Object.freeze({
+export const openaiProvider: ProviderKind = Object.freeze({
+  kind: "openai",
   protocol: "openai",
   requestHeaders: Object.freeze({
     // Never OpenAI-Organization / OpenAI-Project (they pick the operator's account), nor

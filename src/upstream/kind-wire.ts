@@ -1,0 +1,20 @@
+// The channel's kind between the exchange and the wire: the first-party request made the
+// kind's own (URL, body, credentials) before it is sent, and the kind's answer read as the
+// protocol's (framing, error shapes) before anything judges or relays it.
+
+import { kindOf } from "../providers/index.js";
+import type { WireRequest } from "../providers/kind.js";
+import type { Channel } from "../runtime/types.js";
+import type { UpstreamResponse } from "./send.js";
+
+/** The request as the channel's kind sends it. */
+export function prepared(channel: Channel, key: string, request: WireRequest): WireRequest | Promise<WireRequest> {
+  const kind = kindOf(channel);
+  return kind.prepare ? kind.prepare(channel, key, request) : request;
+}
+
+/** The answer as the protocol's first-party API would have given it. */
+export function answered(channel: Channel, upstream: UpstreamResponse, request: WireRequest): UpstreamResponse {
+  const kind = kindOf(channel);
+  return kind.answer ? kind.answer(channel, upstream, request) : upstream;
+}
