@@ -14,6 +14,7 @@ import { kindOf } from "../providers/index.js";
 import { channelUrl, judgeKeyFault, type KeyFault, type KeyProbe } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
+import { answered, prepared } from "../upstream/kind-wire.js";
 import { Cancellation, discard, send } from "../upstream/send.js";
 
 /** What the gateway makes of a probe's answer. */
@@ -77,13 +78,16 @@ export class KeyProbes {
     let outcome: ProbeOutcome = "inconclusive";
     let fault: KeyFault | undefined;
     try {
-      const upstream = await send({
-        url: channelUrl(channel.baseUrl, request.path), body, timeoutMs: this.#timeoutMs, cancel,
+      const key = channel.keys[index];
+      // As an attempt goes: the first-party request, made the channel kind's own.
+      const wire = await prepared(channel, key, {
+        url: channelUrl(channel.baseUrl, request.path), path: request.path, upstreamModel, stream: false, body,
         headers: {
           ...request.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
-          ...provider.authHeaders(channel.keys[index]),
+          ...provider.authHeaders(key),
         },
       });
+      const upstream = answered(channel, await send({ url: wire.url, body: wire.body, headers: wire.headers, timeoutMs: this.#timeoutMs, cancel }), wire);
       if (upstream.status < 300) {
         discard(upstream.body, true);
         outcome = "healthy";

@@ -6,11 +6,14 @@
 // (the key faults as key health tells them, then the status's kind, or why no answer came)
 // and the provider's message, with the key itself blanked out of it.
 
+import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { kindOf } from "../providers/index.js";
+import { CredentialFailure } from "../providers/kind.js";
 import { errorObjectOf, judgeKeyFault, upstreamUrl, type KeyFault } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { probeRequest } from "./channel-probe-request.js";
+import { answered, prepared } from "./kind-wire.js";
 
 export type ProbeMode = "plain" | "stream";
 
@@ -53,7 +56,6 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
   const { channel, key, upstreamModel, mode } = target;
   const request = probeRequest(channel.protocol, upstreamModel, mode === "stream");
   const body = Buffer.from(request.body);
-  const url = upstreamUrl(channel.baseUrl, request.path);
   const timeout = AbortSignal.timeout(timeoutMs);
   const deadline = target.signal ? AbortSignal.any([timeout, target.signal]) : timeout;
   const started = performance.now();
@@ -61,15 +63,20 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
   let status: number | undefined;
   let firstByteMs: number | undefined;
   try {
-    const answer = await dispatcher.request({
-      origin: url.origin, path: url.pathname + url.search, method: "POST", body, signal: deadline,
-      headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
+    // As an attempt goes: the first-party request, made the channel kind's own.
+    const wire = await prepared(channel, key, {
+      url: upstreamUrl(channel.baseUrl, request.path), path: request.path, upstreamModel, stream: mode === "stream", body,
       headers: {
         ...request.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
         ...kindOf(channel).authHeaders(key),
       },
     });
-    status = answer.statusCode;
+    const sent = await dispatcher.request({
+      origin: wire.url.origin, path: wire.url.pathname + wire.url.search, method: "POST", body: wire.body, signal: deadline,
+      headersTimeout: timeoutMs, bodyTimeout: timeoutMs, headers: wire.headers,
+    });
+    const answer = answered(channel, { status: sent.statusCode, headers: sent.headers, body: sent.body as unknown as Readable }, wire);
+    status = answer.status;
     const headMs = since();
     const chunks: Buffer[] = [];
     let kept = 0;
@@ -87,6 +94,9 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
       ? { ok: false, status, firstByteMs, totalMs, errorClass: failure.errorClass, message: shown(failure.message, key) }
       : { ok: true, status, firstByteMs, totalMs };
   } catch (error) {
+    if (error instanceof CredentialFailure) {
+      return { ok: false, status, firstByteMs, totalMs: since(), errorClass: error.fault === "auth" ? "auth" : "connect", message: shown(error.message, key) };
+    }
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const errorClass: ProbeErrorClass = deadline.aborted || timeoutCodes.has(code) ? "timeout" : connectCodes.has(code) ? "connect" : "network";
     const message = errorClass === "timeout" ? `no complete answer within ${timeoutMs} ms` : code || (error as Error).message;
