@@ -273,10 +273,7 @@ function checkTokens(c: Checker): void {
 /** The channel's kind: known to this build, speaking the protocol named, with the settings
  * it needs (the kind's own compile says which). */
 function checkChannelKind(c: Checker, ch: Entry, at: (...rest: (string | number)[]) => KeyPath, sourcePath: string): void {
-  if (ch.kind === undefined && ch.protocol === undefined) {
-    c.report(at("protocol"), "a channel needs its protocol (openai, anthropic or gemini) or its kind");
-    return;
-  }
+  if (ch.kind === undefined && ch.protocol === undefined) return; // the schema asks for protocol
   const kindName = (ch.kind ?? ch.protocol) as KindName;
   const kind = providerKinds[kindName];
   if (!kind) {

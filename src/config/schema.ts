@@ -104,6 +104,7 @@ function translate(error: ErrorObject, path: KeyPath): RawIssue | undefined {
     case "minProperties":
       return { path, message: params.limit === 1 ? "must not be empty" : (error.message ?? "is too short") };
     case "propertyNames":
+    case "if":
       return undefined; // reported by the inner error, which names the key
     default:
       return { path, message: error.message ?? `fails ${error.keyword}` };
