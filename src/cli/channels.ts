@@ -175,12 +175,17 @@ const columns: readonly Column[] = [
   { header: "LATENCY 5m", right: true },
 ];
 
+/** The protocol, and the kind where it is not the protocol's first-party API. */
+function protocolOf(channel: Channel): string {
+  return channel.kind === channel.protocol ? channel.protocol : `${channel.protocol} (${channel.kind})`;
+}
+
 function tableRow(row: Row, now: number): string[] {
-  if (row.key === undefined) return [row.channel.name, row.channel.protocol, row.channelState, "(no keys)", "-", "-", "-", "-", "-", "-"];
+  if (row.key === undefined) return [row.channel.name, protocolOf(row.channel), row.channelState, "(no keys)", "-", "-", "-", "-", "-", "-"];
   const v = row.view;
   const r = row.recent;
   return [
-    row.channel.name, row.channel.protocol, row.channelState, row.key ?? "(no keys)", v?.state === "manual" ? "taken out" : v?.state ?? "-",
+    row.channel.name, protocolOf(row.channel), row.channelState, row.key ?? "(no keys)", v?.state === "manual" ? "taken out" : v?.state ?? "-",
     v?.state === "out" ? v.out.reason : v?.state === "manual" ? "operator" : "-",
     v?.state === "out" ? untilText(v.out.until, now) : v?.state === "manual" ? "when put back" : "-",
     r ? String(r.attempts) : "?", r ? (r.attempts ? `${Math.round((100 * r.failures) / r.attempts)}%` : "-") : "?",
