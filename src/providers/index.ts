@@ -6,6 +6,7 @@ import { anthropicProvider } from "./anthropic/manifest.js";
 import { azureOpenaiProvider } from "./azure-openai/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
+import { openaiCompatibleProvider } from "./openai-compatible/manifest.js";
 import { openaiProvider } from "./openai/manifest.js";
 
 export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = Object.freeze({
@@ -13,6 +14,7 @@ export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = 
   anthropic: anthropicProvider,
   gemini: geminiProvider,
   "azure-openai": azureOpenaiProvider,
+  "openai-compatible": openaiCompatibleProvider,
 });
 
 /** The first-party kind of each protocol. */
