@@ -1,7 +1,8 @@
 // The azure-openai and openai-compatible kinds' rules that need no server: Azure's URL for
 // each OpenAI operation (deployment URLs under an api-version, v1 for the rest), which error
 // answers take a key out (by status and structured fields only), DeepSeek's cache hits read
-// where the details say nothing, and the chat encoder sending reasoning back only when asked.
+// where the details say nothing, the chat encoder sending reasoning back only when asked,
+// and each openai-compatible preset's URLs and auth.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -10,8 +11,11 @@ import { encodeChatRequest } from "../../src/protocols/openai/chat-encode-reques
 import { normalizeOpenAIUsage } from "../../src/protocols/openai/usage.js";
 import { azureKeyFaults } from "../../src/providers/azure-openai/key-faults.js";
 import { azureUrl } from "../../src/providers/azure-openai/urls.js";
+import type { WireRequest } from "../../src/providers/kind.js";
 import { compatibleKeyFaults } from "../../src/providers/openai-compatible/key-faults.js";
-import { judgeKeyFault } from "../../src/providers/provider.js";
+import { openaiCompatibleProvider } from "../../src/providers/openai-compatible/manifest.js";
+import { channelUrl, judgeKeyFault } from "../../src/providers/provider.js";
+import type { Channel } from "../../src/runtime/types.js";
 
 test("azure: deployment operations under an api-version, everything else (and all without one) on v1", () => {
   const base = new URL("https://res.openai.azure.com");
@@ -77,4 +81,31 @@ test("chat encoder: thinking goes back as reasoning_content on tool-call turns o
     (encodeChatRequest(req, "m", options).messages as Record<string, unknown>[]).filter((m) => m.role === "assistant");
   assert.deepEqual(assistants().map((m) => m.reasoning_content), [undefined, undefined]);
   assert.deepEqual(assistants({ chatReasoningField: "reasoning_content" }).map((m) => m.reasoning_content), ["think 1 more", undefined]);
+});
+
+test("openai-compatible: each preset's URL for chat and responses, from its default host", async () => {
+  const expected: Record<string, readonly [string, string]> = {
+    deepseek: ["https://api.deepseek.com/chat/completions", "https://api.deepseek.com/v1/responses"],
+    openrouter: ["https://openrouter.ai/api/v1/chat/completions", "https://openrouter.ai/api/v1/responses"],
+    mistral: ["https://api.mistral.ai/v1/chat/completions", "https://api.mistral.ai/v1/responses"],
+    xai: ["https://api.x.ai/v1/chat/completions", "https://api.x.ai/v1/responses"],
+    groq: ["https://api.groq.com/openai/v1/chat/completions", "https://api.groq.com/openai/v1/responses"],
+    ollama: ["http://127.0.0.1:11434/v1/chat/completions", "http://127.0.0.1:11434/v1/responses"],
+  };
+  const kind = openaiCompatibleProvider;
+  for (const [preset, urls] of Object.entries(expected)) {
+    const compiled = kind.compile!({ name: "c", preset, keys: ["k"] });
+    assert.deepEqual(compiled.problems, [], preset);
+    const channel = { kind: "openai-compatible", protocol: "openai", settings: compiled.settings, baseUrl: new URL(compiled.baseUrl) } as unknown as Channel;
+    const asked = await Promise.all(["/v1/chat/completions", "/v1/responses"].map(async (path) => {
+      const request: WireRequest = { url: channelUrl(channel.baseUrl, path), path, headers: {}, body: Buffer.alloc(0), upstreamModel: "m", stream: false };
+      return (await kind.prepare!(channel, "k", request)).url.href;
+    }));
+    assert.deepEqual(asked, urls, preset);
+  }
+  // The key goes as a bearer token; a keyless preset's placeholder sends nothing.
+  assert.deepEqual(kind.authHeaders("sk-1"), { authorization: "Bearer sk-1" });
+  const keyless = kind.compile!({ name: "c", preset: "ollama" });
+  assert.equal(keyless.keys.length, 1);
+  assert.deepEqual(kind.authHeaders(keyless.keys[0]), {});
 });
