@@ -20,7 +20,7 @@ export const presets: Readonly<Record<string, Preset>> = Object.freeze({
   // thinking mode wants the turn's reasoning_content back beside its tool calls.
   deepseek: {
     baseUrl: "https://api.deepseek.com",
-    paths: { "/v1/chat/completions": "/chat/completions", "/v1/completions": "/beta/completions" },
+    paths: { "/v1/chat/completions": "/chat/completions" },
     chatReasoningField: "reasoning_content",
   },
   // OpenRouter's API (chat completions, and its Responses API) lives under /api/v1.
