@@ -73,6 +73,17 @@ export interface InboundAdapter {
   readonly fieldNames: Readonly<Partial<Record<keyof CanonicalRequest, string>>>;
 }
 
+/** What the channel's provider kind asks of an encoder beyond its protocol. */
+export interface EncodeOptions {
+  /** The chat-completions field an assistant message carries its reasoning back in, for
+   * upstreams that need it (DeepSeek's `reasoning_content` on tool-call turns); absent:
+   * reasoning is not sent back. Other encoders ignore it. */
+  readonly chatReasoningField?: ChatReasoningField;
+}
+
+/** Fields in which OpenAI-compatible upstreams take reasoning back on chat messages. */
+export type ChatReasoningField = "reasoning_content";
+
 export interface OutboundAdapter {
   /** Upstream path (and query) for the request, e.g. "/v1/messages". */
   path(request: CanonicalRequest, upstreamModel: string): string;
@@ -80,7 +91,7 @@ export interface OutboundAdapter {
    * The channel's request body. Throws GatewayError (400, naming the field) for what the
    * channel's protocol cannot express.
    */
-  encodeRequest(request: CanonicalRequest, upstreamModel: string): Record<string, unknown>;
+  encodeRequest(request: CanonicalRequest, upstreamModel: string, options?: EncodeOptions): Record<string, unknown>;
   /** Reads a complete upstream answer (2xx body, parsed JSON). */
   decodeResponse(json: unknown): CanonicalResponse;
   /** A stream decoder for one upstream response. */

@@ -3,14 +3,18 @@
 
 import type { Channel, KindName, Protocol } from "../runtime/types.js";
 import { anthropicProvider } from "./anthropic/manifest.js";
+import { azureOpenaiProvider } from "./azure-openai/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
+import { openaiCompatibleProvider } from "./openai-compatible/manifest.js";
 import { openaiProvider } from "./openai/manifest.js";
 
 export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = Object.freeze({
   openai: openaiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  "azure-openai": azureOpenaiProvider,
+  "openai-compatible": openaiCompatibleProvider,
 });
 
 /** The first-party kind of each protocol. */

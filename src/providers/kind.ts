@@ -6,6 +6,7 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
+import type { ChatReasoningField } from "../protocols/adapter.js";
 import type { Channel, KindName, KindSettings, Protocol } from "../runtime/types.js";
 import type { ProviderSpec } from "./provider.js";
 
@@ -72,6 +73,10 @@ export interface ProviderKind extends ProviderSpec {
    * protocol's error shape (so key faults are judged as the first-party API's). Absent:
    * as it came. */
   readonly answer?: (channel: Channel, answer: WireAnswer, request: WireRequest) => WireAnswer;
+  /** The chat-completions field in which the channel's upstream takes reasoning back on
+   * assistant tool-call messages (DeepSeek: `reasoning_content`); absent or undefined: none.
+   * A function of the channel: a kind's presets differ. */
+  readonly chatReasoningField?: (channel: Channel) => ChatReasoningField | undefined;
 }
 
 /** Kind settings a channel may carry; each kind reads those it has. */

@@ -5,6 +5,7 @@
 // would refuse the request). Mid-conversation system messages stay in place.
 
 import type { Block, CanonicalRequest, ImageSource, Message, TextBlock, ToolChoice, ToolResultBlock } from "../canonical.js";
+import type { ChatReasoningField, EncodeOptions } from "../adapter.js";
 import { effortOf } from "../reasoning.js";
 import { invalid } from "./chat-common.js";
 
@@ -49,24 +50,30 @@ function userMessages(m: Message, where: string): WireMessage[] {
   return out;
 }
 
-function assistantMessage(m: Message, where: string): WireMessage | undefined {
+function assistantMessage(m: Message, where: string, reasoningField: ChatReasoningField | undefined): WireMessage | undefined {
   const texts: TextBlock[] = [];
+  let reasoning = "";
   const calls: Record<string, unknown>[] = [];
   m.content.forEach((b, j) => {
     if (b.type === "text") texts.push(b);
     else if (b.type === "tool_use") {
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
+    } else if (b.type === "thinking") {
+      reasoning += b.text;
     } else if (b.type === "tool_result") {
       throw invalid(`${where}.content[${j}]: a ${b.type} block cannot appear in a chat-completions assistant message.`);
     }
     // An image of an earlier answer: chat-completions takes images from the user only (the
     // field table drops and names it).
-    // thinking/redacted_thinking from earlier turns are left out: chat-completions takes no
-    // reasoning back, and the messages protocol itself drops earlier turns' thinking.
+    // redacted_thinking from earlier turns is left out, and so is thinking: chat-completions
+    // takes no reasoning back, and the messages protocol itself drops earlier turns'
+    // thinking; but an upstream that needs it back on tool-call turns (DeepSeek) names the
+    // field it takes (`reasoningField`), and gets the thinking's text there.
   });
   if (texts.length === 0 && calls.length === 0) return undefined;
   const msg: WireMessage = { role: "assistant", content: texts.length === 0 ? null : textContent(texts) };
   if (calls.length > 0) msg.tool_calls = calls;
+  if (reasoningField !== undefined && calls.length > 0 && reasoning !== "") msg[reasoningField] = reasoning;
   return msg;
 }
 
@@ -85,7 +92,7 @@ function responseFormat(f: NonNullable<CanonicalRequest["responseFormat"]>): unk
 }
 
 /** The chat-completions body for `req`, addressed to `upstreamModel`. */
-export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string): Record<string, unknown> {
+export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string, options: EncodeOptions = {}): Record<string, unknown> {
   const messages: WireMessage[] = [];
   if (req.system.length > 0) messages.push({ role: "system", content: textContent(req.system) });
   req.messages.forEach((m, i) => {
@@ -95,7 +102,7 @@ export function encodeChatRequest(req: CanonicalRequest, upstreamModel: string):
       const texts = m.content.filter((b): b is TextBlock => b.type === "text");
       if (texts.length > 0) messages.push({ role: "system", content: textContent(texts) });
     } else {
-      const a = assistantMessage(m, where);
+      const a = assistantMessage(m, where, options.chatReasoningField);
       if (a) messages.push(a);
     }
   });

@@ -52,7 +52,9 @@ export function readOpenAIUsage(raw: unknown, fields: UsageFields): Usage | unde
   const u = raw as Readonly<Record<string, unknown>>;
   const inputDetails = u[fields.inputDetails] as InputDetails | null | undefined;
   const input = tokenCount(u[fields.input]);
-  const cached = Math.min(tokenCount(inputDetails?.cached_tokens), input);
+  // DeepSeek reports its cache hits beside the input count (prompt_cache_hit_tokens, part
+  // of prompt_tokens) rather than in the details: read where the details say nothing.
+  const cached = Math.min(tokenCount(inputDetails?.cached_tokens ?? u.prompt_cache_hit_tokens), input);
   // Cache writes (reported by newer models) are part of the input count too.
   const written = Math.min(tokenCount(inputDetails?.cache_write_tokens), input - cached);
   const output = tokenCount(u[fields.output]);

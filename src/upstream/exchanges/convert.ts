@@ -7,7 +7,7 @@ import type { OutgoingHttpHeaders } from "node:http";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { errorText, log } from "../../observability/log.js";
-import { UnsupportedField, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
+import { UnsupportedField, type EncodeOptions, type InboundAdapter, type OutboundAdapter } from "../../protocols/adapter.js";
 import type { CanonicalEvent, CanonicalRequest, CanonicalResponse } from "../../protocols/canonical.js";
 import { strictRefusal, targetDrops, type HubRoute } from "../../protocols/field-policy.js";
 import { portableReasoning, sealedBlocks, sealedEvent, type Issuer } from "../../protocols/reasoning.js";
@@ -61,8 +61,9 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
       // is held to what the request reserved.
       const request: CanonicalRequest = portable.maxTokens === undefined && input.outputLimit !== undefined
         ? { ...portable, maxTokens: input.outputLimit } : portable;
-      const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel)));
       const provider = kindOf(channel);
+      const options = { chatReasoningField: provider.chatReasoningField?.(channel) };
+      const body = Buffer.from(JSON.stringify(encode(outbound, inbound, request, upstreamModel, options)));
       // Betas (e.g. 1M context) are the client's to ask for, whatever protocol it speaks,
       // among those the channel allows; the protocol version is the encoder's.
       const headers = upstreamRequestHeaders({
@@ -94,9 +95,11 @@ export function convertExchange(input: ExchangeInput, inbound: InboundAdapter): 
 
 /** The channel's body. A field it cannot express is a 400 that names the field as the client
  * sent it: encoders speak of canonical fields, which the client never saw. */
-function encode(outbound: OutboundAdapter, inbound: InboundAdapter, request: CanonicalRequest, upstreamModel: string): unknown {
+function encode(
+  outbound: OutboundAdapter, inbound: InboundAdapter, request: CanonicalRequest, upstreamModel: string, options: EncodeOptions,
+): unknown {
   try {
-    return outbound.encodeRequest(request, upstreamModel);
+    return outbound.encodeRequest(request, upstreamModel, options);
   } catch (err) {
     if (!(err instanceof UnsupportedField)) throw err;
     const name = inbound.fieldNames[err.field] ?? err.field;
