@@ -3,6 +3,7 @@
 
 import type { Channel, KindName, Protocol } from "../runtime/types.js";
 import { anthropicProvider } from "./anthropic/manifest.js";
+import { bedrockProvider } from "./bedrock/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
 import { openaiProvider } from "./openai/manifest.js";
@@ -11,6 +12,7 @@ export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = 
   openai: openaiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  bedrock: bedrockProvider,
 });
 
 /** The first-party kind of each protocol. */
