@@ -53,9 +53,11 @@ export function errorName(value: string | undefined): string | undefined {
   return name.slice(name.lastIndexOf("#") + 1) || undefined;
 }
 
-/** The Anthropic error type of a Bedrock error name (an exception frame's too). */
+/** The Anthropic type of a Bedrock error name: an answer's ("ThrottlingException") or an
+ * exception frame's, which begins in lower case ("throttlingException"). */
 export function anthropicErrorType(name: string | undefined, status: number): string {
-  return (name !== undefined ? TYPE_OF_ERROR[name] : undefined) ?? typeOfStatus(status);
+  const known = name ? TYPE_OF_ERROR[name[0].toUpperCase() + name.slice(1)] : undefined;
+  return known ?? typeOfStatus(status);
 }
 
 /** Anthropic's error body for a Bedrock error answer's body and headers. */
