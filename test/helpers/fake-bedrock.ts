@@ -1,5 +1,6 @@
 // A fake Bedrock Runtime speaking the real wire format: InvokeModel and
 // InvokeModelWithResponseStream for Claude at /model/{modelId}/invoke[-with-response-stream],
+// CountTokens at /model/{modelId}/count-tokens (the InvokeModel body as a base64 blob),
 // Bedrock's Anthropic body (anthropic_version bedrock-2023-05-31, no model or stream),
 // answers as Anthropic Message JSON or as application/vnd.amazon.eventstream frames (each
 // `chunk` event carrying {"bytes": base64 of an Anthropic stream event}, the last one with
@@ -20,6 +21,8 @@ import { sendJson, startFakeServer, type BaseReceived, type FakeServer } from ".
 export const BEDROCK_USAGE = Object.freeze({ input: 25, output: 12 });
 /** The text every answer writes. */
 export const BEDROCK_TEXT = "Hello from Bedrock!";
+/** What CountTokens answers. */
+export const BEDROCK_COUNT = 17;
 
 export interface AccessKey {
   readonly accessKeyId: string;
@@ -32,6 +35,8 @@ export interface BedrockReceived extends BaseReceived {
   /** The model id as decoded from the URL; undefined for another path. */
   readonly modelId: string | undefined;
   readonly streamed: boolean;
+  /** CountTokens, not an invocation. */
+  readonly counted: boolean;
   /** The access key id that signed, or the API key sent as Bearer. */
   readonly credential: string | undefined;
   /** How the credentials were checked. */
@@ -61,7 +66,7 @@ export interface FakeBedrockOptions {
 
 export type FakeBedrock = FakeServer<BedrockReceived>;
 
-const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|count-tokens)$/;
 const AUTH = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/;
 
 export async function startFakeBedrock(opts: FakeBedrockOptions): Promise<FakeBedrock> {
@@ -80,7 +85,7 @@ export async function startFakeBedrock(opts: FakeBedrockOptions): Promise<FakeBe
       const credential = signed ? signed[1] : authorization.startsWith("Bearer ") ? authorization.slice(7) : undefined;
       return {
         ...base, modelId: m ? decodeURIComponent(m[1]) : undefined, streamed: m?.[2] === "invoke-with-response-stream",
-        credential, auth: "none",
+        counted: m?.[2] === "count-tokens", credential, auth: "none",
       };
     },
   });
@@ -130,8 +135,9 @@ function answer(r: BedrockReceived, res: http.ServerResponse, opts: FakeBedrockO
   if (r.credential !== undefined && opts.accessDenied?.includes(r.credential)) {
     return bedrockError(res, 403, "AccessDeniedException", "You don't have access to the model with the specified model ID.");
   }
-  const problem = bodyProblem(r.body);
+  const problem = bodyProblem(r.counted ? countedBody(r.body) : r.body);
   if (problem) return bedrockError(res, 400, "ValidationException", problem);
+  if (r.counted) return sendJson(res, 200, { inputTokens: BEDROCK_COUNT }, { "x-amzn-requestid": "fake-request-id" });
   const script = opts.script?.(r) ?? { kind: "ok" };
   if (script.kind === "error") return bedrockError(res, script.status, script.errorType, script.message);
   const model = r.modelId;
@@ -153,6 +159,17 @@ function answer(r: BedrockReceived, res: http.ServerResponse, opts: FakeBedrockO
   const piece = 37;
   for (let i = 0; i < all.length; i += piece) res.write(all.subarray(i, i + piece));
   res.end();
+}
+
+/** The InvokeModel body a CountTokens request counts (its base64 blob decoded). */
+export function countedBody(body: Record<string, unknown>): Record<string, unknown> {
+  const blob = (body.input as { invokeModel?: { body?: unknown } } | undefined)?.invokeModel?.body;
+  if (typeof blob !== "string") return {};
+  try {
+    return JSON.parse(Buffer.from(blob, "base64").toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 }
 
 /** What Bedrock refuses in a Claude body. */

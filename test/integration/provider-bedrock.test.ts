@@ -12,7 +12,7 @@ import OpenAI from "openai";
 import { compileSource } from "../../src/config/index.js";
 import { compileBedrock } from "../../src/providers/bedrock/compile.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
-import { BEDROCK_TEXT, BEDROCK_USAGE, startFakeBedrock, type BedrockReceived, type FakeBedrock } from "../helpers/fake-bedrock.js";
+import { BEDROCK_COUNT, BEDROCK_TEXT, BEDROCK_USAGE, countedBody, startFakeBedrock, type BedrockReceived, type FakeBedrock } from "../helpers/fake-bedrock.js";
 import { entryOf, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { dataOf, sseEvents } from "../helpers/client-wire.js";
 import { TOKEN, config, type Obj } from "./support.js";
@@ -205,6 +205,17 @@ describe("kind bedrock", { concurrency: true }, () => {
     });
     assert.equal(res.status, 400);
     assert.deepEqual(await res.json(), { type: "error", error: { type: "invalid_request_error", message: "max_tokens: must be at most 64000" } });
+  });
+
+  test("a token count is Bedrock's CountTokens (never an invocation), answered as Anthropic's", async () => {
+    const tag = "count-tokens";
+    const counted = await anthropic.messages.countTokens({ model: "claude-sonnet-4-5", messages: [{ role: "user", content: tag }] });
+    assert.equal(counted.input_tokens, BEDROCK_COUNT);
+    const [r] = fake.received.filter((x) => JSON.stringify(countedBody(x.body).messages ?? "").includes(tag));
+    assert.equal(r.auth, "signature-ok");
+    assert.equal(r.path, `/model/${encodeURIComponent(PROFILE)}/count-tokens`);
+    assert.equal(countedBody(r.body).anthropic_version, "bedrock-2023-05-31");
+    assert.ok(!fake.received.some((x) => !x.counted && JSON.stringify(x.body.messages ?? "").includes(tag)), "no invocation for a count");
   });
 
   test("temporary credentials sign with their session token", async () => {

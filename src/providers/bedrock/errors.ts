@@ -77,11 +77,30 @@ export function anthropicErrorBody(status: number, headers: IncomingHttpHeaders,
   return JSON.stringify({ type: "error", error: { type: anthropicErrorType(name, status), message } });
 }
 
-/** The most of an error body read (errors are small; a longer one is cut, then quoted). */
+/** The most of an error or count body read (both are small; a longer one is cut). */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 /** Reads a Bedrock error body (bounded) and gives Anthropic's in its place. */
 export function errorRewriter(status: number, headers: IncomingHttpHeaders): Transform {
+  return wholeRewriter((body) => anthropicErrorBody(status, headers, body));
+}
+
+/** CountTokens' `{"inputTokens": n}` as Anthropic's `{"input_tokens": n}`; another body
+ * (not JSON, no count) goes on as it came, for the exchange to find broken. */
+export function countRewriter(): Transform {
+  return wholeRewriter((body) => {
+    try {
+      const parsed = JSON.parse(body.toString("utf8")) as { inputTokens?: unknown };
+      if (typeof parsed.inputTokens === "number") return JSON.stringify({ input_tokens: parsed.inputTokens });
+    } catch {
+      // not JSON: as it came
+    }
+    return body;
+  });
+}
+
+/** A small body read whole (bounded: a longer one is cut) and given anew by `rewrite`. */
+function wholeRewriter(rewrite: (body: Buffer) => string | Buffer): Transform {
   const chunks: Buffer[] = [];
   let held = 0;
   return new Transform({
@@ -94,7 +113,8 @@ export function errorRewriter(status: number, headers: IncomingHttpHeaders): Tra
       done();
     },
     flush(done: TransformCallback) {
-      done(null, Buffer.from(anthropicErrorBody(status, headers, Buffer.concat(chunks))));
+      const out = rewrite(Buffer.concat(chunks));
+      done(null, typeof out === "string" ? Buffer.from(out) : out);
     },
   });
 }

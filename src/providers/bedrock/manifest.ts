@@ -10,9 +10,9 @@ import { CredentialFailure, type ProviderKind, type WireAnswer, type WireRequest
 import type { Channel } from "../../runtime/types.js";
 import { compileBedrock } from "./compile.js";
 import { credentialOf } from "./credentials.js";
-import { bedrockKeyFaults, errorRewriter } from "./errors.js";
+import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
 import { eventStreamToSse } from "./eventstream.js";
-import { invokeBody, invokeHeaders, invokeUrl } from "./request.js";
+import { countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
 import { withCredentials } from "./signing.js";
 
 /** The request as InvokeModel (or InvokeModelWithResponseStream) takes it, with credentials. */
@@ -21,8 +21,10 @@ async function prepareBedrock(channel: Channel, key: string, request: WireReques
   if (credential === undefined) throw new CredentialFailure("auth", "the key is neither ACCESS_KEY_ID:SECRET[:SESSION_TOKEN] nor a Bedrock API key");
   const region = channel.settings.region;
   if (region === undefined) throw new CredentialFailure("auth", "the channel has no region to sign for");
-  const url = invokeUrl(channel.baseUrl, request.upstreamModel, request.stream);
-  const body = invokeBody(request.body, request.headers["anthropic-beta"]);
+  const operation = operationOf(request);
+  const url = operationUrl(channel.baseUrl, request.upstreamModel, operation);
+  const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
+  const body = operation === "count-tokens" ? countTokensBody(invoke) : invoke;
   const headers = await withCredentials(credential, region, url, invokeHeaders(request, body.length), body);
   return { url, path: url.pathname, headers, body, upstreamModel: request.upstreamModel, stream: request.stream };
 }
@@ -32,6 +34,9 @@ function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireReque
   const { "content-length": _length, ...headers } = answer.headers;
   if (answer.status < 200 || answer.status >= 300) {
     return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, errorRewriter(answer.status, answer.headers)) };
+  }
+  if (request.path.endsWith("/count-tokens")) {
+    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, countRewriter()) };
   }
   const contentType = String(answer.headers["content-type"] ?? "");
   if (!request.stream || !/^application\/vnd\.amazon\.eventstream/i.test(contentType)) return answer;

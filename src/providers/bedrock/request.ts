@@ -12,13 +12,31 @@ export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
  * (the kind adds its own), and those set anew. */
 const DROPPED_HEADERS = new Set(["anthropic-version", "anthropic-beta", "x-api-key", "authorization", "host", "accept", "content-length"]);
 
-/** InvokeModel's URL on the channel's base URL (whose path, if any, is kept as a prefix). */
-export function invokeUrl(base: URL, modelId: string, stream: boolean): URL {
+/** Bedrock's operations on a model: InvokeModel, InvokeModelWithResponseStream, CountTokens. */
+export type Operation = "invoke" | "invoke-with-response-stream" | "count-tokens";
+
+/** The operation for the Anthropic API path an exchange built: a count is CountTokens (free,
+ * and never an inference), a message InvokeModel, streamed or not. */
+export function operationOf(request: WireRequest): Operation {
+  if (request.path.startsWith("/v1/messages/count_tokens")) return "count-tokens";
+  return request.stream ? "invoke-with-response-stream" : "invoke";
+}
+
+/** The operation's URL on the channel's base URL (whose path, if any, is kept as a prefix). */
+export function operationUrl(base: URL, modelId: string, operation: Operation): URL {
   const url = new URL(base.href);
   const prefix = url.pathname.replace(/\/+$/, "");
-  url.pathname = `${prefix}/model/${encodeURIComponent(modelId)}/${stream ? "invoke-with-response-stream" : "invoke"}`;
+  url.pathname = `${prefix}/model/${encodeURIComponent(modelId)}/${operation}`;
   url.search = "";
   return url;
+}
+
+/** CountTokens' body: the InvokeModel body it counts, as a blob (base64 in JSON). A count
+ * names no output cap, which InvokeModel bodies need; one token does not change the count. */
+export function countTokensBody(invoke: Buffer): Buffer {
+  const parsed = JSON.parse(invoke.toString("utf8")) as Record<string, unknown>;
+  const counted = parsed.max_tokens === undefined ? Buffer.from(JSON.stringify({ ...parsed, max_tokens: 1 })) : invoke;
+  return Buffer.from(JSON.stringify({ input: { invokeModel: { body: counted.toString("base64") } } }));
 }
 
 /** The body Bedrock takes for the Anthropic body `body`, with the betas of the
@@ -49,7 +67,7 @@ export function invokeHeaders(request: WireRequest, bodyLength: number): Record<
     const value = request.headers[name];
     out[name] = Array.isArray(value) ? value.join(",") : value;
   }
-  out.accept = request.stream ? "application/vnd.amazon.eventstream" : "application/json";
+  out.accept = request.stream && operationOf(request) !== "count-tokens" ? "application/vnd.amazon.eventstream" : "application/json";
   out["content-type"] = "application/json";
   out["content-length"] = String(bodyLength);
   return out;
