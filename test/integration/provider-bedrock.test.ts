@@ -10,9 +10,13 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { compileSource } from "../../src/config/index.js";
+import { Readable } from "node:stream";
 import { compileBedrock } from "../../src/providers/bedrock/compile.js";
+import { anthropicErrorBody, bedrockKeyFaults } from "../../src/providers/bedrock/errors.js";
+import { eventStreamToSse } from "../../src/providers/bedrock/eventstream.js";
+import { judgeKeyFault } from "../../src/providers/provider.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
-import { BEDROCK_COUNT, BEDROCK_TEXT, BEDROCK_USAGE, countedBody, startFakeBedrock, type BedrockReceived, type FakeBedrock } from "../helpers/fake-bedrock.js";
+import { BEDROCK_COUNT, BEDROCK_TEXT, BEDROCK_USAGE, chunkFrame, countedBody, exceptionFrame, startFakeBedrock, type BedrockReceived, type FakeBedrock } from "../helpers/fake-bedrock.js";
 import { entryOf, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { dataOf, sseEvents } from "../helpers/client-wire.js";
 import { TOKEN, config, type Obj } from "./support.js";
@@ -290,5 +294,96 @@ describe("kind bedrock settings", () => {
   test("the config refuses a bedrock channel without region, naming the channel's key", () => {
     const yaml = config({ channels: [{ name: "b", kind: "bedrock", keys: ["AKIA1:s1"], groups: ["default"], models: ["claude-sonnet-4-5"] }] });
     assert.throws(() => compileSource(yaml, { path: "gateway.yaml", env: {} }), /channels\[0\]\.kind.*region is required/s);
+  });
+});
+
+/** The SSE text a decoder makes of `pieces`, read as the gateway's relay reads (flowing
+ * 'data'), or the error it ends with and what came before. */
+function decode(pieces: readonly Buffer[]): Promise<{ text: string; error?: Error }> {
+  return new Promise((resolve) => {
+    let text = "";
+    const sse = Readable.from(pieces, { objectMode: false }).pipe(eventStreamToSse());
+    sse.on("data", (out: Buffer) => { text += String(out); });
+    sse.on("end", () => resolve({ text }));
+    sse.on("error", (error) => resolve({ text, error }));
+  });
+}
+
+describe("kind bedrock event-stream decoding", () => {
+  const frames = [
+    chunkFrame({ type: "message_start", message: { id: "m", usage: { input_tokens: 3, output_tokens: 1 } } }),
+    chunkFrame({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "line one\nline two" } }),
+    chunkFrame({ type: "message_stop" }),
+  ];
+  const whole = Buffer.concat(frames);
+  const expected = [
+    `event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"output_tokens":1}}}\n\n`,
+    `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"line one\\nline two"}}\n\n`,
+    `event: message_stop\ndata: {"type":"message_stop"}\n\n`,
+  ].join("");
+
+  test("frames split anywhere, or many to a chunk, give the same events", async () => {
+    assert.deepEqual(await decode([whole]), { text: expected });
+    assert.deepEqual(await decode([...whole].map((b) => Buffer.from([b]))), { text: expected });
+  });
+
+  test("a corrupt prelude, an impossible length or an answer cut inside a frame errors the stream; nothing of that frame passes", async () => {
+    const prelude = Buffer.from(whole);
+    prelude[frames[0].length + 5] ^= 0x01; // the second frame's headers length: its prelude CRC no longer matches
+    const first = expected.slice(0, expected.indexOf("event: content_block_delta"));
+    const a = await decode([prelude]);
+    assert.equal(a.text, first);
+    assert.match(String(a.error?.message), /prelude checksum/);
+    const huge = Buffer.from(whole);
+    huge.writeUInt32BE(0x7fffffff, frames[0].length);
+    const b = await decode([huge]);
+    assert.equal(b.text, first);
+    assert.match(String(b.error?.message), /frame of 2147483647 bytes/);
+    const c = await decode([whole.subarray(0, whole.length - 3)]);
+    assert.match(String(c.error?.message), /ended inside an event-stream frame/);
+    assert.ok(!c.text.includes("message_stop"));
+  });
+
+  test("exception frames become Anthropic error events", async () => {
+    const { text } = await decode([exceptionFrame("modelStreamErrorException", "The model stopped."), exceptionFrame("internalServerException", "oops")]);
+    assert.equal(text, [
+      `event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The model stopped."}}\n\n`,
+      `event: error\ndata: {"type":"error","error":{"type":"api_error","message":"oops"}}\n\n`,
+    ].join(""));
+  });
+});
+
+describe("kind bedrock errors", () => {
+  const named = (status: number, type: string, message = "m") =>
+    JSON.parse(anthropicErrorBody(status, { "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` }, Buffer.from(JSON.stringify({ message })))).error;
+
+  test("the error type header picks the Anthropic type; credentials refused are key faults, the rest are not", () => {
+    const cases: [number, string, string, boolean][] = [
+      [403, "AccessDeniedException", "permission_error", true],
+      [403, "UnrecognizedClientException", "authentication_error", true],
+      [403, "ExpiredTokenException", "authentication_error", true],
+      [400, "ExpiredTokenException", "authentication_error", true],
+      [403, "InvalidSignatureException", "authentication_error", true],
+      [429, "ThrottlingException", "rate_limit_error", false],
+      [400, "ServiceQuotaExceededException", "rate_limit_error", false],
+      [400, "ValidationException", "invalid_request_error", false],
+      [429, "ModelNotReadyException", "overloaded_error", false],
+      [500, "InternalServerException", "api_error", false],
+      [404, "ResourceNotFoundException", "not_found_error", false],
+    ];
+    for (const [status, type, anthropicType, fault] of cases) {
+      const error = named(status, type);
+      assert.deepEqual(error, { type: anthropicType, message: "m" }, type);
+      const body = JSON.stringify({ type: "error", error });
+      assert.equal(judgeKeyFault(bedrockKeyFaults, status, body)?.fault, fault ? "auth" : undefined, `${status} ${type}`);
+    }
+  });
+
+  test("a message that names a fault decides nothing; a body's __type names the error when the header does not", () => {
+    assert.equal(named(400, "ValidationException", "AccessDeniedException: the security token is expired").type, "invalid_request_error");
+    const typed = JSON.parse(anthropicErrorBody(403, {}, Buffer.from(JSON.stringify({ __type: "com.amazon.coral.service#UnrecognizedClientException", message: "bad" }))));
+    assert.deepEqual(typed, { type: "error", error: { type: "authentication_error", message: "bad" } });
+    const html = JSON.parse(anthropicErrorBody(502, {}, Buffer.from("<html>bad gateway</html>")));
+    assert.deepEqual(html, { type: "error", error: { type: "api_error", message: "Bedrock answered 502." } });
   });
 });

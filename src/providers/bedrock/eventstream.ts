@@ -43,7 +43,11 @@ export function eventStreamToSse(): Transform {
           pending = pending.subarray(length);
         }
       } catch (err) {
-        done(err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`));
+        const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
+        if (out === "") return done(corrupt);
+        // The whole frames before it in this chunk go out first: the error a tick later.
+        this.push(out);
+        process.nextTick(done, corrupt);
         return;
       }
       done(null, out === "" ? undefined : out);
