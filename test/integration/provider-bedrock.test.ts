@@ -14,6 +14,7 @@ import { Readable } from "node:stream";
 import { compileBedrock } from "../../src/providers/bedrock/compile.js";
 import { anthropicErrorBody, bedrockKeyFaults } from "../../src/providers/bedrock/errors.js";
 import { eventStreamToSse } from "../../src/providers/bedrock/eventstream.js";
+import { countedModelId } from "../../src/providers/bedrock/request.js";
 import { judgeKeyFault } from "../../src/providers/provider.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { BEDROCK_COUNT, BEDROCK_TEXT, BEDROCK_USAGE, chunkFrame, countedBody, exceptionFrame, startFakeBedrock, type BedrockReceived, type FakeBedrock } from "../helpers/fake-bedrock.js";
@@ -217,7 +218,8 @@ describe("kind bedrock", { concurrency: true }, () => {
     assert.equal(counted.input_tokens, BEDROCK_COUNT);
     const [r] = fake.received.filter((x) => JSON.stringify(countedBody(x.body).messages ?? "").includes(tag));
     assert.equal(r.auth, "signature-ok");
-    assert.equal(r.path, `/model/${encodeURIComponent(PROFILE)}/count-tokens`);
+    // CountTokens takes foundation-model ids: the profile's model is counted.
+    assert.equal(r.path, `/model/${encodeURIComponent(PROFILE.slice("us.".length))}/count-tokens`);
     assert.equal(countedBody(r.body).anthropic_version, "bedrock-2023-05-31");
     assert.ok(!fake.received.some((x) => !x.counted && JSON.stringify(x.body.messages ?? "").includes(tag)), "no invocation for a count");
   });
@@ -279,6 +281,15 @@ describe("kind bedrock settings", () => {
     assert.deepEqual(both.problems, ["credentials: either api_key or access_key_id and secret_access_key, not both"]);
     const half = compileBedrock({ name: "b", region: REGION, credentials: { access_key_id: "a" } });
     assert.deepEqual(half.problems, ["credentials: access_key_id and secret_access_key go together (one is missing or empty)"]);
+  });
+
+  test("CountTokens counts an inference profile by its foundation model", () => {
+    assert.equal(countedModelId(PROFILE), "anthropic.claude-sonnet-4-5-20250929-v1:0");
+    assert.equal(countedModelId(ARN), "anthropic.claude-sonnet-4-5-20250929-v1:0");
+    assert.equal(countedModelId("global.anthropic.claude-haiku-4-5-20251001-v1:0"), "anthropic.claude-haiku-4-5-20251001-v1:0");
+    assert.equal(countedModelId("anthropic.claude-3-haiku-20240307-v1:0"), "anthropic.claude-3-haiku-20240307-v1:0");
+    const app = `arn:aws:bedrock:${REGION}:123456789012:application-inference-profile/a1b2c3`;
+    assert.equal(countedModelId(app), app);
   });
 
   test("the regional host by default; credentials then keys", () => {

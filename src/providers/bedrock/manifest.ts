@@ -12,17 +12,19 @@ import { compileBedrock } from "./compile.js";
 import { credentialOf } from "./credentials.js";
 import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
 import { eventStreamToSse } from "./eventstream.js";
-import { countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
+import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
 import { withCredentials } from "./signing.js";
 
-/** The request as InvokeModel (or InvokeModelWithResponseStream) takes it, with credentials. */
+/** The request as InvokeModel, InvokeModelWithResponseStream or CountTokens takes it, with
+ * credentials. */
 async function prepareBedrock(channel: Channel, key: string, request: WireRequest): Promise<WireRequest> {
   const credential = credentialOf(key);
   if (credential === undefined) throw new CredentialFailure("auth", "the key is neither ACCESS_KEY_ID:SECRET[:SESSION_TOKEN] nor a Bedrock API key");
   const region = channel.settings.region;
   if (region === undefined) throw new CredentialFailure("auth", "the channel has no region to sign for");
   const operation = operationOf(request);
-  const url = operationUrl(channel.baseUrl, request.upstreamModel, operation);
+  const modelId = operation === "count-tokens" ? countedModelId(request.upstreamModel) : request.upstreamModel;
+  const url = operationUrl(channel.baseUrl, modelId, operation);
   const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
   const body = operation === "count-tokens" ? countTokensBody(invoke) : invoke;
   const headers = await withCredentials(credential, region, url, invokeHeaders(request, body.length), body);

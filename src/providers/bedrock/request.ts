@@ -31,6 +31,14 @@ export function operationUrl(base: URL, modelId: string, operation: Operation): 
   return url;
 }
 
+/** The model CountTokens counts for: it takes foundation-model ids only, so a
+ * cross-region inference profile ("us.anthropic.…", or its ARN) is counted by the model it
+ * routes to (the same tokenizer); any other id as it is. */
+export function countedModelId(modelId: string): string {
+  const profile = /^(?:arn:aws[a-z-]*:bedrock:[^/]*:inference-profile\/)?(?:[a-z]{2,6}\.)(anthropic\..+)$/.exec(modelId);
+  return profile ? profile[1] : modelId;
+}
+
 /** CountTokens' body: the InvokeModel body it counts, as a blob (base64 in JSON). A count
  * names no output cap, which InvokeModel bodies need; one token does not change the count. */
 export function countTokensBody(invoke: Buffer): Buffer {
