@@ -4,6 +4,7 @@
 import type { Channel, KindName, Protocol } from "../runtime/types.js";
 import { anthropicProvider } from "./anthropic/manifest.js";
 import { azureOpenaiProvider } from "./azure-openai/manifest.js";
+import { bedrockProvider } from "./bedrock/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
 import { openaiCompatibleProvider } from "./openai-compatible/manifest.js";
@@ -15,6 +16,7 @@ export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = 
   gemini: geminiProvider,
   "azure-openai": azureOpenaiProvider,
   "openai-compatible": openaiCompatibleProvider,
+  bedrock: bedrockProvider,
 });
 
 /** The first-party kind of each protocol. */

@@ -1,0 +1,102 @@
+// Bedrock's stream answer (application/vnd.amazon.eventstream: binary frames, each with a
+// CRC32 over its prelude and one over the whole) read into Anthropic's SSE. A `chunk`
+// event carries `{"bytes": "<base64 of one Anthropic stream event>"}`, relayed as that
+// event; an exception frame becomes Anthropic's `error` event. A frame whose checksum does
+// not match, that claims an impossible length, or that the answer ends in the middle of,
+// errors the stream: the gateway then ends the client's with its own error event, and
+// nothing of that frame is passed on.
+
+import { Transform, type TransformCallback } from "node:stream";
+import { EventStreamCodec, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
+import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import { anthropicErrorType } from "./errors.js";
+
+/** A frame's fixed bytes: total and headers length, prelude CRC, message CRC. */
+const FRAME_OVERHEAD = 16;
+/** The longest frame held: a Claude stream event is small; a longer claimed length is a
+ * corrupt prelude, not a frame to wait for. */
+export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** A frame that cannot be read: the stream errors with it. */
+export class CorruptFrame extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CorruptFrame";
+  }
+}
+
+/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE text. */
+export function eventStreamToSse(): Transform {
+  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
+  let pending: Buffer = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      let out = "";
+      try {
+        while (pending.length >= 4) {
+          const length = pending.readUInt32BE(0);
+          if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
+          if (pending.length < length) break;
+          out += sseOf(codec.decode(pending.subarray(0, length)));
+          pending = pending.subarray(length);
+        }
+      } catch (err) {
+        const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
+        if (out === "") return done(corrupt);
+        // The whole frames before it in this chunk go out first: the error a tick later.
+        this.push(out);
+        process.nextTick(done, corrupt);
+        return;
+      }
+      done(null, out === "" ? undefined : out);
+    },
+    flush(done: TransformCallback) {
+      done(pending.length > 0 ? new CorruptFrame(`the answer ended inside an event-stream frame (${pending.length} bytes)`) : null);
+    },
+  });
+}
+
+/** The SSE text of one decoded frame ("" for one that carries no event). */
+function sseOf(message: Message): string {
+  const type = header(message.headers, ":message-type");
+  if (type === "exception" || type === "error") {
+    const name = header(message.headers, type === "exception" ? ":exception-type" : ":error-code");
+    return errorEvent(name, messageText(message.body, header(message.headers, ":error-message")));
+  }
+  if (type !== "event" || header(message.headers, ":event-type") !== "chunk") return "";
+  const payload = JSON.parse(toUtf8(message.body)) as { bytes?: unknown };
+  if (typeof payload.bytes !== "string") throw new CorruptFrame("a chunk event without bytes");
+  const text = Buffer.from(payload.bytes, "base64").toString("utf8");
+  const event = JSON.parse(text) as { type?: unknown };
+  if (typeof event.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw new CorruptFrame("a chunk event that is not an Anthropic stream event");
+  // One SSE data line: the event as Bedrock wrote it, unless it spans lines.
+  const data = /[\r\n]/.test(text) ? JSON.stringify(event) : text;
+  return `event: ${event.type}\ndata: ${data}\n\n`;
+}
+
+/** Anthropic's error event for an exception Bedrock named: as the Anthropic API says it
+ * mid-stream, overloaded_error for throttling and capacity, api_error for the rest. */
+function errorEvent(name: string | undefined, message: string): string {
+  const named = anthropicErrorType(name, 500);
+  const type = named === "rate_limit_error" || named === "overloaded_error" ? "overloaded_error" : "api_error";
+  return `event: error\ndata: ${JSON.stringify({ type: "error", error: { type, message } })}\n\n`;
+}
+
+/** An exception frame's message: its JSON body's, its header's, or a default. */
+function messageText(body: Uint8Array, fromHeader: string | undefined): string {
+  try {
+    const parsed = JSON.parse(toUtf8(body)) as { message?: unknown; Message?: unknown };
+    const text = parsed.message ?? parsed.Message;
+    if (typeof text === "string") return text;
+  } catch {
+    // not JSON: the header's, or the default
+  }
+  return fromHeader ?? "Bedrock ended the stream with an error.";
+}
+
+function header(headers: MessageHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return value?.type === "string" ? value.value : undefined;
+}

@@ -1,0 +1,71 @@
+// Kind `bedrock`: Claude on Amazon Bedrock through InvokeModel, speaking the anthropic
+// protocol. The gateway builds an Anthropic Messages request; this kind moves the model
+// into the URL, makes the body Bedrock's, and signs it (SigV4) or sends an API key; it
+// reads Bedrock's event-stream frames into Anthropic's SSE and its errors into Anthropic's
+// shape, so the usage tap and the key-fault rules work as on the Anthropic API.
+
+import { pipeline, type Transform } from "node:stream";
+import { anthropicProvider } from "../anthropic/manifest.js";
+import { CredentialFailure, type ProviderKind, type WireAnswer, type WireRequest } from "../kind.js";
+import type { Channel } from "../../runtime/types.js";
+import { compileBedrock } from "./compile.js";
+import { credentialOf } from "./credentials.js";
+import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
+import { eventStreamToSse } from "./eventstream.js";
+import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
+import { withCredentials } from "./signing.js";
+
+/** The request as InvokeModel, InvokeModelWithResponseStream or CountTokens takes it, with
+ * credentials. */
+async function prepareBedrock(channel: Channel, key: string, request: WireRequest): Promise<WireRequest> {
+  const credential = credentialOf(key);
+  if (credential === undefined) throw new CredentialFailure("auth", "the key is neither ACCESS_KEY_ID:SECRET[:SESSION_TOKEN] nor a Bedrock API key");
+  const region = channel.settings.region;
+  if (region === undefined) throw new CredentialFailure("auth", "the channel has no region to sign for");
+  const operation = operationOf(request);
+  const modelId = operation === "count-tokens" ? countedModelId(request.upstreamModel) : request.upstreamModel;
+  const url = operationUrl(channel.baseUrl, modelId, operation);
+  const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
+  const body = operation === "count-tokens" ? countTokensBody(invoke) : invoke;
+  const headers = await withCredentials(credential, region, url, invokeHeaders(request, body.length), body);
+  return { url, path: url.pathname, headers, body, upstreamModel: request.upstreamModel, stream: request.stream };
+}
+
+/** Bedrock's answer as the Anthropic API's: errors rewritten, event-stream frames as SSE. */
+function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireRequest): WireAnswer {
+  const { "content-length": _length, ...headers } = answer.headers;
+  if (answer.status < 200 || answer.status >= 300) {
+    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, errorRewriter(answer.status, answer.headers)) };
+  }
+  if (request.path.endsWith("/count-tokens")) {
+    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, countRewriter()) };
+  }
+  const contentType = String(answer.headers["content-type"] ?? "");
+  if (!request.stream || !/^application\/vnd\.amazon\.eventstream/i.test(contentType)) return answer;
+  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: piped(answer, eventStreamToSse()) };
+}
+
+/** The answer's body through `transform`; an error on either side ends both (the upstream
+ * connection is closed, the reader sees the error). */
+function piped(answer: WireAnswer, transform: Transform): Transform {
+  pipeline(answer.body, transform, ignore);
+  return transform;
+}
+
+/** pipeline's own callback: the error also reaches the transform's reader, who acts on it. */
+function ignore(): void {}
+
+export const bedrockProvider: ProviderKind = Object.freeze({
+  kind: "bedrock",
+  protocol: "anthropic",
+  // Clients' headers and betas as for the Anthropic API: prepare moves them into the body.
+  requestHeaders: anthropicProvider.requestHeaders,
+  paths: anthropicProvider.paths,
+  // Credentials are made per request by prepare (a signature covers the whole request).
+  authHeaders: () => ({}),
+  privateResponseHeaders: Object.freeze([]),
+  keyFaults: bedrockKeyFaults,
+  compile: compileBedrock,
+  prepare: prepareBedrock,
+  answer: answerBedrock,
+});
