@@ -40,6 +40,10 @@ const upstream = process.argv[2];
 const anthropicUpstream = process.argv[3];
 if (!upstream) throw new Error("usage: gateway.ts <openai upstream url> [anthropic upstream url]");
 
+// BENCH_KINDS_UPSTREAM=<url> (bench/kinds.ts): two more channels on that upstream, one
+// `anthropic` (SSE) and one `bedrock` (SigV4, event-stream frames), each with its model.
+const kindsUpstream = process.env.BENCH_KINDS_UPSTREAM;
+const kindsModels = { sse: "bench-claude-sse", bedrock: "bench-claude-bedrock" };
 const limits = process.env.BENCH_LIMITS === "1"
   ? "limits: { request_rate: { max: 100000000, per: 1m }, total_requests: { max: 100000000, per: 1h } }\n" : "";
 const storedAccounts = Number(process.env.BENCH_ACCOUNTS ?? 0);
@@ -65,6 +69,20 @@ ${anthropicUpstream ? `  - name: fake-anthropic
     keys: [sk-ant-upstream-bench]
     groups: [default]
     models: [${convertModel}]
+` : ""}${kindsUpstream ? `  - name: kinds-sse
+    protocol: anthropic
+    base_url: ${kindsUpstream}
+    keys: [sk-ant-upstream-bench]
+    groups: [default]
+    models: [${kindsModels.sse}]
+  - name: kinds-bedrock
+    kind: bedrock
+    region: us-east-1
+    base_url: ${kindsUpstream}
+    credentials: { access_key_id: AKIABENCHBENCHBENCH0, secret_access_key: bench/secret/access/key/0123456789abcdef }
+    groups: [default]
+    models: [${kindsModels.bedrock}]
+    model_map: { ${kindsModels.bedrock}: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
 ` : ""}models:
   ${model}:
     endpoint: chat
@@ -72,6 +90,10 @@ ${anthropicUpstream ? `  - name: fake-anthropic
 ${anthropicUpstream ? `  ${convertModel}:
     endpoint: [chat, responses]
     price: { input: 3, output: 15, cache_read_ratio: 0.1, cache_write_ratio: 1.25 }
+` : ""}${kindsUpstream ? `  ${kindsModels.sse}:
+    price: { input: 3, output: 15 }
+  ${kindsModels.bedrock}:
+    price: { input: 3, output: 15 }
 ` : ""}`;
 
 await serveChild(async () => {

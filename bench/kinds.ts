@@ -1,0 +1,138 @@
+// `npm run bench:kinds`: what a Bedrock channel costs the gateway against an Anthropic one,
+// same run, same upstream answers. Four lanes of Messages requests (pass-through on both):
+// plain and streamed, on an `anthropic` channel (SSE) and a `bedrock` channel (each request
+// signed with SigV4; each stream's event-stream frames decoded, checksums verified, into
+// SSE). Batches rotate the lanes so drift falls on all alike; the gateway child's own CPU
+// is read before and after each batch. Reports µs per request per lane (medians of the
+// batches), the signing cost (bedrock − anthropic, plain), the framing cost (streamed
+// difference less the signing cost), and the bound: a Bedrock stream within 1.2× the CPU
+// of an SSE pass-through. Env: BENCH_KINDS_REQUESTS (per lane, default 1200),
+// BENCH_KINDS_BATCHES (default 12), BENCH_SRC=1 (TypeScript sources instead of dist/).
+
+import { execFileSync } from "node:child_process";
+import http from "node:http";
+import { Child } from "./lib/ipc.js";
+import { benchToken, streamText } from "./lib/shared.js";
+import { median } from "./lib/stats.js";
+
+const requests = Number(process.env.BENCH_KINDS_REQUESTS ?? 1200);
+const batches = Number(process.env.BENCH_KINDS_BATCHES ?? 12);
+const concurrency = 10;
+const BOUND = 1.2;
+
+type LaneKey = "ssePlain" | "bedrockPlain" | "sseStream" | "bedrockStream";
+const models = { sse: "bench-claude-sse", bedrock: "bench-claude-bedrock" };
+
+interface Lane {
+  readonly key: LaneKey;
+  readonly body: string;
+  readonly stream: boolean;
+  readonly agent: http.Agent;
+  readonly perBatchUs: number[];
+}
+
+function lane(key: LaneKey, model: string, stream: boolean): Lane {
+  return {
+    key, stream, perBatchUs: [],
+    body: JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: "user", content: "Tell me about foxes." }] }),
+    agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency }),
+  };
+}
+
+/** The text of a Messages answer (SSE deltas joined, or the JSON's text), to check it. */
+function textOf(body: string, stream: boolean): string {
+  if (!stream) return (JSON.parse(body) as { content: { text: string }[] }).content[0].text;
+  if (!body.includes("event: message_stop")) throw new Error(`stream without message_stop: ${body.slice(0, 300)}`);
+  let text = "";
+  for (const line of body.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    const e = JSON.parse(line.slice(5)) as { type: string; delta?: { text?: string } };
+    if (e.type === "error") throw new Error(`error event: ${line}`);
+    if (e.type === "content_block_delta") text += e.delta?.text ?? "";
+  }
+  return text;
+}
+
+function once(url: URL, l: Lane): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: "POST", agent: l.agent,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(l.body), "x-api-key": benchToken, "anthropic-version": "2023-06-01" },
+    }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => { body += c; });
+      res.on("end", () => {
+        try {
+          if (res.statusCode !== 200) throw new Error(`${l.key}: ${res.statusCode} ${body.slice(0, 300)}`);
+          const text = textOf(body, l.stream);
+          if (l.stream && text !== streamText) throw new Error(`${l.key}: text ${JSON.stringify(text)} is not the upstream's`);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(l.body);
+  });
+}
+
+async function batch(url: URL, l: Lane, count: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await once(url, l);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+if (process.env.BENCH_SRC !== "1") {
+  console.log("building dist/ (npm run build) so the gateway runs as compiled JavaScript");
+  execFileSync("npm", ["run", "--silent", "build"], { stdio: "inherit" });
+}
+const upstream = await Child.start({ entry: "fake-kinds.ts", cpu: 0 });
+const fakeOpenai = await Child.start({ entry: "fake.ts", cpu: 0 });
+const gateway = await Child.start({
+  entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1,
+  env: { BENCH_KINDS_UPSTREAM: upstream.url, GATEWAY_LOG_LEVEL: "info", ...(process.env.BENCH_SRC === "1" ? { BENCH_SRC: "1" } : {}) },
+});
+const url = new URL("/v1/messages", gateway.url);
+const lanes: Record<LaneKey, Lane> = {
+  ssePlain: lane("ssePlain", models.sse, false),
+  bedrockPlain: lane("bedrockPlain", models.bedrock, false),
+  sseStream: lane("sseStream", models.sse, true),
+  bedrockStream: lane("bedrockStream", models.bedrock, true),
+};
+const keys = Object.keys(lanes) as LaneKey[];
+try {
+  for (const key of keys) await batch(url, lanes[key], 200); // warm-up: JIT, connections
+  for (let i = 0, done = 0; i < batches; i++) {
+    const n = Math.round(((i + 1) * requests) / batches) - done;
+    done += n;
+    const order = keys.map((_, j) => keys[(i + j) % keys.length]);
+    for (const key of order) {
+      const c0 = await gateway.cpu();
+      await batch(url, lanes[key], n);
+      const c1 = await gateway.cpu();
+      lanes[key].perBatchUs.push((c1.cpuUs - c0.cpuUs) / n);
+    }
+    console.log(`batch ${i + 1}/${batches}: ${keys.map((k) => `${k} ${Math.round(lanes[k].perBatchUs.at(-1)!)} µs`).join(", ")}`);
+  }
+} finally {
+  for (const l of Object.values(lanes)) l.agent.destroy();
+  await gateway.stop();
+  await Promise.all([upstream.stop(), fakeOpenai.stop()]);
+}
+const m = Object.fromEntries(keys.map((k) => [k, median(lanes[k].perBatchUs)])) as Record<LaneKey, number>;
+const signing = m.bedrockPlain - m.ssePlain;
+const framing = m.bedrockStream - m.sseStream - signing;
+const ratio = m.bedrockStream / m.sseStream;
+console.log(`\ngateway CPU per request (medians of ${batches} batches of ~${Math.round(requests / batches)}):`);
+for (const k of keys) console.log(`  ${k.padEnd(14)} ${m[k].toFixed(0)} µs`);
+console.log(`SigV4 signing: ${signing.toFixed(0)} µs/request (bedrock plain − anthropic plain)`);
+console.log(`event-stream decoding against SSE: ${framing.toFixed(0)} µs/stream (streamed difference less signing)`);
+console.log(`Bedrock stream / SSE pass-through: ${ratio.toFixed(2)}× — ${ratio <= BOUND ? "PASS" : "FAIL"} (bound ${BOUND}×)`);
