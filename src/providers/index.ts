@@ -6,11 +6,13 @@ import { anthropicProvider } from "./anthropic/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
 import { openaiProvider } from "./openai/manifest.js";
+import { vertexProvider } from "./vertex/manifest.js";
 
 export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = Object.freeze({
   openai: openaiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  vertex: vertexProvider,
 });
 
 /** The first-party kind of each protocol. */
