@@ -154,6 +154,16 @@ export async function startFakeVertex(opts: FakeVertexOptions): Promise<FakeVert
     if (!opts.locations.includes(r.location)) return googleError(res, 404, "NOT_FOUND", `location ${r.location} not served`);
     const scripted = control.script?.(r);
     if (scripted) return googleError(res, scripted.status, scripted.googleStatus, scripted.message, scripted.reason);
+    if (r.publisher === "anthropic" && r.model === "count-tokens") {
+      // Token counting is a model of its own; the model counted for is in the body.
+      if (r.operation !== "rawPredict") return googleError(res, 404, "NOT_FOUND", `method ${r.operation}`);
+      if (r.body.anthropic_version !== VERTEX_ANTHROPIC_VERSION) return googleError(res, 400, "INVALID_ARGUMENT", `anthropic_version ${String(r.body.anthropic_version)}`);
+      if (typeof r.body.model !== "string") return googleError(res, 400, "INVALID_ARGUMENT", "model is required in the body");
+      const { anthropic_version: _v, ...rest } = r.body;
+      return forward(new URL("/v1/messages/count_tokens", opts.anthropicUrl), {
+        "x-api-key": opts.anthropicKey ?? "", "anthropic-version": "2023-06-01",
+      }, JSON.stringify(rest), res);
+    }
     if (r.publisher === "anthropic") {
       const streamed = r.operation === "streamRawPredict";
       if (r.operation !== "rawPredict" && !streamed) return googleError(res, 404, "NOT_FOUND", `method ${r.operation}`);

@@ -10,8 +10,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { GoogleGenAI } from "@google/genai";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.js";
-import { startFakeGemini, type FakeGemini } from "../helpers/fake-gemini.js";
+import { ANTHROPIC_FAKE_COUNT, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.js";
+import { GEMINI_FAKE_COUNT, startFakeGemini, type FakeGemini } from "../helpers/fake-gemini.js";
 import {
   CLOUD_PLATFORM_SCOPE, VERTEX_ANTHROPIC_VERSION, startFakeVertex, type FakeVertex, type VertexReceived,
 } from "../helpers/fake-vertex.js";
@@ -208,6 +208,17 @@ describe("kind vertex", () => {
     assert.equal(record.channel, "vx-gemini");
     const entry = await entryOf(gw.store, record.id);
     assert.equal(entry.costNano, GEMINI_COST);
+  });
+
+  test("token counting: Claude's count-tokens model and Gemini's countTokens", async () => {
+    const counted = await claude.messages.countTokens({ model: CLAUDE, messages: [{ role: "user", content: "hello" }] });
+    assert.equal(counted.input_tokens, ANTHROPIC_FAKE_COUNT);
+    const c = lastOf(vertex);
+    assert.equal(c.path, `/v1/projects/${PROJECT}/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict`);
+    assert.equal(c.body.model, CLAUDE_ON_VERTEX);
+    const g = await genai.models.countTokens({ model: GEMINI, contents: "hello" });
+    assert.equal(g.totalTokens, GEMINI_FAKE_COUNT);
+    assert.equal(lastOf(vertex).path, `/v1/projects/${PROJECT}/locations/global/publishers/google/models/${GEMINI}:countTokens`);
   });
 
   test("one token per key file, reused; minted again once it expires, one mint at a time", async () => {
