@@ -1,7 +1,8 @@
 // OAuth access tokens for service-account key files: google-auth-library's JWT client
 // signs the assertion (RS256, scope cloud-platform) and exchanges it at the key file's
-// token_uri. Each key file has one holder that keeps its token until shortly before it
-// expires and lets one mint run at a time; the holders live in a bounded map.
+// token_uri. Each key file has one holder that keeps its token, mints the next in the
+// background from 5 minutes before expiry (the token in hand serves meanwhile), and lets
+// one mint run at a time; the holders live in a bounded map.
 
 import { JWT, gaxios } from "google-auth-library";
 import { CredentialFailure } from "../kind.js";
@@ -14,6 +15,13 @@ const MAX_REFRESH_EARLY_MS = 5 * 60_000;
 /** ...and at most this share of a token's lifetime, so a short-lived token is still used. */
 const REFRESH_EARLY_SHARE = 0.25;
 
+/** A token is not sent in its last minute (or last tenth of its lifetime, if shorter). */
+const LAST_USE_MARGIN_MS = 60_000;
+const LAST_USE_SHARE = 0.1;
+
+/** After an early refresh failed, the next is tried this much later at most. */
+const RETRY_MS = 30_000;
+
 /** How long a token endpoint may take to answer before it counts as unreachable. */
 const DEFAULT_MINT_TIMEOUT_MS = 10_000;
 
@@ -24,8 +32,11 @@ interface HeldToken {
   readonly value: string;
   /** Epoch ms: the token is no good from here. */
   readonly expiresAt: number;
-  /** Epoch ms: a new one is minted from here. */
+  /** Epoch ms: a new one is minted (in the background) from here. */
   readonly refreshAt: number;
+  /** Epoch ms: from here a request waits for the new one rather than risk a token that
+   * expires on its way (Google's 401 would take the credential out). */
+  readonly lastUseAt: number;
 }
 
 /**
@@ -65,22 +76,35 @@ class KeyFileToken {
   #held: HeldToken | undefined;
   #minting: Promise<HeldToken> | undefined;
 
-  constructor(private readonly file: string, private readonly timeoutMs: number) {}
+  constructor(private readonly file: string, private readonly timeoutMs: number, private readonly clock: () => number) {}
 
-  async token(now = Date.now()): Promise<string> {
+  async token(): Promise<string> {
+    const now = this.clock();
     const held = this.#held;
     if (held && now < held.refreshAt) return held.value;
-    this.#minting ??= this.#mint().finally(() => {
+    if (held && now < held.lastUseAt) {
+      // Early: refreshed in the background while the token in hand still serves.
+      this.#refresh().catch(() => undefined);
+      return held.value;
+    }
+    return (await this.#refresh()).value;
+  }
+
+  #refresh(): Promise<HeldToken> {
+    this.#minting ??= this.#mint().then((fresh) => {
+      this.#held = fresh;
+      return fresh;
+    }, (err: unknown) => {
+      // An early refresh that failed: the token in hand serves on; try again a little later,
+      // not on every request.
+      const held = this.#held;
+      const now = this.clock();
+      if (held && now < held.lastUseAt) this.#held = { ...held, refreshAt: now + Math.min(RETRY_MS, (held.lastUseAt - now) / 4) };
+      throw err;
+    }).finally(() => {
       this.#minting = undefined;
     });
-    try {
-      this.#held = await this.#minting;
-      return this.#held.value;
-    } catch (err) {
-      // A refresh that failed early: the token in hand still serves until it expires.
-      if (held && Date.now() < held.expiresAt) return held.value;
-      throw err;
-    }
+    return this.#minting;
   }
 
   async #mint(): Promise<HeldToken> {
@@ -98,7 +122,8 @@ class KeyFileToken {
       additionalClaims: { aud: key.tokenUri },
       transporter: new TokenEndpoint(key.tokenUri, this.timeoutMs),
     });
-    const started = Date.now();
+    const startedReal = Date.now();
+    const started = this.clock();
     let credentials;
     try {
       credentials = await client.authorize();
@@ -106,18 +131,25 @@ class KeyFileToken {
       throw credentialFailureOf(err, this.file);
     }
     const value = credentials.access_token;
-    const expiresAt = credentials.expiry_date ?? 0;
-    if (typeof value !== "string" || value === "" || expiresAt <= started) {
+    // The library dates expiry by Date.now(); the holder by its clock.
+    const lifetime = (credentials.expiry_date ?? 0) - startedReal;
+    if (typeof value !== "string" || value === "" || lifetime <= 0) {
       throw new CredentialFailure("unreachable", `the token endpoint for ${this.file} answered without a usable access token`);
     }
-    const early = Math.min(MAX_REFRESH_EARLY_MS, (expiresAt - started) * REFRESH_EARLY_SHARE);
-    return { value, expiresAt, refreshAt: expiresAt - early };
+    const expiresAt = started + lifetime;
+    return {
+      value, expiresAt,
+      refreshAt: expiresAt - Math.min(MAX_REFRESH_EARLY_MS, lifetime * REFRESH_EARLY_SHARE),
+      lastUseAt: expiresAt - Math.min(LAST_USE_MARGIN_MS, lifetime * LAST_USE_SHARE),
+    };
   }
 }
 
 export interface TokenSourceOptions {
   readonly maxFiles?: number;
   readonly mintTimeoutMs?: number;
+  /** Epoch ms now (tests move it); default Date.now. */
+  readonly clock?: () => number;
 }
 
 /** Access tokens by key file, for the channels of one kind manifest. */
@@ -125,10 +157,12 @@ export class ServiceAccountTokens {
   readonly #byFile = new Map<string, KeyFileToken>();
   readonly #maxFiles: number;
   readonly #timeoutMs: number;
+  readonly #clock: () => number;
 
   constructor(opts: TokenSourceOptions = {}) {
     this.#maxFiles = opts.maxFiles ?? DEFAULT_MAX_FILES;
     this.#timeoutMs = opts.mintTimeoutMs ?? DEFAULT_MINT_TIMEOUT_MS;
+    this.#clock = opts.clock ?? Date.now;
   }
 
   /** A valid access token for `file`; throws CredentialFailure when none can be had. */
@@ -138,7 +172,7 @@ export class ServiceAccountTokens {
       // Most recently used last: the first entry is the one to evict.
       this.#byFile.delete(file);
     } else {
-      holder = new KeyFileToken(file, this.#timeoutMs);
+      holder = new KeyFileToken(file, this.#timeoutMs, this.#clock);
       if (this.#byFile.size >= this.#maxFiles) this.#byFile.delete(this.#byFile.keys().next().value!);
     }
     this.#byFile.set(file, holder);
