@@ -16,8 +16,8 @@ const DROPPED = new Set(["x-api-key", "x-goog-api-key", "authorization", "anthro
 /** The generate-content operation in a Gemini API path: model and method (with query). */
 const GEMINI_MODEL_PATH = /^\/v1(?:beta|alpha)?\/models\/[^/:]+:([A-Za-z]+(?:\?.*)?)$/;
 
-/** The model as Vertex names it ("claude-sonnet-4-5@20250929"), unescaped as Google's
- * SDKs send it. */
+/** A publisher model's path under the channel's project and location; the model as Vertex
+ * names it ("claude-sonnet-4-5@20250929"), unescaped, as Google's and Anthropic's SDKs send it. */
 function modelBase(channel: Channel, publisher: "anthropic" | "google", model: string): string {
   const { project, region } = channel.settings;
   return `/v1/projects/${encodeURIComponent(project ?? "")}/locations/${encodeURIComponent(region ?? "")}/publishers/${publisher}/models/${model}`;
