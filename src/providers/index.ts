@@ -9,14 +9,16 @@ import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
 import { openaiCompatibleProvider } from "./openai-compatible/manifest.js";
 import { openaiProvider } from "./openai/manifest.js";
+import { vertexProvider } from "./vertex/manifest.js";
 
-export const providerKinds: Readonly<Partial<Record<KindName, ProviderKind>>> = Object.freeze({
+export const providerKinds: Readonly<Record<KindName, ProviderKind>> = Object.freeze({
   openai: openaiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
   "azure-openai": azureOpenaiProvider,
   "openai-compatible": openaiCompatibleProvider,
   bedrock: bedrockProvider,
+  vertex: vertexProvider,
 });
 
 /** The first-party kind of each protocol. */
