@@ -69,11 +69,28 @@ function sseOf(message: Message): string {
   const payload = JSON.parse(toUtf8(message.body)) as { bytes?: unknown };
   if (typeof payload.bytes !== "string") throw new CorruptFrame("a chunk event without bytes");
   const text = Buffer.from(payload.bytes, "base64").toString("utf8");
-  const event = JSON.parse(text) as { type?: unknown };
-  if (typeof event.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw new CorruptFrame("a chunk event that is not an Anthropic stream event");
+  // Bedrock writes each event with its type first: read from there, the event is not
+  // parsed twice (the usage tap parses what it needs); any other shape is parsed.
+  const eventType = LEADING_TYPE.exec(text)?.[1] ?? typeOfParsed(text);
   // One SSE data line: the event as Bedrock wrote it, unless it spans lines.
-  const data = /[\r\n]/.test(text) ? JSON.stringify(event) : text;
-  return `event: ${event.type}\ndata: ${data}\n\n`;
+  const data = /[\r\n]/.test(text) ? JSON.stringify(JSON.parse(text)) : text;
+  return `event: ${eventType}\ndata: ${data}\n\n`;
+}
+
+/** `{"type":"content_block_delta",…`: the event's type, as Bedrock writes events. */
+const LEADING_TYPE = /^\{"type":"([a-z_]+)"[,}]/;
+
+/** The type of an event written otherwise; a frame that is not an Anthropic stream event
+ * (not JSON, no type) is corrupt. */
+function typeOfParsed(text: string): string {
+  let event: { type?: unknown };
+  try {
+    event = JSON.parse(text) as { type?: unknown };
+  } catch {
+    throw new CorruptFrame("a chunk event that is not JSON");
+  }
+  if (typeof event?.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw new CorruptFrame("a chunk event that is not an Anthropic stream event");
+  return event.type;
 }
 
 /** Anthropic's error event for an exception Bedrock named: as the Anthropic API says it

@@ -1,7 +1,7 @@
 // SigV4 over an InvokeModel request (service "bedrock", the channel's region): method,
 // host, path, every header sent and the body. Or, for a Bedrock API key, a Bearer header.
 
-import { Sha256 } from "@aws-crypto/sha256-js";
+import { NodeSha256 } from "./node-sha256.js";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { BedrockCredential } from "./credentials.js";
 
@@ -17,7 +17,7 @@ export async function withCredentials(
 ): Promise<Record<string, string>> {
   if (credential.type === "api-key") return { ...headers, authorization: `Bearer ${credential.apiKey}` };
   const signer = new SignatureV4({
-    service: SIGNING_SERVICE, region, sha256: Sha256,
+    service: SIGNING_SERVICE, region, sha256: NodeSha256,
     credentials: {
       accessKeyId: credential.accessKeyId, secretAccessKey: credential.secretAccessKey, sessionToken: credential.sessionToken,
     },
