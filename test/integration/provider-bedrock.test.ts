@@ -13,7 +13,7 @@ import { compileSource } from "../../src/config/index.js";
 import { Readable } from "node:stream";
 import { compileBedrock } from "../../src/providers/bedrock/compile.js";
 import { anthropicErrorBody, bedrockKeyFaults } from "../../src/providers/bedrock/errors.js";
-import { eventStreamToSse } from "../../src/providers/bedrock/eventstream.js";
+import { sseOfEventStream } from "../../src/providers/bedrock/eventstream.js";
 import { countedModelId } from "../../src/providers/bedrock/request.js";
 import { judgeKeyFault } from "../../src/providers/provider.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
@@ -313,7 +313,7 @@ describe("kind bedrock settings", () => {
 function decode(pieces: readonly Buffer[]): Promise<{ text: string; error?: Error }> {
   return new Promise((resolve) => {
     let text = "";
-    const sse = Readable.from(pieces, { objectMode: false }).pipe(eventStreamToSse());
+    const sse = sseOfEventStream(Readable.from(pieces, { objectMode: false }));
     sse.on("data", (out: Buffer) => { text += String(out); });
     sse.on("end", () => resolve({ text }));
     sse.on("error", (error) => resolve({ text, error }));

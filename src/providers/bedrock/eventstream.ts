@@ -6,7 +6,7 @@
 // errors the stream: the gateway then ends the client's with its own error event, and
 // nothing of that frame is passed on.
 
-import { Transform, type TransformCallback } from "node:stream";
+import { Readable } from "node:stream";
 import { EventStreamCodec, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { anthropicErrorType } from "./errors.js";
@@ -19,6 +19,9 @@ export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** A frame that cannot be read: the stream errors with it. */
 export class CorruptFrame extends Error {
+  /** The SSE text of the whole frames before it in the same chunk. */
+  before?: string;
+
   constructor(message: string) {
     super(message);
     this.name = "CorruptFrame";
@@ -26,36 +29,82 @@ export class CorruptFrame extends Error {
 }
 
 /** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE text. */
-export function eventStreamToSse(): Transform {
-  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+export class FrameDecoder {
+  readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
-  let pending: Buffer = Buffer.alloc(0);
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      let out = "";
-      try {
-        while (pending.length >= 4) {
-          const length = pending.readUInt32BE(0);
-          if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
-          if (pending.length < length) break;
-          out += sseOf(codec.decode(pending.subarray(0, length)));
-          pending = pending.subarray(length);
-        }
-      } catch (err) {
-        const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
-        if (out === "") return done(corrupt);
-        // The whole frames before it in this chunk go out first: the error a tick later.
-        this.push(out);
-        process.nextTick(done, corrupt);
-        return;
+  #pending: Buffer = Buffer.alloc(0);
+
+  /** The SSE text of the frames `chunk` completes; a frame that cannot be read throws
+   * CorruptFrame carrying the text of the whole frames before it (`before`). */
+  push(chunk: Buffer): string {
+    let pending = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
+    let out = "";
+    try {
+      while (pending.length >= 4) {
+        const length = pending.readUInt32BE(0);
+        if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
+        if (pending.length < length) break;
+        out += sseOf(this.#codec.decode(pending.subarray(0, length)));
+        pending = pending.subarray(length);
       }
-      done(null, out === "" ? undefined : out);
+    } catch (err) {
+      const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
+      corrupt.before = out;
+      throw corrupt;
+    }
+    this.#pending = pending;
+    return out;
+  }
+
+  /** Throws when the answer ended inside a frame. */
+  end(): void {
+    if (this.#pending.length > 0) throw new CorruptFrame(`the answer ended inside an event-stream frame (${this.#pending.length} bytes)`);
+  }
+}
+
+/**
+ * The SSE of an event-stream body, as a Readable fed straight from the body's 'data'
+ * events: no writable side and no pipe between them (each is a cost per chunk, bench/kinds.ts).
+ * Back-pressure holds: the body pauses while the reader does not take more. A corrupt frame
+ * errors the stream after the whole frames before it; the body is destroyed when the
+ * reader is done early.
+ */
+export function sseOfEventStream(body: Readable): Readable {
+  const decoder = new FrameDecoder();
+  const sse = new Readable({
+    read() {
+      if (body.isPaused()) body.resume();
     },
-    flush(done: TransformCallback) {
-      done(pending.length > 0 ? new CorruptFrame(`the answer ended inside an event-stream frame (${pending.length} bytes)`) : null);
+    destroy(error, done) {
+      if (!body.readableEnded) body.destroy();
+      done(error);
     },
   });
+  const fail = (error: Error, before: string) => {
+    if (before !== "") sse.push(before);
+    // After what came before it: as a read of the data above, then the error.
+    process.nextTick(() => sse.destroy(error));
+  };
+  body.on("data", (chunk: Buffer) => {
+    let text: string;
+    try {
+      text = decoder.push(chunk);
+    } catch (error) {
+      body.pause();
+      return fail(error as Error, (error as CorruptFrame).before ?? "");
+    }
+    if (text !== "" && !sse.push(text)) body.pause();
+  });
+  body.on("end", () => {
+    try {
+      decoder.end();
+      sse.push(null);
+    } catch (error) {
+      fail(error as Error, "");
+    }
+  });
+  body.on("error", (error) => sse.destroy(error));
+  return sse;
 }
 
 /** The SSE text of one decoded frame ("" for one that carries no event). */

@@ -11,7 +11,7 @@ import type { Channel } from "../../runtime/types.js";
 import { compileBedrock } from "./compile.js";
 import { credentialOf } from "./credentials.js";
 import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
-import { eventStreamToSse } from "./eventstream.js";
+import { sseOfEventStream } from "./eventstream.js";
 import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
 import { withCredentials } from "./signing.js";
 
@@ -42,7 +42,7 @@ function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireReque
   }
   const contentType = String(answer.headers["content-type"] ?? "");
   if (!request.stream || !/^application\/vnd\.amazon\.eventstream/i.test(contentType)) return answer;
-  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: piped(answer, eventStreamToSse()) };
+  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: sseOfEventStream(answer.body) };
 }
 
 /** The answer's body through `transform`; an error on either side ends both (the upstream
