@@ -1,13 +1,14 @@
 // The real clients, end to end: every request Claude Code, Codex CLI, Gemini CLI, opencode,
-// Qwen Code, the OpenAI Agents SDK and the Vercel AI SDK were recorded sending (test/fixtures/clients/, see its README) is replayed as
-// recorded, each turn of its tool loop, through the gateway to a model on each channel
-// protocol (openai chat-completions, anthropic, gemini, and an openai channel priced
-// `endpoint: responses`); the answer must be a 200 that the client's own SDK parser reads
-// back into the tool call or the text the upstream gave. The same replays, with the same
-// answers, run on a channel of each provider kind (Claude on Bedrock and on Vertex AI, Gemini
-// on Vertex AI, Azure OpenAI, DeepSeek), through test fronts that speak the kind's wire. Then the AI SDK itself runs its
-// multi-step tool loop against the gateway, per provider flavour and channel protocol.
-// Every pair must pass: a re-recording that brings a field the gateway cannot take fails here.
+// Qwen Code, the OpenAI Agents SDK and the Vercel AI SDK were recorded sending
+// (test/fixtures/clients/, see its README) is replayed as recorded, each turn of its tool
+// loop, through the gateway to a model on each channel protocol (openai chat-completions,
+// anthropic, gemini, and an openai channel priced `endpoint: responses`) and on a channel of
+// each provider kind (Claude on Bedrock and on Vertex AI, Gemini on Vertex AI, Azure OpenAI,
+// DeepSeek; through test fronts that speak the kind's wire, with the same answers); the
+// answer must be a 200 that the client's own SDK parser reads back into the tool call or the
+// text the upstream gave. Then the AI SDK itself runs its multi-step tool loop against the
+// gateway, per provider flavour and channel. Every pair must pass: a re-recording that brings
+// a field the gateway cannot take fails here.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +18,7 @@ import {
   type ClientProtocol, type Fixture,
 } from "../helpers/client-replay.js";
 import { UPSTREAM, replayedFlipped, routeOf, tokenCountRouteOf } from "../helpers/client-routes.js";
+import { ANTHROPIC_FAKE_COUNT } from "../helpers/fake-anthropic.js";
 import type { BaseReceived } from "../helpers/fake-server.js";
 import { TARGETS, TARGET_MODEL, startReplayWorld, type ReplayWorld, type Target } from "../helpers/replay-world.js";
 import { TOKEN, rawRequest } from "./support.js";
@@ -68,7 +70,10 @@ describe("client recordings replayed through every channel protocol", () => {
         assert.ok(Number.isInteger(r.json?.input_tokens) && r.json.input_tokens > 0, r.text.slice(0, 200));
         const asked = how !== "local estimate";
         assert.equal(w.count(target), before + (asked ? 1 : 0), "only a Claude channel (anthropic, bedrock, vertex) is asked");
-        if (asked) assert.equal(w.last(target).path.split("?")[0], "/v1/messages/count_tokens");
+        if (asked) {
+          assert.equal(w.last(target).path.split("?")[0], "/v1/messages/count_tokens");
+          assert.equal(r.json.input_tokens, ANTHROPIC_FAKE_COUNT, "the upstream's count, not an estimate");
+        }
       });
     }
   }
