@@ -91,8 +91,11 @@ export async function startFakeBedrock(opts: FakeBedrockOptions): Promise<FakeBe
   });
 }
 
-/** The request's credentials as AWS judges them. */
-async function checked(r: BedrockReceived, opts: FakeBedrockOptions, keys: ReadonlyMap<string, AccessKey>): Promise<BedrockReceived["auth"]> {
+/** The request's credentials as AWS judges them (exported for test fronts that speak
+ * Bedrock's wire in front of another fake: test/helpers/kind-fronts.ts). */
+export async function checked(
+  r: Pick<BaseReceived, "method" | "path" | "headers" | "raw">, opts: Pick<FakeBedrockOptions, "apiKeys">, keys: ReadonlyMap<string, AccessKey>,
+): Promise<BedrockReceived["auth"]> {
   const authorization = r.headers.authorization ?? "";
   if (authorization.startsWith("Bearer ")) return (opts.apiKeys ?? []).includes(authorization.slice(7)) ? "bearer" : "unknown-key";
   const signed = AUTH.exec(authorization);
@@ -104,7 +107,7 @@ async function checked(r: BedrockReceived, opts: FakeBedrockOptions, keys: Reado
 }
 
 /** The Authorization a client holding `key` computes for what arrived. */
-async function expectedAuthorization(r: BedrockReceived, key: AccessKey, region: string, signedHeaders: readonly string[]): Promise<string> {
+async function expectedAuthorization(r: Pick<BaseReceived, "method" | "path" | "headers" | "raw">, key: AccessKey, region: string, signedHeaders: readonly string[]): Promise<string> {
   const amzDate = String(r.headers["x-amz-date"] ?? "");
   const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
   if (!date) return "no x-amz-date";
