@@ -19,8 +19,8 @@ export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** A frame that cannot be read: the stream errors with it. */
 export class CorruptFrame extends Error {
-  /** The SSE text of the whole frames before it in the same chunk. */
-  before?: string;
+  /** The SSE bytes of the whole frames before it in the same chunk. */
+  before?: Buffer;
 
   constructor(message: string) {
     super(message);
@@ -28,32 +28,34 @@ export class CorruptFrame extends Error {
   }
 }
 
-/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE text. */
+/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE bytes. */
 export class FrameDecoder {
   readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
-  #pending: Buffer = Buffer.alloc(0);
+  #pending: Buffer = EMPTY;
 
-  /** The SSE text of the frames `chunk` completes; a frame that cannot be read throws
-   * CorruptFrame carrying the text of the whole frames before it (`before`). */
-  push(chunk: Buffer): string {
+  /** The SSE bytes of the frames `chunk` completes (EMPTY when none); a frame that cannot
+   * be read throws CorruptFrame carrying the bytes of the whole frames before it. */
+  push(chunk: Buffer): Buffer {
     let pending = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
-    let out = "";
+    let out: Buffer[] | Buffer = EMPTY;
     try {
       while (pending.length >= 4) {
         const length = pending.readUInt32BE(0);
         if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
         if (pending.length < length) break;
-        out += sseOf(this.#codec.decode(pending.subarray(0, length)));
+        const sse = sseOf(this.#codec.decode(pending.subarray(0, length)));
+        // One frame a chunk is the common case: its bytes, not a list of them.
+        if (sse.length > 0) out = out.length === 0 ? sse : Array.isArray(out) ? (out.push(sse), out) : [out, sse];
         pending = pending.subarray(length);
       }
     } catch (err) {
       const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
-      corrupt.before = out;
+      corrupt.before = Array.isArray(out) ? Buffer.concat(out) : out;
       throw corrupt;
     }
     this.#pending = pending;
-    return out;
+    return Array.isArray(out) ? Buffer.concat(out) : out;
   }
 
   /** Throws when the answer ended inside a frame. */
@@ -80,58 +82,102 @@ export function sseOfEventStream(body: Readable): Readable {
       done(error);
     },
   });
-  const fail = (error: Error, before: string) => {
-    if (before !== "") sse.push(before);
+  const fail = (error: Error, before: Buffer) => {
+    if (before.length > 0) sse.push(before);
     // After what came before it: as a read of the data above, then the error.
     process.nextTick(() => sse.destroy(error));
   };
   body.on("data", (chunk: Buffer) => {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = decoder.push(chunk);
+      bytes = decoder.push(chunk);
     } catch (error) {
       body.pause();
-      return fail(error as Error, (error as CorruptFrame).before ?? "");
+      return fail(error as Error, (error as CorruptFrame).before ?? EMPTY);
     }
-    if (text !== "" && !sse.push(text)) body.pause();
+    if (bytes.length > 0 && !sse.push(bytes)) body.pause();
   });
   body.on("end", () => {
     try {
       decoder.end();
       sse.push(null);
     } catch (error) {
-      fail(error as Error, "");
+      fail(error as Error, EMPTY);
     }
   });
   body.on("error", (error) => sse.destroy(error));
   return sse;
 }
 
-/** The SSE text of one decoded frame ("" for one that carries no event). */
-function sseOf(message: Message): string {
+/** The SSE bytes of one decoded frame (EMPTY for one that carries no event). */
+function sseOf(message: Message): Buffer {
   const type = header(message.headers, ":message-type");
   if (type === "exception" || type === "error") {
     const name = header(message.headers, type === "exception" ? ":exception-type" : ":error-code");
-    return errorEvent(name, messageText(message.body, header(message.headers, ":error-message")));
+    return Buffer.from(errorEvent(name, messageText(message.body, header(message.headers, ":error-message"))));
   }
-  if (type !== "event" || header(message.headers, ":event-type") !== "chunk") return "";
-  const payload = JSON.parse(toUtf8(message.body)) as { bytes?: unknown };
-  if (typeof payload.bytes !== "string") throw new CorruptFrame("a chunk event without bytes");
-  const text = Buffer.from(payload.bytes, "base64").toString("utf8");
-  // Bedrock writes each event with its type first: read from there, the event is not
-  // parsed twice (the usage tap parses what it needs); any other shape is parsed.
-  const eventType = LEADING_TYPE.exec(text)?.[1] ?? typeOfParsed(text);
-  // One SSE data line: the event as Bedrock wrote it, unless it spans lines.
-  const data = /[\r\n]/.test(text) ? JSON.stringify(JSON.parse(text)) : text;
-  return `event: ${eventType}\ndata: ${data}\n\n`;
+  if (type !== "event" || header(message.headers, ":event-type") !== "chunk") return EMPTY;
+  const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
+  const event = Buffer.from(base64Field(payload), "base64");
+  const eventType = leadingType(event);
+  // The common case, bytes to bytes: Bedrock writes each event on one line with its type
+  // first, so it is relayed as written and not parsed here (the usage tap parses what it
+  // needs). Any other shape is parsed, checked and written on one line.
+  if (eventType !== undefined && !event.includes(LF) && !event.includes(CR)) return Buffer.concat([sseHead(eventType), event, SSE_END]);
+  const parsed = parsedEvent(event.toString("utf8"));
+  return Buffer.from(`event: ${parsed.type}\ndata: ${JSON.stringify(parsed)}\n\n`);
 }
 
-/** `{"type":"content_block_delta",…`: the event's type, as Bedrock writes events. */
-const LEADING_TYPE = /^\{"type":"([a-z_]+)"[,}]/;
+const EMPTY = Buffer.alloc(0);
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const SSE_END = Buffer.from("\n\n");
+const BYTES_KEY = Buffer.from('"bytes":"');
+const TYPE_PREFIX = Buffer.from('{"type":"');
 
-/** The type of an event written otherwise; a frame that is not an Anthropic stream event
- * (not JSON, no type) is corrupt. */
-function typeOfParsed(text: string): string {
+/** `event: <type>\ndata: ` of Anthropic's stream event types, made once; another type's
+ * is made when met. */
+const SSE_HEADS: ReadonlyMap<string, Buffer> = new Map(
+  ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error"]
+    .map((type) => [type, Buffer.from(`event: ${type}\ndata: `)]),
+);
+function sseHead(type: string): Buffer {
+  return SSE_HEADS.get(type) ?? Buffer.from(`event: ${type}\ndata: `);
+}
+
+/** The base64 text of a chunk payload `{"bytes":"…"}`: found by its key (base64 has no
+ * quote), else (an escaped slash, another layout) from the parsed JSON. */
+function base64Field(payload: Buffer): string {
+  const at = payload.indexOf(BYTES_KEY);
+  if (at !== -1) {
+    const from = at + BYTES_KEY.length;
+    const to = payload.indexOf(QUOTE, from);
+    if (to !== -1 && payload.indexOf(BACKSLASH, from) === -1) return payload.toString("latin1", from, to);
+  }
+  let parsed: { bytes?: unknown };
+  try {
+    parsed = JSON.parse(payload.toString("utf8")) as { bytes?: unknown };
+  } catch {
+    throw new CorruptFrame("a chunk event that is not JSON");
+  }
+  if (typeof parsed?.bytes !== "string") throw new CorruptFrame("a chunk event without bytes");
+  return parsed.bytes;
+}
+
+/** The type of an event that starts `{"type":"<a-z_>"` followed by `,` or `}`, or undefined. */
+function leadingType(event: Buffer): string | undefined {
+  if (event.length < TYPE_PREFIX.length + 3 || event.compare(TYPE_PREFIX, 0, TYPE_PREFIX.length, 0, TYPE_PREFIX.length) !== 0) return undefined;
+  let i = TYPE_PREFIX.length;
+  while (i < event.length && ((event[i] >= 0x61 && event[i] <= 0x7a) || event[i] === 0x5f)) i++;
+  if (i === TYPE_PREFIX.length || event[i] !== QUOTE || (event[i + 1] !== 0x2c && event[i + 1] !== 0x7d)) return undefined;
+  return event.toString("latin1", TYPE_PREFIX.length, i);
+}
+
+/** An event written otherwise, parsed; one that is not an Anthropic stream event (not
+ * JSON, no type) is corrupt. */
+function parsedEvent(text: string): { type: string } {
   let event: { type?: unknown };
   try {
     event = JSON.parse(text) as { type?: unknown };
@@ -139,7 +185,7 @@ function typeOfParsed(text: string): string {
     throw new CorruptFrame("a chunk event that is not JSON");
   }
   if (typeof event?.type !== "string" || !/^[a-z_]+$/.test(event.type)) throw new CorruptFrame("a chunk event that is not an Anthropic stream event");
-  return event.type;
+  return event as { type: string };
 }
 
 /** Anthropic's error event for an exception Bedrock named: as the Anthropic API says it
