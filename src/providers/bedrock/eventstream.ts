@@ -1,7 +1,8 @@
 // Bedrock's stream answer (application/vnd.amazon.eventstream: binary frames, each with a
 // CRC32 over its prelude and one over the whole) read into Anthropic's SSE. A `chunk`
 // event carries `{"bytes": "<base64 of one Anthropic stream event>"}`, relayed as that
-// event; an exception frame becomes Anthropic's `error` event. A frame whose checksum does
+// event (ConverseStream's events are read by converse-stream.ts, handed to the same
+// decoder); an exception frame becomes Anthropic's `error` event. A frame whose checksum does
 // not match, that claims an impossible length, or that the answer ends in the middle of,
 // errors the stream: the gateway then ends the client's with its own error event, and
 // nothing of that frame is passed on.
@@ -28,11 +29,21 @@ export class CorruptFrame extends Error {
   }
 }
 
-/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE text. */
+/** The SSE text of one decoded frame ("" for one that carries no event); throws
+ * CorruptFrame for a frame that is not what the operation sends. */
+export type FrameReader = (message: Message) => string;
+
+/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE text:
+ * InvokeModel's chunks by default, or another operation's events (`read`: Converse's). */
 export class FrameDecoder {
   readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
+  readonly #read: FrameReader;
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
   #pending: Buffer = Buffer.alloc(0);
+
+  constructor(read: FrameReader = sseOf) {
+    this.#read = read;
+  }
 
   /** The SSE text of the frames `chunk` completes; a frame that cannot be read throws
    * CorruptFrame carrying the text of the whole frames before it (`before`). */
@@ -44,7 +55,7 @@ export class FrameDecoder {
         const length = pending.readUInt32BE(0);
         if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
         if (pending.length < length) break;
-        out += sseOf(this.#codec.decode(pending.subarray(0, length)));
+        out += this.#read(this.#codec.decode(pending.subarray(0, length)));
         pending = pending.subarray(length);
       }
     } catch (err) {
@@ -69,8 +80,7 @@ export class FrameDecoder {
  * errors the stream after the whole frames before it; the body is destroyed when the
  * reader is done early.
  */
-export function sseOfEventStream(body: Readable): Readable {
-  const decoder = new FrameDecoder();
+export function sseOfEventStream(body: Readable, decoder = new FrameDecoder()): Readable {
   const sse = new Readable({
     read() {
       if (body.isPaused()) body.resume();
@@ -107,14 +117,21 @@ export function sseOfEventStream(body: Readable): Readable {
   return sse;
 }
 
-/** The SSE text of one decoded frame ("" for one that carries no event). */
+/** Anthropic's error event for an exception or error frame (any operation's); undefined
+ * for another frame. */
+export function exceptionSse(message: Message): string | undefined {
+  const type = frameHeader(message.headers, ":message-type");
+  if (type !== "exception" && type !== "error") return undefined;
+  const name = frameHeader(message.headers, type === "exception" ? ":exception-type" : ":error-code");
+  return errorEvent(name, messageText(message.body, frameHeader(message.headers, ":error-message")));
+}
+
+/** The SSE text of one InvokeModel frame ("" for one that carries no event). */
 function sseOf(message: Message): string {
-  const type = header(message.headers, ":message-type");
-  if (type === "exception" || type === "error") {
-    const name = header(message.headers, type === "exception" ? ":exception-type" : ":error-code");
-    return errorEvent(name, messageText(message.body, header(message.headers, ":error-message")));
-  }
-  if (type !== "event" || header(message.headers, ":event-type") !== "chunk") return "";
+  const failure = exceptionSse(message);
+  if (failure !== undefined) return failure;
+  const type = frameHeader(message.headers, ":message-type");
+  if (type !== "event" || frameHeader(message.headers, ":event-type") !== "chunk") return "";
   const payload = JSON.parse(toUtf8(message.body)) as { bytes?: unknown };
   if (typeof payload.bytes !== "string") throw new CorruptFrame("a chunk event without bytes");
   const text = Buffer.from(payload.bytes, "base64").toString("utf8");
@@ -162,7 +179,8 @@ function messageText(body: Uint8Array, fromHeader: string | undefined): string {
   return fromHeader ?? "Bedrock ended the stream with an error.";
 }
 
-function header(headers: MessageHeaders, name: string): string | undefined {
+/** A string header of a frame. */
+export function frameHeader(headers: MessageHeaders, name: string): string | undefined {
   const value = headers[name];
   return value?.type === "string" ? value.value : undefined;
 }
