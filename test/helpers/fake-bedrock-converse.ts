@@ -21,10 +21,12 @@ export const CONVERSE_USAGE = Object.freeze({ input: 31, output: 9 });
 export const CONVERSE_TEXT = "Hello from Nova!";
 /** What a tool call's answer writes before the call, and the call. */
 export const CONVERSE_TOOL = Object.freeze({ preamble: "Let me check.", id: "tooluse_kx8Qm3VbR0aAq1", input: { city: "Paris", unit: "celsius" } });
+/** What CountTokens answers. */
+export const CONVERSE_COUNT = 23;
 /** The text InvokeModel answers. */
 export const INVOKE_TEXT = "Hello from Claude on InvokeModel!";
 
-export type ConverseOperation = "converse" | "converse-stream" | "invoke" | "invoke-with-response-stream";
+export type ConverseOperation = "converse" | "converse-stream" | "invoke" | "invoke-with-response-stream" | "count-tokens";
 
 export interface ConverseReceived extends BedrockReceived {
   readonly operation: ConverseOperation | undefined;
@@ -51,7 +53,7 @@ export interface FakeConverseOptions {
 
 export type FakeConverse = FakeServer<ConverseReceived>;
 
-const PATH = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/;
+const PATH = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/;
 const AUTH = /^AWS4-HMAC-SHA256 Credential=([^/]+)\//;
 
 export async function startFakeConverse(opts: FakeConverseOptions): Promise<FakeConverse> {
@@ -69,7 +71,7 @@ export async function startFakeConverse(opts: FakeConverseOptions): Promise<Fake
       const operation = m?.[2] as ConverseOperation | undefined;
       return {
         ...base, modelId: m ? decodeURIComponent(m[1]) : undefined, operation,
-        streamed: operation === "converse-stream" || operation === "invoke-with-response-stream", counted: false, credential, auth: "none",
+        streamed: operation === "converse-stream" || operation === "invoke-with-response-stream", counted: operation === "count-tokens", credential, auth: "none",
       };
     },
   });
@@ -81,6 +83,7 @@ function answer(r: ConverseReceived, res: http.ServerResponse, opts: FakeConvers
   if (r.auth === "unknown-key") return bedrockError(res, 403, "UnrecognizedClientException", "The security token included in the request is invalid.");
   if (r.auth === "signature-mismatch") return bedrockError(res, 403, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided.");
   if (r.operation === "invoke" || r.operation === "invoke-with-response-stream") return answerInvoke(r, res);
+  if (r.operation === "count-tokens") return answerCount(r, res);
   const problem = converseProblem(r.body);
   if (problem) return bedrockError(res, 400, "ValidationException", problem);
   const script = opts.script?.(r) ?? defaultScript(r.body);
@@ -117,6 +120,19 @@ function answerInvoke(r: ConverseReceived, res: http.ServerResponse): void {
     id: "msg_bdrk_invoke", type: "message", role: "assistant", model: r.modelId, content: [{ type: "text", text: INVOKE_TEXT }],
     stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 7 },
   }, { "x-amzn-requestid": "fake-request-id" });
+}
+
+/** CountTokens for a Converse model: `{input: {converse: {messages, system?}}}`. */
+function answerCount(r: ConverseReceived, res: http.ServerResponse): void {
+  const input = r.body.input as { converse?: Record<string, unknown> } | undefined;
+  const keys = Object.keys(r.body);
+  if (keys.length !== 1 || !isObject(input) || Object.keys(input).length !== 1 || !isObject(input.converse)) {
+    return bedrockError(res, 400, "ValidationException", "input must hold exactly one of invokeModel, converse");
+  }
+  const extra = Object.keys(input.converse).find((k) => k !== "messages" && k !== "system");
+  const problem = extra ? `Malformed input request: extraneous key [${extra}] is not permitted` : converseProblem(input.converse);
+  if (problem) return bedrockError(res, 400, "ValidationException", problem);
+  sendJson(res, 200, { inputTokens: CONVERSE_COUNT }, { "x-amzn-requestid": "fake-request-id" });
 }
 
 const TOP_LEVEL = new Set([

@@ -17,7 +17,7 @@ import { converseRequest } from "../../src/providers/bedrock/converse-request.js
 import { ConverseStreamReader } from "../../src/providers/bedrock/converse-stream.js";
 import { isAnthropicModel } from "../../src/providers/bedrock/model-api.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
-import { CONVERSE_TEXT, CONVERSE_TOOL, CONVERSE_USAGE, INVOKE_TEXT, converseEventFrame, converseProblem, startFakeConverse, type ConverseReceived, type FakeConverse } from "../helpers/fake-bedrock-converse.js";
+import { CONVERSE_COUNT, CONVERSE_TEXT, CONVERSE_TOOL, CONVERSE_USAGE, INVOKE_TEXT, converseEventFrame, converseProblem, startFakeConverse, type ConverseReceived, type FakeConverse } from "../helpers/fake-bedrock-converse.js";
 import { entryOf, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { dataOf, sseEvents } from "../helpers/client-wire.js";
 import { TOKEN, config } from "./support.js";
@@ -238,6 +238,18 @@ describe("kind bedrock: Converse for models that are not Claude", { concurrency:
     assert.equal(r.path, `/model/${encodeURIComponent(CLAUDE)}/invoke`);
     assert.equal(r.body.anthropic_version, "bedrock-2023-05-31");
     assert.deepEqual(r.body.messages, [{ role: "user", content: tag }]);
+  });
+
+  test("a token count for a Converse model is CountTokens with Converse's messages and system", async () => {
+    const tag = "count-converse";
+    const counted = await anthropic.messages.countTokens({
+      model: "nova-pro", system: "Be brief.", messages: [{ role: "user", content: tag }], tools: [weatherTool],
+    });
+    assert.equal(counted.input_tokens, CONVERSE_COUNT);
+    const [r] = fake.received.filter((x) => x.operation === "count-tokens" && JSON.stringify(x.body).includes(tag));
+    assert.equal(r.auth, "signature-ok");
+    assert.equal(r.path, `/model/${encodeURIComponent(NOVA)}/count-tokens`);
+    assert.deepEqual(r.body, { input: { converse: { messages: [{ role: "user", content: [{ text: tag }] }], system: [{ text: "Be brief." }] } } });
   });
 
   test("a stream that stops without its metadata event is cut: the client gets an error, billed as an estimate", async () => {
