@@ -329,6 +329,7 @@ describe("kind bedrock: an Anthropic body as Converse's", () => {
         {
           role: "assistant", content: [
             { type: "thinking", thinking: "hmm", signature: "sig" },
+            { type: "text", text: " \n" },
             { type: "tool_use", id: "t1", name: "get_weather", input: { city: "Oslo" } },
           ],
         },

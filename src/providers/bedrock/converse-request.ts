@@ -76,7 +76,8 @@ function contentBlock(b: unknown, naming: Naming): Json | undefined {
   if (!isObject(b)) return undefined;
   switch (b.type) {
     case "text":
-      return typeof b.text === "string" && b.text !== "" ? { text: b.text } : undefined;
+      // Converse refuses a blank text block ("The text field … is blank").
+      return typeof b.text === "string" && b.text.trim() !== "" ? { text: b.text } : undefined;
     case "image":
       return image(b.source);
     case "document":
@@ -117,9 +118,9 @@ function messages(raw: unknown, naming: Naming): Json[] {
 
 /** The system prompt as Converse's text blocks. */
 function system(raw: unknown): Json[] {
-  if (typeof raw === "string") return raw === "" ? [] : [{ text: raw }];
+  if (typeof raw === "string") return raw.trim() === "" ? [] : [{ text: raw }];
   if (!Array.isArray(raw)) return [];
-  return raw.flatMap((b) => (isObject(b) && b.type === "text" && typeof b.text === "string" && b.text !== "" ? [{ text: b.text }] : []));
+  return raw.flatMap((b) => (isObject(b) && b.type === "text" && typeof b.text === "string" && b.text.trim() !== "" ? [{ text: b.text }] : []));
 }
 
 /** Custom tools as toolSpecs; Anthropic's server tools (web search, bash, the text editor:
