@@ -28,11 +28,21 @@ export class CorruptFrame extends Error {
   }
 }
 
-/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE bytes. */
+/** The SSE of one decoded frame (empty for one that carries no event); throws
+ * CorruptFrame for a frame that is not what the operation sends. */
+export type FrameReader = (message: Message) => Buffer | string;
+
+/** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE bytes:
+ * InvokeModel's chunks by default, or another operation's events (`read`: Converse's). */
 export class FrameDecoder {
   readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
+  readonly #read: FrameReader;
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
   #pending: Buffer = EMPTY;
+
+  constructor(read: FrameReader = sseOf) {
+    this.#read = read;
+  }
 
   /** The SSE bytes of the frames `chunk` completes (EMPTY when none); a frame that cannot
    * be read throws CorruptFrame carrying the bytes of the whole frames before it. */
@@ -44,7 +54,8 @@ export class FrameDecoder {
         const length = pending.readUInt32BE(0);
         if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
         if (pending.length < length) break;
-        const sse = sseOf(this.#codec.decode(pending.subarray(0, length)));
+        const read = this.#read(this.#codec.decode(pending.subarray(0, length)));
+        const sse = typeof read === "string" ? Buffer.from(read) : read;
         // One frame a chunk is the common case: its bytes, not a list of them.
         if (sse.length > 0) out = out.length === 0 ? sse : Array.isArray(out) ? (out.push(sse), out) : [out, sse];
         pending = pending.subarray(length);
@@ -71,8 +82,7 @@ export class FrameDecoder {
  * errors the stream after the whole frames before it; the body is destroyed when the
  * reader is done early.
  */
-export function sseOfEventStream(body: Readable): Readable {
-  const decoder = new FrameDecoder();
+export function sseOfEventStream(body: Readable, decoder = new FrameDecoder()): Readable {
   const sse = new Readable({
     read() {
       if (body.isPaused()) body.resume();
@@ -109,14 +119,21 @@ export function sseOfEventStream(body: Readable): Readable {
   return sse;
 }
 
-/** The SSE bytes of one decoded frame (EMPTY for one that carries no event). */
+/** Anthropic's error event for an exception or error frame (any operation's); undefined
+ * for another frame. */
+export function exceptionSse(message: Message): string | undefined {
+  const type = frameHeader(message.headers, ":message-type");
+  if (type !== "exception" && type !== "error") return undefined;
+  const name = frameHeader(message.headers, type === "exception" ? ":exception-type" : ":error-code");
+  return errorEvent(name, messageText(message.body, frameHeader(message.headers, ":error-message")));
+}
+
+/** The SSE bytes of one InvokeModel frame (EMPTY for one that carries no event). */
 function sseOf(message: Message): Buffer {
-  const type = header(message.headers, ":message-type");
-  if (type === "exception" || type === "error") {
-    const name = header(message.headers, type === "exception" ? ":exception-type" : ":error-code");
-    return Buffer.from(errorEvent(name, messageText(message.body, header(message.headers, ":error-message"))));
-  }
-  if (type !== "event" || header(message.headers, ":event-type") !== "chunk") return EMPTY;
+  const failure = exceptionSse(message);
+  if (failure !== undefined) return Buffer.from(failure);
+  const type = frameHeader(message.headers, ":message-type");
+  if (type !== "event" || frameHeader(message.headers, ":event-type") !== "chunk") return EMPTY;
   const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
   const event = Buffer.from(base64Field(payload), "base64");
   const eventType = leadingType(event);
@@ -208,7 +225,7 @@ function messageText(body: Uint8Array, fromHeader: string | undefined): string {
   return fromHeader ?? "Bedrock ended the stream with an error.";
 }
 
-function header(headers: MessageHeaders, name: string): string | undefined {
+export function frameHeader(headers: MessageHeaders, name: string): string | undefined {
   const value = headers[name];
   return value?.type === "string" ? value.value : undefined;
 }

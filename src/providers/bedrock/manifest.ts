@@ -1,8 +1,11 @@
-// Kind `bedrock`: Claude on Amazon Bedrock through InvokeModel, speaking the anthropic
-// protocol. The gateway builds an Anthropic Messages request; this kind moves the model
-// into the URL, makes the body Bedrock's, and signs it (SigV4) or sends an API key; it
-// reads Bedrock's event-stream frames into Anthropic's SSE and its errors into Anthropic's
-// shape, so the usage tap and the key-fault rules work as on the Anthropic API.
+// Kind `bedrock`: models on Amazon Bedrock, speaking the anthropic protocol: Claude
+// through InvokeModel, the others (Nova, Llama, Mistral, …) through Converse
+// (model-api.ts decides by the model id). The gateway builds an Anthropic Messages
+// request; this kind moves the model into the URL, makes the body Bedrock's (InvokeModel's
+// Anthropic body, or Converse's), and signs it (SigV4) or sends an API key; it reads
+// Bedrock's answers (event-stream frames, Converse's JSON) into Anthropic's and its errors
+// into Anthropic's shape, so the usage tap and the key-fault rules work as on the
+// Anthropic API.
 
 import type { Transform } from "node:stream";
 import { anthropicProvider } from "../anthropic/manifest.js";
@@ -11,27 +14,43 @@ import type { Channel } from "../../runtime/types.js";
 import { compileBedrock } from "./compile.js";
 import { credentialOf } from "./credentials.js";
 import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
-import { sseOfEventStream } from "./eventstream.js";
-import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl } from "./request.js";
+import { FrameDecoder, sseOfEventStream } from "./eventstream.js";
+import { converseAnswerRewriter, messageId } from "./converse-answer.js";
+import { converseBody, converseCountBody } from "./converse-request.js";
+import { ConverseStreamReader } from "./converse-stream.js";
+import { isAnthropicModel } from "./model-api.js";
+import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl, type Operation } from "./request.js";
 import { withCredentials } from "./signing.js";
 
-/** The request as InvokeModel, InvokeModelWithResponseStream or CountTokens takes it, with
- * credentials. */
+/** The request as InvokeModel, InvokeModelWithResponseStream, Converse, ConverseStream or
+ * CountTokens takes it, with credentials. */
 async function prepareBedrock(channel: Channel, key: string, request: WireRequest): Promise<WireRequest> {
   const credential = credentialOf(key);
   if (credential === undefined) throw new CredentialFailure("auth", "the key is neither ACCESS_KEY_ID:SECRET[:SESSION_TOKEN] nor a Bedrock API key");
   const region = channel.settings.region;
   if (region === undefined) throw new CredentialFailure("auth", "the channel has no region to sign for");
-  const operation = operationOf(request);
+  const converse = !isAnthropicModel(request.upstreamModel);
+  const operation = operationOf(request, converse);
   const modelId = operation === "count-tokens" ? countedModelId(request.upstreamModel) : request.upstreamModel;
   const url = operationUrl(channel.baseUrl, modelId, operation);
-  const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
-  const body = operation === "count-tokens" ? countTokensBody(invoke) : invoke;
+  const body = converse ? converseRequestBody(request.body, operation) : invokeRequestBody(request, operation);
   const headers = await withCredentials(credential, region, url, invokeHeaders(request, body.length), body);
   return { url, path: url.pathname, headers, body, upstreamModel: request.upstreamModel, stream: request.stream };
 }
 
-/** Bedrock's answer as the Anthropic API's: errors rewritten, event-stream frames as SSE. */
+/** InvokeModel's (or CountTokens') body for Claude. */
+function invokeRequestBody(request: WireRequest, operation: Operation): Buffer {
+  const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
+  return operation === "count-tokens" ? countTokensBody(invoke) : invoke;
+}
+
+/** Converse's (or CountTokens') body for another model. */
+function converseRequestBody(anthropic: Buffer, operation: Operation): Buffer {
+  return operation === "count-tokens" ? converseCountBody(anthropic) : converseBody(anthropic);
+}
+
+/** Bedrock's answer as the Anthropic API's: errors rewritten, event-stream frames as SSE,
+ * Converse's answers as Anthropic messages and events. */
 function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireRequest): WireAnswer {
   const { "content-length": _length, ...headers } = answer.headers;
   if (answer.status < 200 || answer.status >= 300) {
@@ -40,9 +59,16 @@ function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireReque
   if (request.path.endsWith("/count-tokens")) {
     return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, countRewriter()) };
   }
+  if (request.path.endsWith("/converse")) {
+    const rewriter = converseAnswerRewriter(request.upstreamModel, answer.headers["x-amzn-requestid"]);
+    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, rewriter) };
+  }
   const contentType = String(answer.headers["content-type"] ?? "");
   if (!request.stream || !/^application\/vnd\.amazon\.eventstream/i.test(contentType)) return answer;
-  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: sseOfEventStream(answer.body) };
+  const decoder = request.path.endsWith("/converse-stream")
+    ? new FrameDecoder(new ConverseStreamReader(request.upstreamModel, messageId(answer.headers["x-amzn-requestid"])).read)
+    : new FrameDecoder();
+  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: sseOfEventStream(answer.body, decoder) };
 }
 
 /** The answer's body through `transform`; an error on either side ends both (the upstream

@@ -12,13 +12,16 @@ export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
  * (the kind adds its own), and those set anew. */
 const DROPPED_HEADERS = new Set(["anthropic-version", "anthropic-beta", "x-api-key", "authorization", "host", "accept", "content-length"]);
 
-/** Bedrock's operations on a model: InvokeModel, InvokeModelWithResponseStream, CountTokens. */
-export type Operation = "invoke" | "invoke-with-response-stream" | "count-tokens";
+/** Bedrock's operations on a model: InvokeModel, InvokeModelWithResponseStream, Converse,
+ * ConverseStream, CountTokens. */
+export type Operation = "invoke" | "invoke-with-response-stream" | "converse" | "converse-stream" | "count-tokens";
 
 /** The operation for the Anthropic API path an exchange built: a count is CountTokens (free,
- * and never an inference), a message InvokeModel, streamed or not. */
-export function operationOf(request: WireRequest): Operation {
+ * and never an inference), a message InvokeModel (Claude) or Converse (`converse`: the
+ * other models), streamed or not. */
+export function operationOf(request: WireRequest, converse = false): Operation {
   if (request.path.startsWith("/v1/messages/count_tokens")) return "count-tokens";
+  if (converse) return request.stream ? "converse-stream" : "converse";
   return request.stream ? "invoke-with-response-stream" : "invoke";
 }
 
