@@ -34,7 +34,7 @@ async function prepareBedrock(channel: Channel, key: string, request: WireReques
   const modelId = operation === "count-tokens" ? countedModelId(request.upstreamModel) : request.upstreamModel;
   const url = operationUrl(channel.baseUrl, modelId, operation);
   const body = converse ? converseRequestBody(request.body, operation) : invokeRequestBody(request, operation);
-  const headers = await withCredentials(credential, region, url, invokeHeaders(request, body.length), body, new Date(), channel);
+  const headers = withCredentials(credential, region, url, invokeHeaders(request, body.length), body);
   return { url, path: url.pathname, headers, body, upstreamModel: request.upstreamModel, stream: request.stream };
 }
 
