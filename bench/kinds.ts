@@ -7,7 +7,9 @@
 // batches), the signing cost (bedrock − anthropic, plain), the framing cost (streamed
 // difference less the signing cost), and the bound: a Bedrock stream within 1.2× the CPU
 // of an SSE pass-through. Env: BENCH_KINDS_REQUESTS (per lane, default 1200),
-// BENCH_KINDS_BATCHES (default 12), BENCH_SRC=1 (TypeScript sources instead of dist/).
+// BENCH_KINDS_BATCHES (default 12), BENCH_SRC=1 (TypeScript sources instead of dist/),
+// BENCH_KINDS_APIKEY=1 (the bedrock channel sends a Bedrock API key instead of signing: the
+// difference is the signature's cost), BENCH_KINDS_LANES and BENCH_KINDS_PROF (below).
 
 import { execFileSync } from "node:child_process";
 import http from "node:http";
@@ -96,8 +98,10 @@ if (process.env.BENCH_SRC !== "1") {
 }
 const upstream = await Child.start({ entry: "fake-kinds.ts", cpu: 0 });
 const fakeOpenai = await Child.start({ entry: "fake.ts", cpu: 0 });
+// BENCH_KINDS_PROF=<dir>: the gateway writes a CPU profile there (bench/profile-summary.ts).
+const prof = process.env.BENCH_KINDS_PROF;
 const gateway = await Child.start({
-  entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1,
+  entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1, ...(prof ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : {}),
   env: { BENCH_KINDS_UPSTREAM: upstream.url, GATEWAY_LOG_LEVEL: "info", ...(process.env.BENCH_SRC === "1" ? { BENCH_SRC: "1" } : {}) },
 });
 const url = new URL("/v1/messages", gateway.url);
@@ -107,7 +111,8 @@ const lanes: Record<LaneKey, Lane> = {
   sseStream: lane("sseStream", models.sse, true),
   bedrockStream: lane("bedrockStream", models.bedrock, true),
 };
-const keys = Object.keys(lanes) as LaneKey[];
+// BENCH_KINDS_LANES=bedrockStream,…: only those lanes (for a profile of one).
+const keys = (process.env.BENCH_KINDS_LANES?.split(",") ?? Object.keys(lanes)) as LaneKey[];
 try {
   for (const key of keys) await batch(url, lanes[key], 200); // warm-up: JIT, connections
   for (let i = 0, done = 0; i < batches; i++) {

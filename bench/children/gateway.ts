@@ -79,7 +79,7 @@ ${anthropicUpstream ? `  - name: fake-anthropic
     kind: bedrock
     region: us-east-1
     base_url: ${kindsUpstream}
-    credentials: { access_key_id: AKIABENCHBENCHBENCH0, secret_access_key: bench/secret/access/key/0123456789abcdef }
+    credentials: ${process.env.BENCH_KINDS_APIKEY === "1" ? "{ api_key: bench-api-key }" : "{ access_key_id: AKIABENCHBENCHBENCH0, secret_access_key: bench/secret/access/key/0123456789abcdef }"}
     groups: [default]
     models: [${kindsModels.bedrock}]
     model_map: { ${kindsModels.bedrock}: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
