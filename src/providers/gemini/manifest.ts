@@ -10,8 +10,9 @@
 import { COMMON_PASSED_HEADERS, sure, type ErrorObject, type KeyFault, type KeyVerdict } from "../provider.js";
 import type { ProviderKind } from "../kind.js";
 
-const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
-const QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure";
+/** Google's structured error details (google.rpc), as Gemini and Vertex both send them. */
+export const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
+export const QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure";
 
 /** ErrorInfo reasons that blame the key or the project behind it. */
 const KEY_REASONS: Readonly<Record<string, KeyFault>> = {

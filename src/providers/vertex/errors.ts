@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Channel } from "../../runtime/types.js";
 import { sure, type ErrorObject, type KeyFault, type KeyFaultRules, type KeyVerdict } from "../provider.js";
 import type { WireAnswer } from "../kind.js";
+import { ERROR_INFO, QUOTA_FAILURE } from "../gemini/manifest.js";
 
 /** Anthropic's error type for each google.rpc.Code name. */
 const ANTHROPIC_TYPE_OF_STATUS: Readonly<Record<string, string>> = {
@@ -86,8 +87,6 @@ export function vertexAnswer(channel: Channel, answer: WireAnswer): WireAnswer {
   };
 }
 
-const ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo";
-const QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure";
 
 /** ErrorInfo reasons that blame the service account or its project. */
 const KEY_REASONS: Readonly<Record<string, KeyFault>> = {
