@@ -79,6 +79,13 @@ export interface ProviderKind extends ProviderSpec {
   readonly chatReasoningField?: (channel: Channel) => ChatReasoningField | undefined;
 }
 
+/** An answer's headers for a body the kind rewrote: its length goes (the body is another),
+ * its type is the rewritten body's. */
+export function rewrittenHeaders(headers: IncomingHttpHeaders, contentType: string): IncomingHttpHeaders {
+  const { "content-length": _length, ...rest } = headers;
+  return { ...rest, "content-type": contentType };
+}
+
 /** Kind settings a channel may carry; each kind reads those it has. */
 export const KIND_SETTING_KEYS = ["preset", "region", "project", "api_version", "credentials", "credentials_file"] as const;
 

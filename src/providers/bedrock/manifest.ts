@@ -7,9 +7,9 @@
 // into Anthropic's shape, so the usage tap and the key-fault rules work as on the
 // Anthropic API.
 
-import type { Transform } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import { anthropicProvider } from "../anthropic/manifest.js";
-import { CredentialFailure, type ProviderKind, type WireAnswer, type WireRequest } from "../kind.js";
+import { CredentialFailure, rewrittenHeaders, type ProviderKind, type WireAnswer, type WireRequest } from "../kind.js";
 import type { Channel } from "../../runtime/types.js";
 import { compileBedrock } from "./compile.js";
 import { credentialOf } from "./credentials.js";
@@ -52,23 +52,17 @@ function converseRequestBody(anthropic: Buffer, operation: Operation): Buffer {
 /** Bedrock's answer as the Anthropic API's: errors rewritten, event-stream frames as SSE,
  * Converse's answers as Anthropic messages and events. */
 function answerBedrock(_channel: Channel, answer: WireAnswer, request: WireRequest): WireAnswer {
-  const { "content-length": _length, ...headers } = answer.headers;
-  if (answer.status < 200 || answer.status >= 300) {
-    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, errorRewriter(answer.status, answer.headers)) };
-  }
-  if (request.path.endsWith("/count-tokens")) {
-    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, countRewriter()) };
-  }
-  if (request.path.endsWith("/converse")) {
-    const rewriter = converseAnswerRewriter(request.upstreamModel, answer.headers["x-amzn-requestid"]);
-    return { status: answer.status, headers: { ...headers, "content-type": "application/json" }, body: piped(answer, rewriter) };
-  }
+  const json = (body: Readable): WireAnswer => ({ status: answer.status, headers: rewrittenHeaders(answer.headers, "application/json"), body });
+  if (answer.status < 200 || answer.status >= 300) return json(piped(answer, errorRewriter(answer.status, answer.headers)));
+  if (request.path.endsWith("/count-tokens")) return json(piped(answer, countRewriter()));
+  if (request.path.endsWith("/converse")) return json(piped(answer, converseAnswerRewriter(request.upstreamModel, answer.headers["x-amzn-requestid"])));
   const contentType = String(answer.headers["content-type"] ?? "");
+  // InvokeModel's JSON answer is Anthropic's own: as it came.
   if (!request.stream || !/^application\/vnd\.amazon\.eventstream/i.test(contentType)) return answer;
   const decoder = request.path.endsWith("/converse-stream")
     ? new FrameDecoder(new ConverseStreamReader(request.upstreamModel, messageId(answer.headers["x-amzn-requestid"])).read)
     : new FrameDecoder();
-  return { status: answer.status, headers: { ...headers, "content-type": "text/event-stream" }, body: sseOfEventStream(answer.body, decoder) };
+  return { status: answer.status, headers: rewrittenHeaders(answer.headers, "text/event-stream"), body: sseOfEventStream(answer.body, decoder) };
 }
 
 /** The answer's body through `transform`; an error on either side ends both (the upstream

@@ -5,10 +5,9 @@
 // channel keeps Google's (unwrapped), which is the Gemini API's own.
 
 import { Readable } from "node:stream";
-import type { IncomingHttpHeaders } from "node:http";
 import type { Channel } from "../../runtime/types.js";
 import { sure, type ErrorObject, type KeyFault, type KeyFaultRules, type KeyVerdict } from "../provider.js";
-import type { WireAnswer } from "../kind.js";
+import { rewrittenHeaders, type WireAnswer } from "../kind.js";
 import { ERROR_INFO, QUOTA_FAILURE } from "../gemini/manifest.js";
 
 /** Anthropic's error type for each google.rpc.Code name. */
@@ -72,17 +71,12 @@ async function* rewritten(body: Readable, status: number, toAnthropic: boolean):
   else yield Buffer.from(JSON.stringify(toAnthropic ? anthropicErrorFor(status, error) : { error }));
 }
 
-function withoutLength(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const { "content-length": _length, ...rest } = headers;
-  return { ...rest, "content-type": "application/json" };
-}
-
 /** Vertex's answer as the channel's protocol gives it: successes (JSON, SSE) as they are. */
 export function vertexAnswer(channel: Channel, answer: WireAnswer): WireAnswer {
   if (answer.status < 400 || !/json/i.test(String(answer.headers["content-type"] ?? ""))) return answer;
   return {
     status: answer.status,
-    headers: withoutLength(answer.headers),
+    headers: rewrittenHeaders(answer.headers, "application/json"),
     body: Readable.from(rewritten(answer.body, answer.status, channel.protocol === "anthropic")),
   };
 }
