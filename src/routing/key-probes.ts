@@ -11,10 +11,10 @@
 import { log } from "../observability/log.js";
 import { keyProbesTotal } from "../observability/metrics.js";
 import { kindOf } from "../providers/index.js";
-import { channelUrl, judgeKeyFault, type KeyFault, type KeyProbe } from "../providers/provider.js";
+import { judgeKeyFault, type KeyFault, type KeyProbe } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
-import { answered, prepared } from "../upstream/kind-wire.js";
+import { answered, preparedProbe } from "../upstream/kind-wire.js";
 import { Cancellation, discard, send } from "../upstream/send.js";
 
 /** What the gateway makes of a probe's answer. */
@@ -80,13 +80,7 @@ export class KeyProbes {
     try {
       const key = channel.keys[index];
       // As an attempt goes: the first-party request, made the channel kind's own.
-      const wire = await prepared(channel, key, {
-        url: channelUrl(channel.baseUrl, request.path), path: request.path, upstreamModel, stream: false, body,
-        headers: {
-          ...request.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
-          ...provider.authHeaders(key),
-        },
-      });
+      const wire = await preparedProbe(channel, key, { path: request.path, headers: request.headers, body, upstreamModel, stream: false });
       const upstream = answered(channel, await send({ url: wire.url, body: wire.body, headers: wire.headers, timeoutMs: this.#timeoutMs, cancel }), wire);
       if (upstream.status < 300) {
         discard(upstream.body, true);

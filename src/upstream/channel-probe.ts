@@ -10,10 +10,10 @@ import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { kindOf } from "../providers/index.js";
 import { CredentialFailure } from "../providers/kind.js";
-import { errorObjectOf, judgeKeyFault, upstreamUrl, type KeyFault } from "../providers/provider.js";
+import { errorObjectOf, judgeKeyFault, type KeyFault } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { probeRequest } from "./channel-probe-request.js";
-import { answered, prepared } from "./kind-wire.js";
+import { answered, preparedProbe } from "./kind-wire.js";
 
 export type ProbeMode = "plain" | "stream";
 
@@ -64,13 +64,7 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
   let firstByteMs: number | undefined;
   try {
     // As an attempt goes: the first-party request, made the channel kind's own.
-    const wire = await prepared(channel, key, {
-      url: upstreamUrl(channel.baseUrl, request.path), path: request.path, upstreamModel, stream: mode === "stream", body,
-      headers: {
-        ...request.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
-        ...kindOf(channel).authHeaders(key),
-      },
-    });
+    const wire = await preparedProbe(channel, key, { path: request.path, headers: request.headers, body, upstreamModel, stream: mode === "stream" });
     const sent = await dispatcher.request({
       origin: wire.url.origin, path: wire.url.pathname + wire.url.search, method: "POST", body: wire.body, signal: deadline,
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs, headers: wire.headers,

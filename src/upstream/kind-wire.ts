@@ -3,6 +3,7 @@
 // protocol's (framing, error shapes) before anything judges or relays it.
 
 import { kindOf } from "../providers/index.js";
+import { upstreamUrl } from "../providers/provider.js";
 import type { WireRequest } from "../providers/kind.js";
 import type { Channel } from "../runtime/types.js";
 import type { UpstreamResponse } from "./send.js";
@@ -17,4 +18,20 @@ export function prepared(channel: Channel, key: string, request: WireRequest): W
 export function answered(channel: Channel, upstream: UpstreamResponse, request: WireRequest): UpstreamResponse {
   const kind = kindOf(channel);
   return kind.answer ? kind.answer(channel, upstream, request) : upstream;
+}
+
+/** A small JSON request of the gateway's own (a key probe, `gateway channels test`), built
+ * as an exchange builds one for the protocol's first-party API and made the kind's. */
+export function preparedProbe(
+  channel: Channel, key: string,
+  probe: { readonly path: string; readonly headers: Record<string, string>; readonly body: Buffer; readonly upstreamModel: string; readonly stream: boolean },
+): WireRequest | Promise<WireRequest> {
+  const { path, body, upstreamModel, stream } = probe;
+  return prepared(channel, key, {
+    url: upstreamUrl(channel.baseUrl, path), path, upstreamModel, stream, body,
+    headers: {
+      ...probe.headers, "content-type": "application/json", "content-length": String(body.length), "accept-encoding": "identity",
+      ...kindOf(channel).authHeaders(key),
+    },
+  });
 }
