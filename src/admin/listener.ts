@@ -2,7 +2,7 @@
 // 404 under /admin/), like metrics.listen's for /metrics. Every answer carries a request id.
 
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenAt } from "../runtime/listen.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
 import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
@@ -36,17 +36,9 @@ export async function startAdminServer(listen: { readonly host: string; readonly
     inflight++;
     void api.handle({ req, res, path, query: q === -1 ? "" : url.slice(q + 1), requestId }).finally(() => inflight--);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(listen.port, listen.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = await listenAt(server, listen.host, listen.port);
   return {
-    url: `http://${host}:${address.port}`,
+    url,
     inflight: () => inflight,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());

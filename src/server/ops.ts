@@ -3,7 +3,7 @@
 // the public port exposes neither.
 
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenAt } from "../runtime/listen.js";
 import { log } from "../observability/log.js";
 import { registry } from "../observability/metrics.js";
 
@@ -78,17 +78,9 @@ export async function startOpsServer(listen: { readonly host: string; readonly p
     res.writeHead(404, { "content-type": "text/plain" });
     res.end(`Not found: this address serves ${ops.metricsPath} and /healthz only.\n`);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(listen.port, listen.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = await listenAt(server, listen.host, listen.port);
   return {
-    url: `http://${host}:${address.port}`,
+    url,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

@@ -38,6 +38,7 @@ import { sendError } from "../pipeline/respond.js";
 import { renderError } from "../protocols/render-error.js";
 import { RuntimeBox } from "../runtime/box.js";
 import type { Runtime } from "../runtime/types.js";
+import { listenAt } from "../runtime/listen.js";
 import { BodyBudget } from "../pipeline/body-budget.js";
 import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
 import { protocolOfPath } from "../pipeline/routes.js";
@@ -105,19 +106,17 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
   const requests = new Requests(opts.box, lifecycle, opened.ops, opened.admin);
   const server = createServer(opts.box, requests);
   const { host, port } = opts.box.current.server;
-  await listen(server, host, port);
+  const url = await listenAt(server, host, port);
   const adminServer = await startAdminListener(opts.box.current, opened.admin, server);
   const opsServer = await startBackground(opts, opened, server).catch(async (err: unknown) => {
     await adminServer?.close();
     throw err;
   });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     server, box: opts.box, state: opened.state,
     accounts: { store: opened.accountStore, directory: opened.directory, service: opened.accountService }, bodyBudget: opened.bodyBudget,
-    keyControl: opened.keyControl, port: address.port,
-    url: `http://${shownHost}:${address.port}`, opsUrl: opsServer?.url, adminUrl: adminServer?.url,
+    keyControl: opened.keyControl, port: (server.address() as AddressInfo).port,
+    url, opsUrl: opsServer?.url, adminUrl: adminServer?.url,
     drain: (timeoutMs = opts.box.current.server.drainTimeoutMs) => drain(server, requests, opened, { opsServer, adminServer }, timeoutMs),
   };
 }
@@ -283,17 +282,6 @@ function createServer(box: RuntimeBox, requests: Requests): http.Server {
   server.on("clientError", answerMalformed);
   server.on("checkExpectation", refuseExpectation(box));
   return server;
-}
-
-/** Listens on the address; rejects when it cannot (taken, not allowed). */
-function listen(server: http.Server, host: string, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
 }
 
 /** Starts admin.listen's listener when it is set; closes the main server when it cannot. */
