@@ -15,7 +15,7 @@ import { InvalidField } from "./money-input.js";
 import {
   NameTaken, NotFound, VersionConflict,
   type AccountSettings, type Actor, type AccountStore, type CodeBatch, type CreditEntry, type ListTokens, type ListUsers, type Page,
-  type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
+  type NewToken, type RedeemResult, type StoredToken, type StoredUser, type TokenPatch, type UserPatch,
 } from "./store.js";
 
 /** Settled spend and money held by requests in flight: Accounts answers both; a CLI that
@@ -104,19 +104,10 @@ export interface NewUserInput {
   readonly settings?: AccountSettings;
 }
 
-export interface NewTokenInput {
-  readonly name: string;
-  readonly user: string;
-  /** Default: the user's only group (an error naming `group` when it has several or none). */
-  readonly group?: string;
-  readonly status?: "active" | "disabled";
-  readonly expiresAt?: number;
-  readonly quotaNano?: bigint;
-  readonly allowIps?: readonly string[];
-  readonly models?: readonly string[];
-  /** Limits and budgets (a plan is a user's, not a token's). */
-  readonly settings?: AccountSettings;
-}
+/** A token to create: the store's NewToken but for its key (made here) and its group,
+ * which defaults to the user's only group (an error naming `group` when it has several or
+ * none). Limits and budgets only: a plan is a user's, not a token's. */
+export type NewTokenInput = Omit<NewToken, "keyHash" | "keyHint" | "group"> & { readonly group?: string };
 
 export interface NewCodesInput {
   readonly count: number;
