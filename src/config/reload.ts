@@ -99,6 +99,10 @@ export function createReloader(opts: ReloaderOptions): Reloader {
     let hash: string | undefined;
     try {
       const text = await readFile(path, "utf8");
+      // An empty file the watcher saw is a save under way (truncated, not yet written):
+      // the write's own event follows. Rejected now, it would be logged and counted as a
+      // failed reload that no one made.
+      if (reason === "watch" && text.trim() === "") return "unchanged";
       hash = sourceHashOf(text);
       if (hash === running.sourceHash) {
         rejectedHash = undefined;

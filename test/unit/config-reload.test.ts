@@ -133,6 +133,19 @@ test("the watcher finds a text just rejected unchanged; a signal tries it again;
   await reloader.close();
 });
 
+test("a file the watcher finds empty is a save under way: not rejected; a signal still rejects it", async () => {
+  const { path, box, reloader } = await setup("truncated.yaml", false);
+  const before = await counts();
+  writeFileSync(path, ""); // truncated, its new text not yet written
+  assert.equal(await reloader.reload("watch"), "unchanged");
+  assert.equal((await counts()).rejected, before.rejected);
+  assert.equal(await reloader.reload("signal"), "rejected", "an operator's reload of an empty file is refused");
+  writeFileSync(path, configText({ input: 6 }));
+  assert.equal(await reloader.reload("watch"), "applied");
+  assert.equal(inputPrice(box), 6_000_000_000n);
+  await reloader.close();
+});
+
 test("server and store changes keep the running values until a restart", async () => {
   const { path, box, reloader } = await setup("server.yaml", false);
   logs.length = 0;
