@@ -92,7 +92,8 @@ async function batch(url: URL, l: Lane, count: number): Promise<void> {
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
 }
 
-if (process.env.BENCH_SRC !== "1") {
+// BENCH_LIB=<dir>: a build of the gateway made beforehand (A/B runs): nothing is built.
+if (process.env.BENCH_SRC !== "1" && process.env.BENCH_LIB === undefined) {
   console.log("building dist/ (npm run build) so the gateway runs as compiled JavaScript");
   execFileSync("npm", ["run", "--silent", "build"], { stdio: "inherit" });
 }

@@ -9,6 +9,7 @@
 import { Readable } from "node:stream";
 import { EventStreamCodec, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import { chunkFrame } from "./chunk-frame.js";
 import { anthropicErrorType } from "./errors.js";
 
 /** A frame's fixed bytes: total and headers length, prelude CRC, message CRC. */
@@ -35,12 +36,12 @@ export type FrameReader = (message: Message) => Buffer | string;
 /** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE bytes:
  * InvokeModel's chunks by default, or another operation's events (`read`: Converse's). */
 export class FrameDecoder {
-  readonly #codec = new EventStreamCodec(toUtf8, fromUtf8);
-  readonly #read: FrameReader;
+  #codec: EventStreamCodec | undefined;
+  readonly #read: FrameReader | undefined;
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
   #pending: Buffer = EMPTY;
 
-  constructor(read: FrameReader = sseOf) {
+  constructor(read?: FrameReader) {
     this.#read = read;
   }
 
@@ -54,8 +55,7 @@ export class FrameDecoder {
         const length = pending.readUInt32BE(0);
         if (length < FRAME_OVERHEAD || length > MAX_FRAME_BYTES) throw new CorruptFrame(`event-stream frame of ${length} bytes`);
         if (pending.length < length) break;
-        const read = this.#read(this.#codec.decode(pending.subarray(0, length)));
-        const sse = typeof read === "string" ? Buffer.from(read) : read;
+        const sse = this.#sseOf(pending, length);
         // One frame a chunk is the common case: its bytes, not a list of them.
         if (sse.length > 0) out = out.length === 0 ? sse : Array.isArray(out) ? (out.push(sse), out) : [out, sse];
         pending = pending.subarray(length);
@@ -72,6 +72,20 @@ export class FrameDecoder {
   /** Throws when the answer ended inside a frame. */
   end(): void {
     if (this.#pending.length > 0) throw new CorruptFrame(`the answer ended inside an event-stream frame (${this.#pending.length} bytes)`);
+  }
+
+  /** The SSE of the frame of `length` bytes at the start of `bytes`: an InvokeModel chunk
+   * read in place (chunk-frame.ts), any other frame decoded whole by the AWS SDK's codec. */
+  #sseOf(bytes: Buffer, length: number): Buffer {
+    if (this.#read === undefined) {
+      const frame = chunkFrame(bytes, length);
+      if (frame.kind === "chunk") return chunkSse(frame.payload);
+      if (frame.kind === "corrupt") throw new CorruptFrame(frame.reason);
+    }
+    this.#codec ??= new EventStreamCodec(toUtf8, fromUtf8);
+    const message = this.#codec.decode(bytes.subarray(0, length));
+    const read = (this.#read ?? sseOf)(message);
+    return typeof read === "string" ? Buffer.from(read) : read;
   }
 }
 
@@ -128,20 +142,35 @@ export function exceptionSse(message: Message): string | undefined {
   return errorEvent(name, messageText(message.body, frameHeader(message.headers, ":error-message")));
 }
 
-/** The SSE bytes of one InvokeModel frame (EMPTY for one that carries no event). */
+/** The SSE bytes of one InvokeModel frame the codec decoded (EMPTY for one that carries
+ * no event). */
 function sseOf(message: Message): Buffer {
   const failure = exceptionSse(message);
   if (failure !== undefined) return Buffer.from(failure);
   const type = frameHeader(message.headers, ":message-type");
   if (type !== "event" || frameHeader(message.headers, ":event-type") !== "chunk") return EMPTY;
-  const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
-  const event = Buffer.from(base64Field(payload), "base64");
-  const eventType = leadingType(event);
-  // The common case, bytes to bytes: Bedrock writes each event on one line with its type
-  // first, so it is relayed as written and not parsed here (the usage tap parses what it
-  // needs). Any other shape is parsed, checked and written on one line.
-  if (eventType !== undefined && !event.includes(LF) && !event.includes(CR)) return Buffer.concat([sseHead(eventType), event, SSE_END]);
-  const parsed = parsedEvent(event.toString("utf8"));
+  return chunkSse(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
+}
+
+/** The SSE bytes of a chunk event's payload `{"bytes":"<base64 of one Anthropic event>"}`.
+ * The common case, bytes to bytes: Bedrock writes each event on one line with its type
+ * first, so it is decoded into one buffer behind room for its `event:` line and relayed as
+ * written, not parsed here (the usage tap parses what it needs). Any other shape is parsed,
+ * checked and written on one line. */
+function chunkSse(payload: Buffer): Buffer {
+  const base64 = base64Field(payload);
+  const out = Buffer.allocUnsafe(MAX_HEAD_BYTES + ((base64.length + 3) >> 2) * 3 + 2);
+  const eventEnd = MAX_HEAD_BYTES + out.write(base64, MAX_HEAD_BYTES, "base64");
+  const eventType = leadingType(out, MAX_HEAD_BYTES, eventEnd);
+  if (eventType !== undefined && !hasLineBreak(out, MAX_HEAD_BYTES, eventEnd)) {
+    const head = sseHead(eventType);
+    const start = MAX_HEAD_BYTES - head.length;
+    out.set(head, start);
+    out[eventEnd] = LF;
+    out[eventEnd + 1] = LF;
+    return out.subarray(start, eventEnd + 2);
+  }
+  const parsed = parsedEvent(out.toString("utf8", MAX_HEAD_BYTES, eventEnd));
   return Buffer.from(`event: ${parsed.type}\ndata: ${JSON.stringify(parsed)}\n\n`);
 }
 
@@ -150,7 +179,6 @@ const LF = 0x0a;
 const CR = 0x0d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const SSE_END = Buffer.from("\n\n");
 const BYTES_KEY = Buffer.from('"bytes":"');
 const TYPE_PREFIX = Buffer.from('{"type":"');
 
@@ -164,10 +192,22 @@ function sseHead(type: string): Buffer {
   return SSE_HEADS.get(type) ?? Buffer.from(`event: ${type}\ndata: `);
 }
 
+/** Room kept before a decoded event for its `event:` line: the longest type leadingType
+ * takes is MAX_TYPE_CHARS. */
+const MAX_TYPE_CHARS = 64;
+const MAX_HEAD_BYTES = "event: \ndata: ".length + MAX_TYPE_CHARS;
+
+/** A raw line break in bytes[from, to). */
+function hasLineBreak(bytes: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (bytes[i] === LF || bytes[i] === CR) return true;
+  return false;
+}
+
 /** The base64 text of a chunk payload `{"bytes":"…"}`: found by its key (base64 has no
  * quote), else (an escaped slash, another layout) from the parsed JSON. */
 function base64Field(payload: Buffer): string {
-  const at = payload.indexOf(BYTES_KEY);
+  // Bedrock writes the key first: `{"bytes":"`, checked in place before it is searched for.
+  const at = startsWith(payload, 1, BYTES_KEY) ? 1 : payload.indexOf(BYTES_KEY);
   if (at !== -1) {
     const from = at + BYTES_KEY.length;
     const to = payload.indexOf(QUOTE, from);
@@ -183,13 +223,22 @@ function base64Field(payload: Buffer): string {
   return parsed.bytes;
 }
 
-/** The type of an event that starts `{"type":"<a-z_>"` followed by `,` or `}`, or undefined. */
-function leadingType(event: Buffer): string | undefined {
-  if (event.length < TYPE_PREFIX.length + 3 || event.compare(TYPE_PREFIX, 0, TYPE_PREFIX.length, 0, TYPE_PREFIX.length) !== 0) return undefined;
-  let i = TYPE_PREFIX.length;
-  while (i < event.length && ((event[i] >= 0x61 && event[i] <= 0x7a) || event[i] === 0x5f)) i++;
-  if (i === TYPE_PREFIX.length || event[i] !== QUOTE || (event[i + 1] !== 0x2c && event[i + 1] !== 0x7d)) return undefined;
-  return event.toString("latin1", TYPE_PREFIX.length, i);
+/** The type of the event in bytes[from, to) when it starts `{"type":"<a-z_>"` followed by
+ * `,` or `}` (at most MAX_TYPE_CHARS of them), or undefined. */
+function leadingType(bytes: Buffer, from: number, to: number): string | undefined {
+  if (to - from < TYPE_PREFIX.length + 3 || !startsWith(bytes, from, TYPE_PREFIX)) return undefined;
+  const typeAt = from + TYPE_PREFIX.length;
+  let i = typeAt;
+  while (i < to && ((bytes[i] >= 0x61 && bytes[i] <= 0x7a) || bytes[i] === 0x5f)) i++;
+  if (i === typeAt || i - typeAt > MAX_TYPE_CHARS || i + 1 >= to || bytes[i] !== QUOTE || (bytes[i + 1] !== 0x2c && bytes[i + 1] !== 0x7d)) return undefined;
+  return bytes.toString("latin1", typeAt, i);
+}
+
+/** bytes hold `prefix` at `at` (compared in a loop: a few bytes). */
+function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
+  if (bytes.length - at < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 /** An event written otherwise, parsed; one that is not an Anthropic stream event (not

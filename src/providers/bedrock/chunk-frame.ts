@@ -1,0 +1,79 @@
+// The common frame of an InvokeModel stream, read without building a message: a frame of
+// :message-type "event" and :event-type "chunk" whose payload is `{"bytes":"<base64>"}`.
+// Both CRC32s are checked with node:zlib's crc32 (native; the same function the AWS SDK's
+// codec uses on Node), then the header block is walked for those two names, skipping the
+// others by their encoded sizes. Any other frame (an exception, an error, another event)
+// is left to the AWS SDK's codec, which builds the whole message. This path exists for
+// cost: the codec makes a view, an object and two strings per header, and a Claude stream
+// is a few dozen small frames (bench/kinds.ts). test/unit/bedrock-chunk-frame.test.ts
+// holds it to the codec on frames the codec encodes, corrupt ones included.
+
+import zlib from "node:zlib";
+
+/** node:zlib's crc32 (Node 20.15 and later); without it every frame goes to the codec. */
+const crc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** The prelude: total length, headers length, prelude CRC. */
+const PRELUDE_BYTES = 12;
+
+/** Header value types (the event-stream encoding) and the bytes of the fixed-size ones. */
+const TYPE_BYTE_ARRAY = 6;
+const TYPE_STRING = 7;
+const FIXED_VALUE_BYTES: readonly number[] = [0, 0, 1, 2, 4, 8, -1, -1, 8, 16];
+
+const MESSAGE_TYPE = Buffer.from(":message-type");
+const EVENT_TYPE = Buffer.from(":event-type");
+const EVENT = Buffer.from("event");
+const CHUNK = Buffer.from("chunk");
+
+/** What a whole frame is: a chunk event (its payload), another frame for the codec, or
+ * one whose checksums or layout are wrong (the reason). */
+export type ChunkFrame =
+  | { readonly kind: "chunk"; readonly payload: Buffer }
+  | { readonly kind: "other" }
+  | { readonly kind: "corrupt"; readonly reason: string };
+
+const OTHER: ChunkFrame = Object.freeze({ kind: "other" });
+
+/** Reads the frame of `length` bytes at the start of `bytes` (the caller checked that
+ * they hold it and that the length is in bounds). */
+export function chunkFrame(bytes: Buffer, length: number): ChunkFrame {
+  if (crc32 === undefined) return OTHER;
+  // The prelude's checksum first: it vouches for the lengths.
+  if (crc32(bytes.subarray(0, 8)) !== bytes.readUInt32BE(8)) return { kind: "corrupt", reason: "event-stream prelude checksum does not match" };
+  const headersEnd = PRELUDE_BYTES + bytes.readUInt32BE(4);
+  if (headersEnd > length - 4) return { kind: "corrupt", reason: `event-stream frame of ${length} bytes with ${headersEnd - PRELUDE_BYTES} bytes of headers` };
+  if (crc32(bytes.subarray(0, length - 4)) !== bytes.readUInt32BE(length - 4)) return { kind: "corrupt", reason: "event-stream message checksum does not match" };
+  let isEvent = false;
+  let isChunk = false;
+  let at = PRELUDE_BYTES;
+  while (at < headersEnd) {
+    const nameAt = at + 1;
+    const nameEnd = nameAt + bytes[at];
+    if (nameEnd >= headersEnd) return OTHER; // the codec says what is wrong with it
+    const type = bytes[nameEnd];
+    at = nameEnd + 1;
+    if (type === TYPE_STRING || type === TYPE_BYTE_ARRAY) {
+      if (at + 2 > headersEnd) return OTHER;
+      const valueAt = at + 2;
+      at = valueAt + bytes.readUInt16BE(at);
+      if (type !== TYPE_STRING) continue;
+      if (named(bytes, nameAt, nameEnd, MESSAGE_TYPE)) isEvent = named(bytes, valueAt, at, EVENT);
+      else if (named(bytes, nameAt, nameEnd, EVENT_TYPE)) isChunk = named(bytes, valueAt, at, CHUNK);
+    } else {
+      const size = FIXED_VALUE_BYTES[type];
+      if (size === undefined || size < 0) return OTHER;
+      at += size;
+    }
+  }
+  if (at !== headersEnd || !isEvent || !isChunk) return OTHER;
+  return { kind: "chunk", payload: bytes.subarray(headersEnd, length - 4) };
+}
+
+/** bytes[from, to) are `name`'s: compared in a loop, which for a few bytes costs less
+ * than Buffer.compare's checks and call. */
+function named(bytes: Buffer, from: number, to: number, name: Buffer): boolean {
+  if (to - from !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (bytes[from + i] !== name[i]) return false;
+  return true;
+}
