@@ -1,17 +1,19 @@
 // Kind azure-openai beyond a request and its answer: a video job's status and video fetched
-// for a client, and the gateway's own background check of the job, at Azure's v1 API
-// (/openai/v1/videos…) with the `api-key` header, as the channel's kind makes them. And a
-// poll whose channel's kind cannot make its credentials ends in a clean error, the key at
-// fault out of rotation.
+// for a client, the gateway's own background check of the job, and a realtime session, all
+// at Azure's v1 API (/openai/v1/videos…, /openai/v1/realtime?model=<deployment>) with the
+// `api-key` header, as the channel's kind makes them. And a poll whose channel's kind cannot
+// make its credentials ends in a clean error, the key at fault out of rotation.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import OpenAI from "openai";
+import WebSocket from "ws";
 import { KeyHealth } from "../../src/routing/key-health.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { startFakeAzure, type FakeAzure } from "../helpers/fake-azure.js";
 import { fakeVideo, type VideoJobScript } from "../helpers/fake-openai.js";
+import { startFakeRealtime, type FakeRealtime } from "../helpers/fake-realtime.js";
 import { startFakeVertex, type FakeVertex } from "../helpers/fake-vertex.js";
 import { eventually, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { TOKEN, closedPort, config, token, type Obj } from "./support.js";
@@ -19,11 +21,15 @@ import { TOKEN, closedPort, config, token, type Obj } from "./support.js";
 const KEY = "azure-key-SECRET-0001";
 const API_VERSION = "2024-10-21";
 const SORA_DEPLOYMENT = "my-sora";
+const REALTIME_DEPLOYMENT = "my-realtime";
+/** alice's token in group default (the realtime channel's); TOKEN is hers in group video. */
+const DEFAULT_TOKEN = "sk-gw-test-alice-default-0001";
 /** sora-2 at 0.1 per second in group video (×1): an 8-second job costs 0.8. */
 const EIGHT_SECONDS_NANO = 800_000_000n;
 
 const models: Obj = {
   "sora-2": { endpoint: "video", request_schema: "video-family-c", price: { per_second: 0.1 } },
+  "gpt-realtime": { endpoint: "realtime", price: { input: 4, output: 16, cache_read_ratio: 0.1 } },
 };
 
 function azureChannel(name: string, baseUrl: string, extra: Obj): Obj {
@@ -44,19 +50,22 @@ async function submit(gw: TestGateway): Promise<{ id: string; requestId: string 
   return { id, requestId };
 }
 
-describe("kind azure-openai: video jobs", () => {
+describe("kind azure-openai: video jobs and realtime", () => {
   const jobs = new Map<string, VideoJobScript>();
   let azure: FakeAzure;
+  let realtime: FakeRealtime;
   let gw: TestGateway;
   let client: OpenAI;
 
   before(async () => {
     // Jobs are queued until a test says otherwise.
     azure = await startFakeAzure({ keys: [KEY], deployments: [SORA_DEPLOYMENT], apiVersions: [API_VERSION], videoJob: (id) => jobs.get(id) ?? { status: "queued" } });
+    realtime = await startFakeRealtime({ keys: [KEY], azure: { deployments: [REALTIME_DEPLOYMENT] } });
     gw = await startTestGateway(config({
-      tokens: [token("alice-video", TOKEN, { group: "video" })],
+      tokens: [token("alice-video", TOKEN, { group: "video" }), token("alice-main", DEFAULT_TOKEN)],
       channels: [
         azureChannel("azure-video", azure.url, { groups: ["video"], models: ["sora-2"], model_map: { "sora-2": SORA_DEPLOYMENT } }),
+        azureChannel("azure-rt", realtime.url, { groups: ["default"], models: ["gpt-realtime"], model_map: { "gpt-realtime": REALTIME_DEPLOYMENT } }),
       ],
       models,
     }), { jobWatch: { firstCheckMs: 40, maxIntervalMs: 160 } });
@@ -65,6 +74,7 @@ describe("kind azure-openai: video jobs", () => {
   after(async () => {
     await gw?.close();
     await azure?.close();
+    await realtime?.close();
     destroyAgents();
   });
 
@@ -111,6 +121,46 @@ describe("kind azure-openai: video jobs", () => {
     jobs.set(id, { status: "failed" });
     await eventually(() => gw.store.logs({ requestId })[0].refundedAt !== undefined, 5000, "the background refund");
     assert.equal(gw.ledger.spentByUser("alice"), spentBefore);
+  });
+
+  test("a realtime session opens at Azure's v1 realtime path (deployment in the query, api-key), relays both ways and is billed", async () => {
+    const ws = new WebSocket(`${gw.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime`, { headers: { authorization: `Bearer ${DEFAULT_TOKEN}` } });
+    let id = "";
+    ws.once("upgrade", (res) => { id = String(res.headers["x-gateway-request-id"]); });
+    const types: string[] = [];
+    const seen = new Map<string, Record<string, unknown>>();
+    let atDone: ReturnType<TestGateway["store"]["logs"]> = [];
+    const done = new Promise<void>((resolve) => ws.on("message", (data) => {
+      const event = JSON.parse(data.toString()) as Record<string, unknown>;
+      const type = event.type as string;
+      types.push(type);
+      seen.set(type, event);
+      if (type === "conversation.item.created") ws.send(JSON.stringify({ type: "response.create", response: { modalities: ["text"] } }));
+      if (type !== "response.done") return;
+      atDone = gw.store.logs({ requestId: `${id}-r1` });
+      resolve();
+    }));
+    await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+    const item = { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] };
+    ws.send(JSON.stringify({ type: "conversation.item.create", item }));
+    await done;
+    ws.close();
+    await new Promise((resolve) => ws.once("close", resolve));
+
+    assert.deepEqual(types, [
+      "session.created", "conversation.item.created", "response.created", "response.output_text.delta", "response.output_text.delta", "response.done",
+    ]);
+    assert.deepEqual((seen.get("conversation.item.created")!.item as Obj).content, item.content, "the client's event reached Azure and its answer came back");
+    const upstream = realtime.sessions.at(-1)!;
+    assert.equal(upstream.model, REALTIME_DEPLOYMENT);
+    assert.equal(upstream.headers["api-key"], KEY);
+    assert.equal(upstream.headers.authorization, undefined);
+    // (30 × 4 + 10 × 4 × 0.1 + 20 × 16) / 1M × 0.7 = 0.000310800 → 310,800 nano
+    assert.equal(atDone.length, 1, "the response's entry is in the log when the client gets its response.done");
+    assert.equal(atDone[0].costNano, 310_800n);
+    assert.deepEqual([atDone[0].channel, atDone[0].upstreamModel], ["azure-rt", REALTIME_DEPLOYMENT]);
+    await eventually(() => gw.store.logs({ requestId: id }).length === 1, 5000, "the session's own entry");
+    assert.deepEqual([gw.store.logs({ requestId: id })[0].status, gw.store.logs({ requestId: id })[0].costNano], [101, 0n]);
   });
 });
 
