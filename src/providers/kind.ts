@@ -12,6 +12,9 @@ import type { ProviderSpec } from "./provider.js";
 
 /** A request as an exchange built it for the protocol's first-party API. */
 export interface WireRequest {
+  /** Absent: POST. A GET (a job's status or content, a WebSocket's handshake) has an empty
+   * body; a kind that routes or signs by the method reads it here. */
+  readonly method?: "GET";
   /** channels[].base_url joined with `path`. */
   readonly url: URL;
   /** The protocol's path with its query, e.g. "/v1/messages" or

@@ -5,16 +5,16 @@
 
 import { log } from "../observability/log.js";
 import { videoJobPath } from "../protocols/openai/video-status.js";
-import { kindOf } from "../providers/index.js";
-import { upstreamUrl } from "../providers/provider.js";
+import { CredentialFailure } from "../providers/kind.js";
 import type { RuntimeBox } from "../runtime/box.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
+import { answered, preparedGet } from "../upstream/kind-wire.js";
 import { Cancellation, discard, send } from "../upstream/send.js";
 import type { JobOutcomes } from "./job-outcomes.js";
 import type { Jobs, RememberedJob } from "./jobs.js";
 import type { KeyHealth } from "./key-health.js";
-import { keyInRotation } from "./key-pick.js";
+import { keyInRotation, noteCredentialFailure } from "./key-pick.js";
 import type { KeyRotation } from "./keys.js";
 
 /** When the background check looks at a job. */
@@ -148,10 +148,13 @@ export class JobWatch {
     if (!channel || !channel.enabled) return; // maybe back after a reload: keep the schedule
     const cancel = new Cancellation();
     this.#inFlight.add(cancel);
+    let key: string | undefined;
     try {
-      const answer = await askUpstream(channel, await keyInRotation(this.#keys, this.#keyHealth, channel), job.id, runtime.server.upstreamTimeoutMs, cancel);
+      key = await keyInRotation(this.#keys, this.#keyHealth, channel);
+      const answer = await askUpstream(channel, key, job, runtime.server.upstreamTimeoutMs, cancel);
       if (answer) await this.#outcomes.observeAnswer(job, answer, "background");
     } catch (err) {
+      if (err instanceof CredentialFailure && key !== undefined) await noteCredentialFailure(this.#keyHealth, channel, key, err);
       if (!cancel.aborted) log.warn("background job check failed", { job: job.id, channel: channel.name, error: String(err) });
     } finally {
       this.#inFlight.delete(cancel);
@@ -159,14 +162,17 @@ export class JobWatch {
   }
 }
 
-/** The job's status answer from its channel (up to a size that fits one); undefined for an
- * error status or a 404, which say nothing of the job's fate. Rejects on transport failures. */
-async function askUpstream(channel: Channel, key: string, id: string, timeoutMs: number, cancel: Cancellation): Promise<Buffer | undefined> {
+/** The job's status answer from its channel, through the channel's kind (its URL and
+ * credentials), up to a size that fits one; undefined for an error status or a 404, which
+ * say nothing of the job's fate. Rejects on transport failures, and with CredentialFailure
+ * when the kind cannot make the key's credentials. */
+async function askUpstream(channel: Channel, key: string, job: RememberedJob, timeoutMs: number, cancel: Cancellation): Promise<Buffer | undefined> {
   if (channel.protocol !== "openai") return undefined; // video jobs live on OpenAI-protocol channels
-  const upstream = await send({
-    method: "GET", url: upstreamUrl(channel.baseUrl, videoJobPath(id)), timeoutMs, cancel,
-    headers: { accept: "application/json", "accept-encoding": "identity", ...kindOf(channel).authHeaders(key) },
+  const request = await preparedGet(channel, key, {
+    path: videoJobPath(job.id), upstreamModel: channel.modelMap.get(job.model) ?? job.model,
+    headers: { accept: "application/json", "accept-encoding": "identity" },
   });
+  const upstream = answered(channel, await send({ method: "GET", url: request.url, headers: request.headers, timeoutMs, cancel }), request);
   if (upstream.status !== 200) {
     discard(upstream.body, true);
     return undefined;

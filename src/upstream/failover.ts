@@ -9,8 +9,9 @@
 
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
+import type { CredentialFailure } from "../providers/kind.js";
 import type { KeyFault } from "../providers/provider.js";
-import type { UpstreamFailure } from "./send.js";
+import { UpstreamFailure } from "./send.js";
 
 /** Whether an upstream status should make the gateway try another channel. */
 export function shouldFailOver(status: number): boolean {
@@ -48,4 +49,13 @@ export function exhaustedError(last: LastFailure): GatewayError {
   return new GatewayError(errors.upstreamError, `The upstream provider answered ${status}; retry later.`, {
     status: status >= 500 && status <= 503 ? status : 502,
   });
+}
+
+/** The client-facing error when a kind could not make the credentials of a call that tries
+ * no other key or channel (a job's poll, a realtime session), as the failover loop would
+ * end on it: the key refused, or the service the kind needs for it unreachable. */
+export function credentialError(err: CredentialFailure): GatewayError {
+  return exhaustedError(err.fault === "auth"
+    ? { kind: "keys", reason: "auth" }
+    : { kind: "transport", failure: new UpstreamFailure("connect", err.message) });
 }

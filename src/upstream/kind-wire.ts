@@ -35,3 +35,19 @@ export function preparedProbe(
     },
   });
 }
+
+/** A GET of the gateway's own for the protocol's first-party API (a video job's status or
+ * content, a realtime WebSocket's handshake): no body, the kind's URL and credentials.
+ * Sent as a GET whatever the kind returns. */
+export function preparedGet(
+  channel: Channel, key: string,
+  get: { readonly path: string; readonly headers: Record<string, string>; readonly upstreamModel: string },
+): WireRequest | Promise<WireRequest> {
+  const { path, upstreamModel } = get;
+  return prepared(channel, key, {
+    method: "GET", url: upstreamUrl(channel.baseUrl, path), path, upstreamModel, stream: false, body: NO_BODY,
+    headers: { ...get.headers, ...kindOf(channel).authHeaders(key) },
+  });
+}
+
+const NO_BODY = Buffer.alloc(0);

@@ -4,9 +4,11 @@
 // Azure's error bodies ({"error":{"code":"401",…}}, "DeploymentNotFound", "404"), Azure's
 // stream quirks (a first chunk with no choices and prompt_filter_results; content filter
 // results on every choice), and its response headers (apim-request-id, x-ms-region,
-// x-ms-deployment-name). Anything else is refused as Azure refuses it.
+// x-ms-deployment-name), and video jobs on the v1 API (/openai/v1/videos: create, status,
+// content). Anything else is refused as Azure refuses it.
 
 import type http from "node:http";
+import { fakeVideo, type VideoJobScript } from "./fake-openai.js";
 import { sendJson, sendLines, startFakeServer, type BaseReceived, type FakeServer } from "./fake-server.js";
 
 /** What the fake received, with what it read from the URL. */
@@ -38,6 +40,8 @@ export interface FakeAzureOptions {
   readonly keyFaults?: ReadonlyMap<string, AzureKeyFault>;
   /** The answer's text. */
   readonly text?: string;
+  /** What `GET /openai/v1/videos/{id}` says of a job, read per request; default completed. */
+  readonly videoJob?: (id: string) => VideoJobScript;
 }
 
 export type FakeAzure = FakeServer<AzureReceived>;
@@ -89,6 +93,7 @@ function answer(r: AzureReceived, res: http.ServerResponse, seq: number, opts: F
     sendAzureError(res, 429, "429", "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 1 second.", { "retry-after": "1" });
     return;
   }
+  if (r.pathname === "/openai/v1/videos" || r.pathname.startsWith("/openai/v1/videos/")) return answerVideo(r, res, seq, opts);
   const deploymentUrl = DEPLOYMENT_URL.exec(r.pathname);
   const v1 = V1_URL.exec(r.pathname);
   let operation: string;
@@ -157,4 +162,43 @@ function answer(r: AzureReceived, res: http.ServerResponse, seq: number, opts: F
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Video jobs on the v1 API, as Sora on Azure serves them: the deployment named in the
+ * create's `model` (JSON or multipart), then the job's status and its video by id. */
+function answerVideo(r: AzureReceived, res: http.ServerResponse, seq: number, opts: FakeAzureOptions): void {
+  if (r.apiVersion !== null && r.apiVersion !== "preview") {
+    sendAzureError(res, 400, "BadRequest", "API version not supported");
+    return;
+  }
+  if (r.method === "POST" && r.pathname === "/openai/v1/videos") {
+    const field = (name: string) => r.body[name] ?? new RegExp(`name="${name}"\\r\\n\\r\\n([^\\r]*)`).exec(r.raw.toString("latin1"))?.[1];
+    const deployment = field("model");
+    if (typeof deployment !== "string" || !opts.deployments.includes(deployment)) {
+      sendAzureError(res, 404, "DeploymentNotFound", "The API deployment for this resource does not exist.");
+      return;
+    }
+    sendJson(res, 200, {
+      id: `video_azure${seq}`, object: "video", model: deployment, status: "queued", progress: 0,
+      seconds: String(field("seconds") ?? "4"), size: "1280x720", created_at: 1_760_000_000,
+    }, { "apim-request-id": `0b8e3c2a-0000-4000-8000-${String(seq).padStart(12, "0")}` });
+    return;
+  }
+  const m = /^\/openai\/v1\/videos\/([^/]+)(\/content)?$/.exec(r.pathname);
+  if (r.method !== "GET" || !m) return notFound(res);
+  if (m[2]) {
+    res.writeHead(200, { "content-type": "video/mp4", "content-length": fakeVideo.length });
+    res.end(fakeVideo);
+    return;
+  }
+  const id = decodeURIComponent(m[1]);
+  const job = opts.videoJob?.(id) ?? { status: "completed" };
+  if ("destroy" in job) return void res.socket?.destroy();
+  if ("httpError" in job) return sendAzureError(res, job.httpError, String(job.httpError), `fake video error ${job.httpError}`);
+  const done = job.status === "completed" || job.status === "failed";
+  sendJson(res, 200, {
+    id, object: "video", model: "sora-2", status: job.status, progress: job.status === "completed" ? 100 : done ? 0 : 40,
+    seconds: "4", size: "1280x720", created_at: 1_760_000_000, completed_at: done ? 1_760_000_100 : null,
+    error: job.status === "failed" ? job.error ?? { code: "generation_failed", message: "The video could not be generated." } : null,
+  });
 }

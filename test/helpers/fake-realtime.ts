@@ -5,7 +5,9 @@
 // `response.cancel` of a running response with its `response.done` (status cancelled, with
 // the usage so far), `input_audio_buffer.commit` with an input transcription carrying usage
 // (and, with server VAD, a response the fake starts by itself). It can also stall: never
-// read what the client sends.
+// read what the client sends. As Azure OpenAI's resource (`azure`), it takes the session
+// only at Azure's v1 path (/openai/v1/realtime?model=<deployment>) with the `api-key`
+// header, and answers a conversation.item.create with its conversation.item.created.
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -39,6 +41,8 @@ export interface FakeRealtimeOptions {
   /** Answer a response.create with this many bytes of audio deltas (1 MiB each), each sent
    * once the one before it has left the fake's socket. */
   readonly flood?: number;
+  /** Azure's resource: its v1 path, its deployments (the `model` query), `api-key` for the key. */
+  readonly azure?: { readonly deployments: readonly string[] };
 }
 
 export interface FakeRealtime {
@@ -108,10 +112,20 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
   }
 
   server.on("upgrade", (req, socket, head) => {
-    const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    const refuse = (status: string, body: object) => {
+      socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify(body)}`);
+    };
+    const key = opts.azure ? String(req.headers["api-key"] ?? "") : (req.headers.authorization ?? "").replace(/^Bearer /, "");
     if (!opts.keys.includes(key)) {
-      socket.end("HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"error\":{\"message\":\"bad key\"}}");
+      refuse("401 Unauthorized", { error: { message: "bad key" } });
       return;
+    }
+    if (opts.azure) {
+      const url = new URL(req.url ?? "/", "http://x");
+      if (url.pathname !== "/openai/v1/realtime") return refuse("404 Not Found", { error: { code: "404", message: "Resource not found" } });
+      if (!opts.azure.deployments.includes(url.searchParams.get("model") ?? "")) {
+        return refuse("404 Not Found", { error: { code: "DeploymentNotFound", message: "The API deployment for this resource does not exist." } });
+      }
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       sessions.push({ headers: req.headers, model: new URL(req.url ?? "/", "http://x").searchParams.get("model"), protocol: ws.protocol });
@@ -124,7 +138,9 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
       ws.on("message", (data) => {
         const event = JSON.parse(data.toString()) as Record<string, unknown>;
         events.push(event);
-        if (event.type === "response.create" && opts.flood) flood(ws, opts.flood);
+        if (opts.azure && event.type === "conversation.item.create") {
+          send(ws, { type: "conversation.item.created", previous_item_id: null, item: { id: "item_azure", ...(event.item as object) } });
+        } else if (event.type === "response.create" && opts.flood) flood(ws, opts.flood);
         else if (event.type === "response.create") cancel = respond(ws);
         else if (event.type === "response.cancel") {
           cancel?.();

@@ -26,6 +26,11 @@ test("azure: deployment operations under an api-version, everything else (and al
   }
   assert.equal(at("/v1/responses", "2024-10-21"), "https://res.openai.azure.com/openai/v1/responses");
   assert.equal(at("/v1/videos/vid_1/content?variant=thumbnail", "2024-10-21"), "https://res.openai.azure.com/openai/v1/videos/vid_1/content?variant=thumbnail");
+  assert.equal(at("/v1/videos/vid_1"), "https://res.openai.azure.com/openai/v1/videos/vid_1");
+  // Realtime GA lives on v1 whatever the api-version, its model (the deployment) in the query.
+  for (const version of [undefined, "2024-10-21"]) {
+    assert.equal(at("/v1/realtime?model=my-rt", version), "https://res.openai.azure.com/openai/v1/realtime?model=my-rt");
+  }
   // A query the request carries is kept beside api-version.
   assert.equal(at("/v1/chat/completions?x=1", "2024-10-21"), "https://res.openai.azure.com/openai/deployments/dep%201/chat/completions?x=1&api-version=2024-10-21");
   // An APIM prefix stays; /openai or /openai/v1 copied into base_url is not doubled.

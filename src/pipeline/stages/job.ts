@@ -6,7 +6,7 @@ import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { videoContentQuery, videoJobPath } from "../../protocols/openai/video-status.js";
 import { kindOf } from "../../providers/index.js";
-import { upstreamUrl } from "../../providers/provider.js";
+import { CredentialFailure } from "../../providers/kind.js";
 import type { JobOutcomes } from "../../routing/job-outcomes.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { downstreamResponseHeaders } from "../../upstream/headers.js";
@@ -14,8 +14,9 @@ import { forwardedQuery } from "../../upstream/query.js";
 import { relay } from "../../upstream/relay.js";
 import { cutOff, endingOf, served } from "../../upstream/served.js";
 import { Cancellation, discard, send, UpstreamFailure } from "../../upstream/send.js";
-import { exhaustedError } from "../../upstream/failover.js";
-import { keyInRotation } from "../../routing/key-pick.js";
+import { credentialError, exhaustedError } from "../../upstream/failover.js";
+import { answered, preparedGet } from "../../upstream/kind-wire.js";
+import { keyInRotation, noteCredentialFailure } from "../../routing/key-pick.js";
 import type { Served } from "../../upstream/served.js";
 import { give, type Needs, type Stage } from "../context.js";
 
@@ -39,11 +40,17 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Ne
     const cancel = new Cancellation();
     const onClose = () => { if (!ctx.res.writableFinished) cancel.cancel(); };
     ctx.res.once("close", onClose);
+    let key: string | undefined;
     try {
-      const upstream = await send({
-        method: "GET", url: upstreamUrl(channel.baseUrl, path), cancel, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
-        headers: { accept: content ? "*/*" : "application/json", "accept-encoding": "identity", ...provider.authHeaders(await keyInRotation(routing.keys, routing.keyHealth, channel)) },
+      key = await keyInRotation(routing.keys, routing.keyHealth, channel);
+      // The channel's kind makes the URL and credentials, as for the job's submission.
+      const request = await preparedGet(channel, key, {
+        path, upstreamModel: channel.modelMap.get(owner.model) ?? owner.model,
+        headers: { accept: content ? "*/*" : "application/json", "accept-encoding": "identity" },
       });
+      const upstream = answered(channel, await send({
+        method: "GET", url: request.url, headers: request.headers, cancel, timeoutMs: ctx.runtime.server.upstreamTimeoutMs,
+      }), request);
       if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
         discard(upstream.body);
         throw exhaustedError({ kind: "status", status: upstream.status });
@@ -61,6 +68,10 @@ export function jobStage(routing: RoutingState, outcomes: JobOutcomes): Stage<Ne
       const body = relayed.end === "ended" ? copy?.bytes() : undefined;
       if (body) await outcomes.observeAnswer(owner, body, "client");
     } catch (err) {
+      if (err instanceof CredentialFailure && key !== undefined) {
+        await noteCredentialFailure(routing.keyHealth, channel, key, err);
+        throw credentialError(err);
+      }
       if (err instanceof UpstreamFailure) {
         if (err.kind === "aborted") return;
         throw exhaustedError({ kind: "transport", failure: err });

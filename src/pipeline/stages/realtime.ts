@@ -11,9 +11,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import WebSocket, { WebSocketServer } from "ws";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
-import { kindOf } from "../../providers/index.js";
-import { upstreamUrl } from "../../providers/provider.js";
-import { keyInRotation } from "../../routing/key-pick.js";
+import { CredentialFailure } from "../../providers/kind.js";
+import { keyInRotation, noteCredentialFailure } from "../../routing/key-pick.js";
 import { keyFingerprint } from "../../routing/key-health.js";
 import type { RoutingState } from "../../routing/routing-state.js";
 import { planAttempts } from "../../routing/plan.js";
@@ -22,6 +21,8 @@ import type { UsageSink } from "../usage-sink.js";
 import { emptyUsage } from "../../protocols/usage.js";
 import { worstCase } from "../../billing/cost.js";
 import type { Accounts, Admitter, UsageLog } from "../../state/interfaces.js";
+import { credentialError } from "../../upstream/failover.js";
+import { preparedGet } from "../../upstream/kind-wire.js";
 import { MAX_FRAME_BYTES } from "../../upstream/ws-pipe.js";
 import { SessionAdmission } from "../realtime-admission.js";
 import { RealtimeCharges } from "../realtime-charges.js";
@@ -44,17 +45,23 @@ function upstreamProtocols(headers: IncomingHttpHeaders): string[] {
 
 type Frame = [Buffer, boolean];
 
-/** Opens the upstream socket; rejects with the gateway error for a refusal. The upstream
- * speaks first (session.created), so its frames are held in `early` from the start, before
- * the client is connected to receive them. */
-function connectUpstream(
+/** Opens the upstream socket at the channel's kind's URL with its credentials (the
+ * handshake is the GET the kind prepares, its URL made ws: or wss:); rejects with the
+ * gateway error for a refusal, and with CredentialFailure when the kind cannot make the
+ * key's credentials. The upstream speaks first (session.created), so its frames are held
+ * in `early` from the start, before the client is connected to receive them. */
+async function connectUpstream(
   ctx: Core, channel: Channel, key: string, upstreamModel: string, early: Frame[],
 ): Promise<{ upstream: WebSocket; hold: (data: WebSocket.RawData, isBinary: boolean) => void }> {
-  const url = upstreamUrl(channel.baseUrl, `/v1/realtime?model=${encodeURIComponent(upstreamModel)}`);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const beta = ctx.req.headers["openai-beta"];
+  const request = await preparedGet(channel, key, {
+    path: `/v1/realtime?model=${encodeURIComponent(upstreamModel)}`, upstreamModel,
+    headers: typeof beta === "string" ? { "openai-beta": beta } : {},
+  });
+  const url = new URL(request.url.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const upstream = new WebSocket(url, upstreamProtocols(ctx.req.headers), {
-    headers: { ...kindOf(channel).authHeaders(key), ...(typeof beta === "string" ? { "openai-beta": beta } : {}) },
+    headers: handshakeHeaders(request.headers),
     handshakeTimeout: ctx.runtime.server.upstreamTimeoutMs,
     maxPayload: MAX_FRAME_BYTES,
   });
@@ -70,6 +77,13 @@ function connectUpstream(
     });
     upstream.once("error", () => reject(new GatewayError(errors.upstreamUnavailable)));
   });
+}
+
+/** The prepared request's headers a WebSocket handshake carries: ws writes the framing
+ * ones itself (a kind's content-length says nothing of an upgrade). */
+function handshakeHeaders(headers: Record<string, string | string[]>): Record<string, string | string[]> {
+  const { "content-length": _length, ...rest } = headers;
+  return rest;
 }
 
 /**
@@ -154,7 +168,11 @@ async function runSession(
 ): Promise<Served> {
   const early: Frame[] = [];
   const key = await keyInRotation(deps.routing.keys, deps.routing.keyHealth, channel);
-  const { upstream, hold } = await connectUpstream(ctx, channel, key, upstreamModel, early);
+  const { upstream, hold } = await connectUpstream(ctx, channel, key, upstreamModel, early).catch(async (err: unknown) => {
+    if (!(err instanceof CredentialFailure)) throw err;
+    await noteCredentialFailure(deps.routing.keyHealth, channel, key, err);
+    throw credentialError(err);
+  });
   let client: WebSocket;
   try {
     client = acceptClient(wss, ctx, upgrade);
