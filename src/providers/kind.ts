@@ -77,6 +77,11 @@ export interface ProviderKind extends ProviderSpec {
    * assistant tool-call messages (DeepSeek: `reasoning_content`); absent or undefined: none.
    * A function of the channel: a kind's presets differ. */
   readonly chatReasoningField?: (channel: Channel) => ChatReasoningField | undefined;
+  /** Whether the channel's upstream counts tokens (the protocol's count_tokens) for
+   * `upstreamModel` (model_map applied); absent: every model. One that cannot is not asked
+   * (Bedrock's CountTokens refuses the models it serves through Converse): the gateway
+   * estimates instead. */
+  readonly countsTokens?: (channel: Channel, upstreamModel: string) => boolean;
 }
 
 /** An answer's headers for a body the kind rewrote: its length goes (the body is another),
