@@ -3,7 +3,9 @@
 // through InvokeModel. The fake (fake-bedrock-converse.ts) checks SigV4 and refuses
 // Anthropic-only fields as Bedrock does. Anthropic SDK clients pass through (plain and
 // streamed), an OpenAI SDK chat client with a tool is converted; billing is exact from
-// Converse's usage, which a stream reports only in its last event (metadata).
+// Converse's usage, which a stream reports only in its last event (metadata). A token count
+// for a Converse model, which Bedrock's CountTokens refuses, is the gateway's estimate (or
+// another channel's count) without asking Bedrock; Claude's is still CountTokens'.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -266,6 +268,27 @@ describe("kind bedrock: Converse for models that are not Claude", { concurrency:
     assert.equal(r.auth, "signature-ok");
     assert.equal(r.path, `/model/${encodeURIComponent(CLAUDE.slice("global.".length))}/count-tokens`);
     assert.deepEqual(countedBody(r.body).messages, [{ role: "user", content: tag }]);
+  });
+
+  test("a model one channel maps to Nova and another to Claude is counted by the Claude channel, whatever their priorities", async () => {
+    const tag = "count-by-the-other-channel";
+    const channel = (name: string, upstream: string, priority: number) => ({
+      name, kind: "bedrock", region: REGION, base_url: fake.url, groups: ["default"], models: ["mixed"], priority,
+      credentials: { access_key_id: MAIN.accessKeyId, secret_access_key: MAIN.secretAccessKey }, model_map: { mixed: upstream },
+    });
+    const two = await startTestGateway(config({ models: { mixed: price }, channels: [channel("nova-first", NOVA, 10), channel("claude-second", CLAUDE, 0)] }));
+    try {
+      const client = new Anthropic({ apiKey: TOKEN, baseURL: two.url, maxRetries: 0 });
+      const { data: counted, response } = await client.messages.countTokens({ model: "mixed", messages: [{ role: "user", content: tag }] }).withResponse();
+      assert.equal(counted.input_tokens, CONVERSE_COUNT);
+      assert.equal(response.headers.get("x-gateway-token-count"), null, "counted, not estimated");
+      const asked = fake.received.filter((x) => JSON.stringify(countedBody(x.body)).includes(tag) || JSON.stringify(x.body).includes(tag));
+      assert.deepEqual(asked.map((x) => x.path), [`/model/${encodeURIComponent(CLAUDE.slice("global.".length))}/count-tokens`]);
+      const e = await entryOf(two.store, response.headers.get("x-gateway-request-id")!);
+      assert.equal(e.channel, "claude-second");
+    } finally {
+      await two.close();
+    }
   });
 
   test("a stream that stops without its metadata event is cut: the client gets an error, billed as an estimate", async () => {
