@@ -7,6 +7,7 @@ import { azureOpenaiProvider } from "./azure-openai/manifest.js";
 import { bedrockProvider } from "./bedrock/manifest.js";
 import { geminiProvider } from "./gemini/manifest.js";
 import type { ProviderKind } from "./kind.js";
+import type { KeyFaultRules } from "./provider.js";
 import { openaiCompatibleProvider } from "./openai-compatible/manifest.js";
 import { openaiProvider } from "./openai/manifest.js";
 import { vertexProvider } from "./vertex/manifest.js";
@@ -27,6 +28,13 @@ export const providers: Readonly<Record<Protocol, ProviderKind>> = Object.freeze
   anthropic: anthropicProvider,
   gemini: geminiProvider,
 });
+
+/** How the channel's provider says its key is at fault: the rules its settings pick, else
+ * its kind's. */
+export function keyFaultsOf(channel: Channel): KeyFaultRules {
+  const kind = kindOf(channel);
+  return kind.channelKeyFaults?.(channel) ?? kind.keyFaults;
+}
 
 /** The kind a channel names (the config refused a kind it does not know). */
 export function kindOf(channel: Pick<Channel, "kind">): ProviderKind {

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import type { ChatReasoningField } from "../protocols/adapter.js";
 import type { Channel, KindName, KindSettings, Protocol } from "../runtime/types.js";
-import type { ProviderSpec } from "./provider.js";
+import type { KeyFaultRules, ProviderSpec } from "./provider.js";
 
 /** A request as an exchange built it for the protocol's first-party API. */
 export interface WireRequest {
@@ -80,6 +80,14 @@ export interface ProviderKind extends ProviderSpec {
    * assistant tool-call messages (DeepSeek: `reasoning_content`); absent or undefined: none.
    * A function of the channel: a kind's presets differ. */
   readonly chatReasoningField?: (channel: Channel) => ChatReasoningField | undefined;
+  /** Whether the channel's upstream counts tokens (the protocol's count_tokens) for
+   * `upstreamModel` (model_map applied); absent: every model. One that cannot is not asked
+   * (Bedrock's CountTokens refuses the models it serves through Converse): the gateway
+   * estimates instead. */
+  readonly countsTokens?: (channel: Channel, upstreamModel: string) => boolean;
+  /** The key-fault rules of a channel whose settings pick other than `keyFaults` (an
+   * openai-compatible preset's vendor); absent, or undefined for the channel: `keyFaults`. */
+  readonly channelKeyFaults?: (channel: Channel) => KeyFaultRules | undefined;
 }
 
 /** An answer's headers for a body the kind rewrote: its length goes (the body is another),

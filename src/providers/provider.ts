@@ -89,10 +89,12 @@ export function judgeKeyFault(rules: KeyFaultRules, status: number, body: string
 /** A verdict the provider's structured fields state. */
 export const sure = (fault: KeyFault): KeyVerdict => ({ fault, confirm: false });
 
-/** The `error` object of a JSON error body (every provider nests one), or undefined. */
+/** The `error` object of a JSON error body (providers nest one; xAI writes `error` as the
+ * message itself, which is read as `{message}`), or undefined. */
 export function errorObjectOf(body: string): ErrorObject | undefined {
   try {
     const parsed = JSON.parse(body) as { error?: unknown };
+    if (parsed && typeof parsed.error === "string") return { message: parsed.error };
     return parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error as ErrorObject : undefined;
   } catch {
     return undefined;

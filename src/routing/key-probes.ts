@@ -1,7 +1,7 @@
 // Confirms a key fault that a provider states only in message text (Anthropic's credit and
-// disabled-organization answers: providers/anthropic.ts) with one small request of the
-// gateway's own on that key: its body is ours, so the text in the answer is the
-// provider's word, not an echo of a client's field. At most one probe per key is in flight
+// disabled-organization answers, xAI's invalid key: their keyFaults) with one small
+// request of the gateway's own on that key: its body is ours, so the text in the answer is
+// the provider's word, not an echo of a client's field. At most one probe per key is in flight
 // in this process (every request that meets the suspicion meanwhile waits for that one),
 // and a key probed is not probed again for `intervalMs` whatever the outcome: a client
 // that makes the provider echo the text over and over costs at most one probe per key per
@@ -10,7 +10,7 @@
 
 import { log } from "../observability/log.js";
 import { keyProbesTotal } from "../observability/metrics.js";
-import { kindOf } from "../providers/index.js";
+import { keyFaultsOf } from "../providers/index.js";
 import { judgeKeyFault, type KeyFault, type KeyProbe } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
 import { readAll } from "../upstream/exchanges/exchange.js";
@@ -55,7 +55,7 @@ export class KeyProbes {
   /** The fault the provider shows on a probe of the suspected key; undefined when it does
    * not (the key answered, or the probe told nothing), or when the provider has no probe. */
   confirm(suspect: Suspect, now = Date.now()): Promise<KeyFault | undefined> {
-    const probe = kindOf(suspect.channel).keyFaults.probe;
+    const probe = keyFaultsOf(suspect.channel).probe;
     if (!probe) return Promise.resolve(undefined);
     const id = `${suspect.channel.name}\n${suspect.fingerprint}`;
     const seen = this.#byKey.get(id);
@@ -69,7 +69,6 @@ export class KeyProbes {
 
   async #probe(suspect: Suspect, probe: KeyProbe): Promise<KeyFault | undefined> {
     const { channel, index, upstreamModel } = suspect;
-    const provider = kindOf(channel);
     const request = probe.request(upstreamModel);
     const body = Buffer.from(request.body);
     const cancel = new Cancellation();
@@ -88,7 +87,7 @@ export class KeyProbes {
       } else {
         const text = (await readAll(upstream.body, PROBE_BODY_LIMIT)).toString("utf8");
         // A fault shown on our own body, stated in fields or in text, is the provider's word.
-        fault = judgeKeyFault(provider.keyFaults, upstream.status, text)?.fault;
+        fault = judgeKeyFault(keyFaultsOf(channel), upstream.status, text)?.fault;
         if (fault !== undefined) outcome = "confirmed";
       }
     } catch {

@@ -15,7 +15,7 @@ import { log } from "../observability/log.js";
 import {
   keyFailureTally, upstreamDuration, upstreamErrorClass, upstreamErrorTally, upstreamRetriesTotal,
 } from "../observability/metrics.js";
-import { kindOf } from "../providers/index.js";
+import { keyFaultsOf } from "../providers/index.js";
 import { CredentialFailure } from "../providers/kind.js";
 import { judgeKeyFault, type KeyFault, type KeyVerdict } from "../providers/provider.js";
 import type { Channel, Protocol } from "../runtime/types.js";
@@ -299,7 +299,7 @@ function noted<T>(recorded: Promise<T>, channel: Channel, fallback?: T): Promise
  * is not read; either way it goes on with its body intact.
  */
 async function keyFaultOf(channel: Channel, upstream: UpstreamResponse): Promise<{ verdict?: KeyVerdict; upstream: UpstreamResponse }> {
-  const rules = kindOf(channel).keyFaults;
+  const rules = keyFaultsOf(channel);
   if (!rules.statuses.includes(upstream.status)) return { upstream };
   const body = await readAll(upstream.body, KEY_FAULT_BODY_LIMIT);
   const verdict = judgeKeyFault(rules, upstream.status, body.toString("utf8"));

@@ -8,7 +8,7 @@
 
 import type { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
-import { kindOf } from "../providers/index.js";
+import { keyFaultsOf } from "../providers/index.js";
 import { CredentialFailure } from "../providers/kind.js";
 import { errorObjectOf, judgeKeyFault, type KeyFault } from "../providers/provider.js";
 import type { Channel } from "../runtime/types.js";
@@ -101,7 +101,7 @@ export async function probeKey(target: ProbeTarget, dispatcher: Dispatcher, time
 /** A non-2xx answer's class and message. */
 function errorAnswer(channel: Channel, status: number, text: string): { errorClass: ProbeErrorClass; message: string } {
   // Our own body: a fault the provider states only in text is its word here, as for a probe.
-  const fault = judgeKeyFault(kindOf(channel).keyFaults, status, text)?.fault;
+  const fault = judgeKeyFault(keyFaultsOf(channel), status, text)?.fault;
   const errorClass: ProbeErrorClass = fault
     ?? (status === 401 || status === 403 ? "denied" : status === 429 ? "rate_limit" : status < 500 ? "request" : "upstream");
   return { errorClass, message: errorMessageOf(text) || `HTTP ${status}` };

@@ -7,12 +7,13 @@
 // are not Converse's, tool blocks without a toolConfig: 400 ValidationException) and the
 // credentials with fake-bedrock's SigV4 check (`checked`). InvokeModel
 // (/invoke, /invoke-with-response-stream) is answered with a small Claude message, so a
-// channel serving both kinds of model can be tested on one fake.
+// channel serving both kinds of model can be tested on one fake; CountTokens counts Claude
+// and refuses the other models, as Bedrock does.
 
 import type http from "node:http";
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import { bedrockError, checked, exceptionFrame, type AccessKey, type BedrockReceived } from "./fake-bedrock.js";
+import { bedrockError, checked, countedBody, exceptionFrame, type AccessKey, type BedrockReceived } from "./fake-bedrock.js";
 import { sendJson, startFakeServer, type FakeServer } from "./fake-server.js";
 
 /** Usage every Converse answer reports (a stream: in its last event, metadata). */
@@ -122,15 +123,23 @@ function answerInvoke(r: ConverseReceived, res: http.ServerResponse): void {
   }, { "x-amzn-requestid": "fake-request-id" });
 }
 
-/** CountTokens for a Converse model: `{input: {converse: {messages, system?}}}`. */
+/** CountTokens: Claude's foundation models only (Bedrock refuses the others, Nova,
+ * Llama, …, whatever the input), `{input: {invokeModel: {body}}}` or
+ * `{input: {converse: {messages, system?}}}`. */
 function answerCount(r: ConverseReceived, res: http.ServerResponse): void {
-  const input = r.body.input as { converse?: Record<string, unknown> } | undefined;
+  if (!/^anthropic\./.test(r.modelId ?? "")) return bedrockError(res, 400, "ValidationException", "The provided model doesn't support counting tokens.");
+  const input = r.body.input as { converse?: Record<string, unknown>; invokeModel?: unknown } | undefined;
   const keys = Object.keys(r.body);
-  if (keys.length !== 1 || !isObject(input) || Object.keys(input).length !== 1 || !isObject(input.converse)) {
+  if (keys.length !== 1 || !isObject(input) || Object.keys(input).length !== 1 || !(isObject(input.converse) || isObject(input.invokeModel))) {
     return bedrockError(res, 400, "ValidationException", "input must hold exactly one of invokeModel, converse");
   }
-  const extra = Object.keys(input.converse).find((k) => k !== "messages" && k !== "system");
-  const problem = extra ? `Malformed input request: extraneous key [${extra}] is not permitted` : converseProblem(input.converse);
+  let problem: string | undefined;
+  if (isObject(input.converse)) {
+    const extra = Object.keys(input.converse).find((k) => k !== "messages" && k !== "system");
+    problem = extra ? `Malformed input request: extraneous key [${extra}] is not permitted` : converseProblem(input.converse);
+  } else if (countedBody(r.body).anthropic_version !== "bedrock-2023-05-31") {
+    problem = "Malformed input request: #: required key [anthropic_version] not found";
+  }
   if (problem) return bedrockError(res, 400, "ValidationException", problem);
   sendJson(res, 200, { inputTokens: CONVERSE_COUNT }, { "x-amzn-requestid": "fake-request-id" });
 }

@@ -3,7 +3,9 @@
 // through InvokeModel. The fake (fake-bedrock-converse.ts) checks SigV4 and refuses
 // Anthropic-only fields as Bedrock does. Anthropic SDK clients pass through (plain and
 // streamed), an OpenAI SDK chat client with a tool is converted; billing is exact from
-// Converse's usage, which a stream reports only in its last event (metadata).
+// Converse's usage, which a stream reports only in its last event (metadata). A token count
+// for a Converse model, which Bedrock's CountTokens refuses, is the gateway's estimate (or
+// another channel's count) without asking Bedrock; Claude's is still CountTokens'.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +20,7 @@ import { ConverseStreamReader } from "../../src/providers/bedrock/converse-strea
 import { isAnthropicModel } from "../../src/providers/bedrock/model-api.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { CONVERSE_COUNT, CONVERSE_TEXT, CONVERSE_TOOL, CONVERSE_USAGE, INVOKE_TEXT, converseEventFrame, converseProblem, startFakeConverse, type ConverseReceived, type FakeConverse } from "../helpers/fake-bedrock-converse.js";
+import { countedBody } from "../helpers/fake-bedrock.js";
 import { entryOf, startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { dataOf, sseEvents } from "../helpers/client-wire.js";
 import { TOKEN, config } from "./support.js";
@@ -57,12 +60,13 @@ describe("kind bedrock: Converse for models that are not Claude", { concurrency:
       },
     });
     gw = await startTestGateway(config({
-      models: { "nova-pro": price, "llama-3-3": price, "claude-haiku": price },
+      // "claude-lookalike" is Nova upstream: what counts is the model_map's id, not the name.
+      models: { "nova-pro": price, "llama-3-3": price, "claude-haiku": price, "claude-lookalike": price },
       channels: [{
         name: "bedrock-mixed", kind: "bedrock", region: REGION, base_url: fake.url, groups: ["default"],
-        models: ["nova-pro", "llama-3-3", "claude-haiku"],
+        models: ["nova-pro", "llama-3-3", "claude-haiku", "claude-lookalike"],
         credentials: { access_key_id: MAIN.accessKeyId, secret_access_key: MAIN.secretAccessKey },
-        model_map: { "nova-pro": NOVA, "llama-3-3": LLAMA, "claude-haiku": CLAUDE },
+        model_map: { "nova-pro": NOVA, "llama-3-3": LLAMA, "claude-haiku": CLAUDE, "claude-lookalike": NOVA },
       }],
     }));
     anthropic = new Anthropic({ apiKey: TOKEN, baseURL: gw.url, maxRetries: 0 });
@@ -240,16 +244,51 @@ describe("kind bedrock: Converse for models that are not Claude", { concurrency:
     assert.deepEqual(r.body.messages, [{ role: "user", content: tag }]);
   });
 
-  test("a token count for a Converse model is CountTokens with Converse's messages and system", async () => {
-    const tag = "count-converse";
-    const counted = await anthropic.messages.countTokens({
-      model: "nova-pro", system: "Be brief.", messages: [{ role: "user", content: tag }], tools: [weatherTool],
+  for (const model of ["nova-pro", "llama-3-3", "claude-lookalike"]) {
+    test(`a token count for ${model} (served through Converse) is the gateway's estimate: Bedrock, which cannot count it, is not asked`, async () => {
+      const tag = `count-converse-${model}`;
+      const { data: counted, response } = await anthropic.messages.countTokens({
+        model, system: "Be brief.", messages: [{ role: "user", content: `${tag}: what is the weather in Paris today?` }], tools: [weatherTool],
+      }).withResponse();
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("x-gateway-token-count"), "estimate");
+      assert.ok(counted.input_tokens > 0, String(counted.input_tokens));
+      assert.deepEqual(fake.received.filter((x) => JSON.stringify(x.body).includes(tag)), [], "no request to Bedrock for the count");
     });
+  }
+
+  test("a token count for Claude on the same channel is still CountTokens, with InvokeModel's body for the profile's foundation model", async () => {
+    const tag = "count-claude";
+    const { data: counted, response } = await anthropic.messages.countTokens({
+      model: "claude-haiku", system: "Be brief.", messages: [{ role: "user", content: tag }],
+    }).withResponse();
     assert.equal(counted.input_tokens, CONVERSE_COUNT);
-    const [r] = fake.received.filter((x) => x.operation === "count-tokens" && JSON.stringify(x.body).includes(tag));
+    assert.equal(response.headers.get("x-gateway-token-count"), null, "not an estimate");
+    const [r] = fake.received.filter((x) => x.operation === "count-tokens" && JSON.stringify(countedBody(x.body)).includes(tag));
     assert.equal(r.auth, "signature-ok");
-    assert.equal(r.path, `/model/${encodeURIComponent(NOVA)}/count-tokens`);
-    assert.deepEqual(r.body, { input: { converse: { messages: [{ role: "user", content: [{ text: tag }] }], system: [{ text: "Be brief." }] } } });
+    assert.equal(r.path, `/model/${encodeURIComponent(CLAUDE.slice("global.".length))}/count-tokens`);
+    assert.deepEqual(countedBody(r.body).messages, [{ role: "user", content: tag }]);
+  });
+
+  test("a model one channel maps to Nova and another to Claude is counted by the Claude channel, whatever their priorities", async () => {
+    const tag = "count-by-the-other-channel";
+    const channel = (name: string, upstream: string, priority: number) => ({
+      name, kind: "bedrock", region: REGION, base_url: fake.url, groups: ["default"], models: ["mixed"], priority,
+      credentials: { access_key_id: MAIN.accessKeyId, secret_access_key: MAIN.secretAccessKey }, model_map: { mixed: upstream },
+    });
+    const two = await startTestGateway(config({ models: { mixed: price }, channels: [channel("nova-first", NOVA, 10), channel("claude-second", CLAUDE, 0)] }));
+    try {
+      const client = new Anthropic({ apiKey: TOKEN, baseURL: two.url, maxRetries: 0 });
+      const { data: counted, response } = await client.messages.countTokens({ model: "mixed", messages: [{ role: "user", content: tag }] }).withResponse();
+      assert.equal(counted.input_tokens, CONVERSE_COUNT);
+      assert.equal(response.headers.get("x-gateway-token-count"), null, "counted, not estimated");
+      const asked = fake.received.filter((x) => JSON.stringify(countedBody(x.body)).includes(tag) || JSON.stringify(x.body).includes(tag));
+      assert.deepEqual(asked.map((x) => x.path), [`/model/${encodeURIComponent(CLAUDE.slice("global.".length))}/count-tokens`]);
+      const e = await entryOf(two.store, response.headers.get("x-gateway-request-id")!);
+      assert.equal(e.channel, "claude-second");
+    } finally {
+      await two.close();
+    }
   });
 
   test("a stream that stops without its metadata event is cut: the client gets an error, billed as an estimate", async () => {

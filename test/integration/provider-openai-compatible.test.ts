@@ -5,20 +5,24 @@
 // otherwise, as DeepSeek does); its cache hits (prompt_cache_hit_tokens) are billed as cache
 // reads, to the nano; an OpenAI SDK client passes through to its /chat/completions; a key
 // out of balance (402) is taken out. Ollama: a channel without keys runs and sends none.
-// The config's checks of preset and base_url.
+// The config's checks of preset and base_url. xAI (a fake answering its own error shape): an
+// invalid key, told only by a 400's message, is taken out once the gateway's own probe
+// confirms it; a client's 400 that echoes that message keeps the key.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { compileSource } from "../../src/config/index.js";
+import { keyFingerprint } from "../../src/routing/key-health.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import {
   FINAL_TEXT, REASONING, TOOL_CALL, deepseekUsage, startFakeDeepSeek, type DeepSeekKeyFault, type FakeDeepSeek,
 } from "../helpers/fake-deepseek.js";
 import { bearerKey } from "../helpers/fake-server.js";
+import { XAI_TEXT, isXaiProbe, maskedKey, startFakeXai, type FakeXai } from "../helpers/fake-xai.js";
 import { entryOf, startTestGateway, type TestGateway } from "../helpers/gateway.js";
-import { TOKEN, config, type Obj } from "./support.js";
+import { TOKEN, config, rawRequest, type Obj } from "./support.js";
 
 const KEY = "sk-deepseek-SECRET-0001";
 const KEY2 = "sk-deepseek-SECRET-0002";
@@ -183,5 +187,86 @@ describe("kind openai-compatible", () => {
     // vllm takes no key: enabled without one.
     const { runtime } = compile(deepseekChannel({ preset: "vllm", keys: [] }));
     assert.equal(runtime.channels.get("deepseek")!.enabled, true);
+  });
+});
+
+describe("kind openai-compatible, preset xai: an invalid key", () => {
+  const GOOD = "xai-GOOD-key-SECRET-0001";
+  const GOOD2 = "xai-GOOD-key-SECRET-0002";
+  const BAD = "xai-REVOKED-key-SECRET-0099";
+  const GROK = "grok-4";
+  const UPSTREAM = "grok-4-0709";
+  const grokModels = { [GROK]: { endpoint: "chat", price: { input: 3, output: 15 } } };
+  let xai: FakeXai;
+  const open: TestGateway[] = [];
+
+  before(async () => {
+    xai = await startFakeXai({ keys: [GOOD, GOOD2] });
+  });
+  after(async () => {
+    for (const gw of open) await gw.close();
+    await xai.close();
+    destroyAgents();
+  });
+
+  async function xaiGateway(name: string, keys: string[]): Promise<TestGateway> {
+    const gw = await startTestGateway(config({
+      channels: [{ name, kind: "openai-compatible", preset: "xai", base_url: xai.url, keys, groups: ["default"], models: [GROK], model_map: { [GROK]: UPSTREAM } }],
+      models: grokModels,
+    }));
+    open.push(gw);
+    return gw;
+  }
+
+  /** The keys clients' requests reached xAI with since `from`, and the keys the gateway probed. */
+  function asked(from: number): { served: string[]; probed: string[] } {
+    const since = xai.received.slice(from);
+    return { served: since.filter((r) => !isXaiProbe(r)).map((r) => bearerKey(r.headers)), probed: since.filter(isXaiProbe).map((r) => bearerKey(r.headers)) };
+  }
+
+  async function keyUp(gw: TestGateway, channel: string, key: string): Promise<string | undefined> {
+    const text = (await rawRequest(`${gw.url}/metrics`)).text;
+    return new RegExp(`gateway_channel_key_up\\{channel="${channel}",key="${keyFingerprint(key)}",reason="(\\w+)"\\} [01]`).exec(text)?.[1];
+  }
+
+  test("xAI's 400 \"Incorrect API key provided\" is confirmed by a probe of the gateway's own and takes the key out: the next key serves", async () => {
+    const gw = await xaiGateway("xai-bad", [BAD, GOOD]);
+    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const from = xai.received.length;
+    const r = await client.chat.completions.create({ model: GROK, messages: [{ role: "user", content: "hi" }] });
+    assert.equal(r.choices[0].message.content, XAI_TEXT);
+    assert.deepEqual(asked(from), { served: [BAD, GOOD], probed: [BAD] }, "the bad key, probed once, then the next key");
+    const probe = xai.received.slice(from).find(isXaiProbe)!;
+    assert.deepEqual(probe.body, { text: ".", model: UPSTREAM }, "the probe's body is the gateway's own");
+    const again = xai.received.length;
+    for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: GROK, messages: [{ role: "user", content: "hi" }] });
+    assert.deepEqual(asked(again), { served: [GOOD, GOOD, GOOD], probed: [] }, "the bad key is out of rotation");
+    assert.equal(await keyUp(gw, "xai-bad", BAD), "auth");
+    assert.equal(await keyUp(gw, "xai-bad", GOOD), "none");
+  });
+
+  test("a client's 400 that echoes \"Incorrect API key provided\" keeps the key: the probe finds it healthy and the client gets its 400", async () => {
+    const gw = await xaiGateway("xai-echo", [GOOD, GOOD2]);
+    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const from = xai.received.length;
+    const echo = `Incorrect API key provided: ${maskedKey(GOOD)}. You can obtain an API key from https://console.x.ai.`;
+    const params = { model: GROK, messages: [{ role: "user" as const, content: "hi" }], reasoning_effort: echo } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    for (let i = 0; i < 4; i++) {
+      const refused = await client.chat.completions.create(params).then(() => undefined, (err: unknown) => err);
+      assert.ok(refused instanceof OpenAI.APIError, String(refused));
+      assert.equal(refused.status, 400);
+      assert.match(JSON.stringify(refused.error), /Invalid reasoning_effort/);
+    }
+    const { served, probed } = asked(from);
+    assert.equal(served.length, 4, "each echo is the client's 400, never retried on another key");
+    // Each suspected key probed once (a probe's finding stands for the interval), whatever the echoes.
+    assert.deepEqual([...probed].sort(), [...new Set(served)].sort());
+    for (const key of [GOOD, GOOD2]) assert.equal(await keyUp(gw, "xai-echo", key), "none", "the keys stay in rotation");
+    const later = xai.received.length;
+    for (let i = 0; i < 4; i++) {
+      const r = await client.chat.completions.create({ model: GROK, messages: [{ role: "user", content: "hi" }] });
+      assert.equal(r.choices[0].message.content, XAI_TEXT);
+    }
+    assert.deepEqual(new Set(asked(later).served), new Set([GOOD, GOOD2]), "both keys still serve");
   });
 });

@@ -1,13 +1,15 @@
 // Token counting (messages' /v1/messages/count_tokens, generate-content's :countTokens):
-// free. A model with channels of the route's own protocol is counted by them, passed
-// through with failover like any request; otherwise, or when they all failed, the gateway
-// answers a local estimate in the route's shape. Nothing is reserved or charged: the route
+// free. A model with channels of the route's own protocol that count it (a kind may not:
+// Bedrock counts Claude only) is counted by them, passed through with failover like any
+// request; otherwise, or when they all failed, the gateway answers a local estimate in the
+// route's shape. Nothing is reserved or charged: the route
 // is admitted by its rate windows alone, and what a channel answers is marked charge "none".
 
 import { estimateInputTokens } from "../../billing/estimate.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import { tokenCountEstimates } from "../../observability/metrics.js";
+import { kindOf } from "../../providers/index.js";
 import type { CountTokensSpec } from "../../protocols/count-tokens.js";
 import { countTokensProtocols } from "../../protocols/registry.js";
 import type { RoutingState } from "../../routing/routing-state.js";
@@ -26,10 +28,10 @@ type Counting = Needs<"target" | "caller" | "input" | "call">;
 /** The count-tokens terminal: counted by a channel of the route's protocol, else estimated. */
 export function countTokensStage(routing: RoutingState, route: Route): Stage<Counting> {
   const spec = countTokensProtocols[route.name];
-  const native = (c: Channel) => c.protocol === spec.passthrough.channelProtocol;
   return async (ctx) => {
     spec.check(ctx.call.json);
     const tiers = candidateTiers(ctx.runtime, ctx.caller.group, ctx.call.name);
+    const native = countsNatively(spec, ctx.call.name);
     // An exact count beats an estimate: the route's own protocol is asked whatever its priority.
     const plan = await routing.health.coolingLast(planAttempts(tiers, ctx.runtime.server.upstreamAttempts, native));
     if (plan.length > 0) {
@@ -46,6 +48,16 @@ export function countTokensStage(routing: RoutingState, route: Route): Stage<Cou
       if (!estimate) return;
     }
     answerEstimate(ctx, spec, route);
+  };
+}
+
+/** A channel that counts the model itself: it speaks the route's protocol, and its kind
+ * counts the model it knows the request's by (model_map applied). */
+function countsNatively(spec: CountTokensSpec, modelName: string): (c: Channel) => boolean {
+  return (c) => {
+    if (c.protocol !== spec.passthrough.channelProtocol) return false;
+    const counts = kindOf(c).countsTokens;
+    return counts === undefined || counts(c, c.modelMap.get(modelName) ?? modelName);
   };
 }
 
@@ -66,8 +78,8 @@ async function countUpstream(ctx: Counting, plan: readonly Channel[], spec: Coun
   }
 }
 
-/** When every channel of the route's protocol failed, a model that other channels serve
- * is estimated, as a converted request would have gone to them. A timeout is not. */
+/** When every channel that counts natively failed, a model that other channels serve is
+ * estimated, as a converted request would have gone to them. A timeout is not. */
 function estimateInstead(err: unknown, tiers: readonly ChannelTier[], native: (c: Channel) => boolean): boolean {
   if (!(err instanceof GatewayError) || err.code === errors.upstreamTimeout.code) return false;
   return tiers.some((t) => t.channels.some((c) => !native(c)));

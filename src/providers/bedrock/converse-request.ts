@@ -191,9 +191,3 @@ export function converseRequest(anthropic: Buffer): Json {
 export function converseBody(anthropic: Buffer): Buffer {
   return Buffer.from(JSON.stringify(converseRequest(anthropic)));
 }
-
-/** CountTokens' body for a Converse model: the messages and system it would be sent. */
-export function converseCountBody(anthropic: Buffer): Buffer {
-  const { messages: turns, system: sys } = converseRequest(anthropic);
-  return Buffer.from(JSON.stringify({ input: { converse: { messages: turns, ...(sys !== undefined && { system: sys }) } } }));
-}

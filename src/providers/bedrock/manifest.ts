@@ -16,7 +16,7 @@ import { credentialOf } from "./credentials.js";
 import { bedrockKeyFaults, countRewriter, errorRewriter } from "./errors.js";
 import { FrameDecoder, sseOfEventStream } from "./eventstream.js";
 import { converseAnswerRewriter, messageId } from "./converse-answer.js";
-import { converseBody, converseCountBody } from "./converse-request.js";
+import { converseBody } from "./converse-request.js";
 import { ConverseStreamReader } from "./converse-stream.js";
 import { isAnthropicModel } from "./model-api.js";
 import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf, operationUrl, type Operation } from "./request.js";
@@ -33,7 +33,8 @@ async function prepareBedrock(channel: Channel, key: string, request: WireReques
   const operation = operationOf(request, converse);
   const modelId = operation === "count-tokens" ? countedModelId(request.upstreamModel) : request.upstreamModel;
   const url = operationUrl(channel.baseUrl, modelId, operation);
-  const body = converse ? converseRequestBody(request.body, operation) : invokeRequestBody(request, operation);
+  // A count is Claude's alone (countsTokens): CountTokens with InvokeModel's body.
+  const body = converse && operation !== "count-tokens" ? converseBody(request.body) : invokeRequestBody(request, operation);
   const headers = withCredentials(credential, region, url, invokeHeaders(request, body.length), body);
   return { url, path: url.pathname, headers, body, upstreamModel: request.upstreamModel, stream: request.stream };
 }
@@ -42,11 +43,6 @@ async function prepareBedrock(channel: Channel, key: string, request: WireReques
 function invokeRequestBody(request: WireRequest, operation: Operation): Buffer {
   const invoke = invokeBody(request.body, request.headers["anthropic-beta"]);
   return operation === "count-tokens" ? countTokensBody(invoke) : invoke;
-}
-
-/** Converse's (or CountTokens') body for another model. */
-function converseRequestBody(anthropic: Buffer, operation: Operation): Buffer {
-  return operation === "count-tokens" ? converseCountBody(anthropic) : converseBody(anthropic);
 }
 
 /** Bedrock's answer as the Anthropic API's: errors rewritten, event-stream frames as SSE,
@@ -92,4 +88,7 @@ export const bedrockProvider: ProviderKind = Object.freeze({
   compile: compileBedrock,
   prepare: prepareBedrock,
   answer: answerBedrock,
+  // CountTokens counts Claude only ("The provided model doesn't support counting tokens"
+  // for Nova, Llama, …): the others are estimated by the gateway.
+  countsTokens: (_channel: Channel, upstreamModel: string) => isAnthropicModel(upstreamModel),
 });

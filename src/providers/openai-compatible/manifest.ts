@@ -1,6 +1,7 @@
 // OpenAI-compatible vendors (DeepSeek, OpenRouter, Mistral, xAI, Groq, vLLM, Ollama): the
 // openai protocol on another host. A channel names its vendor with `preset:` (presets.ts);
-// the preset gives the host, key rules, paths that differ, and the reasoning field.
+// the preset gives the host, whether keys are optional, paths that differ, the reasoning
+// field, and key-fault rules where the vendor's differ.
 
 import type { Channel } from "../../runtime/types.js";
 import { foreignSettings, type CompiledKind, type ProviderKind, type RawKindChannel, type WireRequest } from "../kind.js";
@@ -56,4 +57,5 @@ export const openaiCompatibleProvider: ProviderKind = Object.freeze({
   compile: compileCompatible,
   prepare: prepareCompatible,
   chatReasoningField: (channel: Channel) => presetOf(channel)?.chatReasoningField,
+  channelKeyFaults: (channel: Channel) => presetOf(channel)?.keyFaults,
 });
