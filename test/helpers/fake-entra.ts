@@ -44,6 +44,9 @@ export interface FakeEntra {
   readonly mints: readonly EntraMint[];
   /** Refused token requests: the OAuth error and the client id asked for. */
   readonly refusals: readonly { readonly error: string; readonly clientId: string }[];
+  /** Per request: an answer to give instead (a status and JSON body, or "hang": none at
+   * all), or undefined to answer as Entra does. */
+  script: ((r: EntraReceived) => { readonly status: number; readonly body: unknown } | "hang" | undefined) | undefined;
   /** Whether `token` was issued here and has not expired. */
   valid(token: string): boolean;
   close(): Promise<void>;
@@ -72,6 +75,12 @@ export async function startFakeEntra(clients: readonly EntraClient[]): Promise<F
   }
 
   function answer(r: EntraReceived, res: http.ServerResponse): void {
+    const scripted = fake.script?.(r);
+    if (scripted === "hang") return;
+    if (scripted !== undefined) {
+      sendJson(res, scripted.status, scripted.body);
+      return;
+    }
     const clientId = r.form.get("client_id") ?? "";
     if (r.method !== "POST" || r.tenant === undefined) {
       sendJson(res, 404, { error: "not_found" });
@@ -103,9 +112,10 @@ export async function startFakeEntra(clients: readonly EntraClient[]): Promise<F
     sendJson(res, 200, { token_type: "Bearer", expires_in: expiresIn, ext_expires_in: expiresIn, access_token: token });
   }
 
-  return {
-    url: server.url, received: server.received, mints, refusals,
+  const fake: FakeEntra = {
+    url: server.url, received: server.received, mints, refusals, script: undefined,
     valid: (token) => mints.some((m) => m.token === token && Date.now() < m.expiresAt),
     close: () => server.close(),
   };
+  return fake;
 }
