@@ -32,6 +32,8 @@ export interface FakeAzureOptions {
   readonly keys: readonly string[];
   /** Entra access tokens it accepts as `Authorization: Bearer`. */
   readonly tokens?: readonly string[];
+  /** Whether it accepts a bearer token not in `tokens` (a fake Entra's current tokens). */
+  readonly acceptsToken?: (token: string) => boolean;
   /** Its deployments. */
   readonly deployments: readonly string[];
   /** The api-versions its deployment URLs take. */
@@ -75,7 +77,12 @@ const notFound = (res: http.ServerResponse) => sendAzureError(res, 404, "404", "
 function answer(r: AzureReceived, res: http.ServerResponse, seq: number, opts: FakeAzureOptions): void {
   const bearer = typeof r.headers.authorization === "string" && r.headers.authorization.startsWith("Bearer ")
     ? r.headers.authorization.slice(7) : "";
-  const byToken = bearer !== "" && (opts.tokens ?? []).includes(bearer);
+  const byToken = bearer !== "" && ((opts.tokens ?? []).includes(bearer) || opts.acceptsToken?.(bearer) === true);
+  if (bearer !== "" && !byToken) {
+    // Azure's answer to a token that is not (or no longer) good.
+    sendAzureError(res, 401, "401", "Unauthorized. Access token is missing, invalid, audience is incorrect (https://cognitiveservices.azure.com), or have expired.");
+    return;
+  }
   if (!byToken && !opts.keys.includes(r.apiKey)) {
     sendAzureError(res, 401, "401", "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.");
     return;

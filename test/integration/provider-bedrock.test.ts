@@ -281,6 +281,9 @@ describe("kind bedrock settings", () => {
     assert.deepEqual(both.problems, ["credentials: either api_key or access_key_id and secret_access_key, not both"]);
     const half = compileBedrock({ name: "b", region: REGION, credentials: { access_key_id: "a" } });
     assert.deepEqual(half.problems, ["credentials: access_key_id and secret_access_key go together (one is missing or empty)"]);
+    const azure = compileBedrock({ name: "b", region: REGION, credentials: { tenant_id: "t", client_id: "c", client_secret: "s" } });
+    assert.deepEqual(azure.problems, ["tenant_id", "client_id", "client_secret"].map((f) => `credentials.${f} is not a credential of kind bedrock (it takes access_key_id, secret_access_key, session_token or api_key)`));
+    assert.deepEqual(azure.keys, []);
   });
 
   test("CountTokens counts an inference profile by its foundation model", () => {

@@ -1,10 +1,15 @@
 // Azure OpenAI: OpenAI's API on an Azure resource. It speaks the openai protocol; what
 // differs is the URL (deployment URLs with an api-version, or the v1 API: urls.ts), the
-// key's header (`api-key`), and its error codes (key-faults.ts).
+// credential (an `api-key`, a `bearer:` Entra token, or Entra client credentials the
+// gateway mints tokens with: entra-token.ts), and its error codes (key-faults.ts).
 
 import type { Channel } from "../../runtime/types.js";
-import { foreignSettings, type CompiledKind, type ProviderKind, type RawKindChannel, type WireRequest } from "../kind.js";
+import { CredentialFailure, type ProviderKind, type WireRequest } from "../kind.js";
 import { openaiProvider } from "../openai/manifest.js";
+import { TokenHolder } from "../token-holder.js";
+import { compileAzure } from "./compile.js";
+import { entraCredentialOf, isEntraKey } from "./entra-credential.js";
+import { mintEntraToken } from "./entra-token.js";
 import { azureKeyFaults } from "./key-faults.js";
 import { azureUrl } from "./urls.js";
 
@@ -12,24 +17,36 @@ import { azureUrl } from "./urls.js";
  * `Authorization: Bearer` (the operator refreshes it by reloading the config). */
 const BEARER_PREFIX = "bearer:";
 
+/** The key's header: none for Entra client credentials (prepare sends the token minted
+ * with them; the secret itself never goes in a header). */
 function azureAuthHeaders(key: string): Record<string, string> {
+  if (isEntraKey(key)) return {};
   return key.startsWith(BEARER_PREFIX) ? { authorization: `Bearer ${key.slice(BEARER_PREFIX.length)}` } : { "api-key": key };
 }
 
-function compileAzure(raw: RawKindChannel): CompiledKind {
-  const problems = foreignSettings(raw, "azure-openai", ["api_version"]);
-  if (raw.base_url === undefined) problems.push("base_url is required for kind azure-openai (the resource's endpoint, e.g. https://NAME.openai.azure.com)");
-  if (raw.api_version !== undefined && !/^[0-9A-Za-z.-]+$/.test(raw.api_version)) problems.push(`api_version ${JSON.stringify(raw.api_version)} is not an api-version (e.g. 2024-10-21)`);
-  return {
-    settings: raw.api_version === undefined ? {} : { apiVersion: raw.api_version },
-    keys: (raw.keys ?? []).filter((k) => k !== ""),
-    baseUrl: raw.base_url ?? "http://base-url.invalid",
-    problems,
-  };
+/** Entra ID tokens by credential (the key string): kept across reloads, refreshed before
+ * they expire, one mint at a time per credential (../token-holder.ts). */
+const entraTokens = new TokenHolder();
+
+/** The request on Azure's URL; for Entra client credentials, with a token minted for them
+ * (the exchange set no auth header: authHeaders gives none for such a key). */
+function prepareAzure(channel: Channel, key: string, request: WireRequest): WireRequest | Promise<WireRequest> {
+  const url = azureUrl(channel.baseUrl, request.path, request.upstreamModel, channel.settings.apiVersion);
+  if (!isEntraKey(key)) return { ...request, url };
+  const credential = entraCredentialOf(key);
+  if (credential === undefined) return Promise.reject(new CredentialFailure("auth", "the key is not a well-formed Entra ID client credential"));
+  return entraTokens.token(key, () => mintEntraToken(credential)).then((token) => ({ ...request, url, headers: withBearer(request.headers, token) }));
 }
 
-function prepareAzure(channel: Channel, _key: string, request: WireRequest): WireRequest {
-  return { ...request, url: azureUrl(channel.baseUrl, request.path, request.upstreamModel, channel.settings.apiVersion) };
+/** The headers with `token` as the only credential. */
+function withBearer(headers: Record<string, string | string[]>, token: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower !== "authorization" && lower !== "api-key") out[name] = value;
+  }
+  out.authorization = `Bearer ${token}`;
+  return out;
 }
 
 export const azureOpenaiProvider: ProviderKind = Object.freeze({

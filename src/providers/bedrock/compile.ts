@@ -6,6 +6,9 @@
 import { foreignSettings, type CompiledKind, type RawKindChannel } from "../kind.js";
 import { accessKeyString, credentialOf } from "./credentials.js";
 
+/** The fields `credentials:` takes on this kind. */
+const CREDENTIAL_FIELDS = ["access_key_id", "secret_access_key", "session_token", "api_key"];
+
 /** Bedrock Runtime's regional host. */
 export function regionalBaseUrl(region: string): string {
   return `https://bedrock-runtime.${region}.amazonaws.com`;
@@ -35,6 +38,10 @@ export function compileBedrock(raw: RawKindChannel): CompiledKind {
  * value empty: unset ${VAR:-} references). */
 function credentialsKey(credentials: Readonly<Record<string, string>> | undefined, problems: string[]): string | undefined {
   if (credentials === undefined) return undefined;
+  // The schema's credentials are every kind's (Azure's Entra fields too): refuse the others'.
+  const foreign = Object.keys(credentials).filter((field) => !CREDENTIAL_FIELDS.includes(field));
+  for (const field of foreign) problems.push(`credentials.${field} is not a credential of kind bedrock (it takes access_key_id, secret_access_key, session_token or api_key)`);
+  if (foreign.length > 0) return undefined;
   const { access_key_id: id = "", secret_access_key: secret = "", session_token: session = "", api_key: apiKey = "" } = credentials;
   const pair = id !== "" || secret !== "" || session !== "";
   if (apiKey !== "" && pair) {
