@@ -7,7 +7,8 @@
 // (and, with server VAD, a response the fake starts by itself). It can also stall: never
 // read what the client sends. As Azure OpenAI's resource (`azure`), it takes the session
 // only at Azure's v1 path (/openai/v1/realtime?model=<deployment>) with the `api-key`
-// header, and answers a conversation.item.create with its conversation.item.created.
+// header (or `Authorization: Bearer` with an Entra token it accepts, as Azure does), and
+// answers a conversation.item.create with its conversation.item.created.
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -41,8 +42,9 @@ export interface FakeRealtimeOptions {
   /** Answer a response.create with this many bytes of audio deltas (1 MiB each), each sent
    * once the one before it has left the fake's socket. */
   readonly flood?: number;
-  /** Azure's resource: its v1 path, its deployments (the `model` query), `api-key` for the key. */
-  readonly azure?: { readonly deployments: readonly string[] };
+  /** Azure's resource: its v1 path, its deployments (the `model` query), `api-key` for the
+   * key, or a bearer token `acceptsToken` takes (a fake Entra's current tokens). */
+  readonly azure?: { readonly deployments: readonly string[]; readonly acceptsToken?: (token: string) => boolean };
 }
 
 export interface FakeRealtime {
@@ -115,8 +117,10 @@ export async function startFakeRealtime(opts: FakeRealtimeOptions): Promise<Fake
     const refuse = (status: string, body: object) => {
       socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify(body)}`);
     };
-    const key = opts.azure ? String(req.headers["api-key"] ?? "") : (req.headers.authorization ?? "").replace(/^Bearer /, "");
-    if (!opts.keys.includes(key)) {
+    const bearer = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    const key = opts.azure ? String(req.headers["api-key"] ?? "") : bearer;
+    const byToken = opts.azure?.acceptsToken !== undefined && bearer !== "" && opts.azure.acceptsToken(bearer);
+    if (!byToken && !opts.keys.includes(key)) {
       refuse("401 Unauthorized", { error: { message: "bad key" } });
       return;
     }
