@@ -71,7 +71,7 @@ async function submit(gw: TestGateway): Promise<{ id: string; requestId: string 
 const realtimeUrl = (gw: TestGateway, model: string) => `${gw.url.replace("http", "ws")}/v1/realtime?model=${model}`;
 
 /** A realtime connect the gateway refuses: its status, request id and error body. */
-async function refusedConnect(gw: TestGateway, model: string): Promise<{ status: number; requestId: string; text: string }> {
+async function refusedConnect(gw: TestGateway, model: string): Promise<{ status: number; requestId: string | undefined; text: string }> {
   const ws = new WebSocket(realtimeUrl(gw, model), { headers: { authorization: `Bearer ${DEFAULT_TOKEN}` } });
   ws.on("error", () => {}); // "closed before the connection was established": expected here
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -80,7 +80,7 @@ async function refusedConnect(gw: TestGateway, model: string): Promise<{ status:
   });
   const text = await new Promise<string>((resolve) => { let t = ""; res.on("data", (c) => { t += c; }); res.on("end", () => resolve(t)); });
   ws.terminate();
-  return { status: res.statusCode ?? 0, requestId: String(res.headers["x-gateway-request-id"]), text };
+  return { status: res.statusCode ?? 0, requestId: res.headers["x-gateway-request-id"] as string | undefined, text };
 }
 
 describe("kind azure-openai with Entra ID client credentials: realtime sessions and video jobs", () => {
@@ -251,7 +251,7 @@ describe("kind azure-openai: a token endpoint refusing the credential or not ans
     const refusals = entra.refusals.length;
     const { status, requestId, text } = await refusedConnect(gw, RT_REFUSED);
     assert.equal(status, 502);
-    assert.ok(requestId, "the refusal carries a request id");
+    assert.ok(typeof requestId === "string" && requestId !== "", "the refusal carries a request id");
     assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, "upstream_auth_failed");
     for (const secret of [SECRET, WRONG_SECRET]) assert.ok(!text.includes(secret), "no secret in the answer");
     assert.deepEqual(entra.refusals.slice(refusals), [{ error: "invalid_client", clientId: CLIENT }], "the token endpoint was asked and refused");
@@ -288,7 +288,8 @@ describe("kind azure-openai: a token endpoint refusing the credential or not ans
     assert.equal((await outs("azure-video"))[0]?.reason, "auth", "the refused credential is out of rotation");
     jobs.set(id, { status: "failed" });
     // Checks go on (the job stays scheduled) without a token the resource takes: no refund.
-    await eventually(() => failed().length >= 2, 5000, "a later check of the job");
+    const warned = failed().length;
+    await eventually(() => failed().length > warned, 5000, "a later check of the job");
     assert.equal(gw.store.logs({ requestId })[0].refundedAt, undefined);
 
     gw.swapConfig(yaml(SECRET));
