@@ -27,11 +27,9 @@ export function operationOf(request: WireRequest, converse = false): Operation {
 
 /** The operation's URL on the channel's base URL (whose path, if any, is kept as a prefix). */
 export function operationUrl(base: URL, modelId: string, operation: Operation): URL {
-  const url = new URL(base.href);
-  const prefix = url.pathname.replace(/\/+$/, "");
-  url.pathname = `${prefix}/model/${encodeURIComponent(modelId)}/${operation}`;
-  url.search = "";
-  return url;
+  // One parse: the path built as a string rather than set on a copy of the base.
+  const prefix = base.pathname.replace(/\/+$/, "");
+  return new URL(`${base.origin}${prefix}/model/${encodeURIComponent(modelId)}/${operation}`);
 }
 
 /** The model CountTokens counts for: it takes foundation-model ids only, so a
