@@ -6,15 +6,17 @@ export function viewerZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-/** `ms` as a date and time in `zone` (default: the viewer's), with the zone's short name:
- * "2026-11-27 14:02:05 GMT+1". The date is written year-month-day whatever the locale. */
+/** `ms` as a date and time in `zone` (default: the viewer's), with its offset from UTC:
+ * "2026-11-27 14:02:05 UTC+1". The date is written year-month-day whatever the locale. */
 export function formatTime(ms: number, zone: string = viewerZone()): string {
   const parts = new Intl.DateTimeFormat("en-GB", {
     timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
-    hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short",
+    hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "shortOffset",
   }).formatToParts(new Date(ms));
   const part = (type: Intl.DateTimeFormatPartTypes): string => parts.find((p) => p.type === type)?.value ?? "";
-  return `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}:${part("second")} ${part("timeZoneName")}`;
+  // ICU writes "GMT+9", and "GMT" or "GMT+0" for no offset: shown as UTC+9 and UTC.
+  const offset = part("timeZoneName").replace(/^GMT(\+0)?$/, "UTC").replace(/^GMT/, "UTC");
+  return `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}:${part("second")} ${offset}`;
 }
 
 /** The sentence under a table of times: which zone they are in. */

@@ -39,9 +39,9 @@ test("a typed top-up is read into the admin API's exact form, or refused with a 
 test("a time is shown in the zone asked for, with that zone named", () => {
   const ms = Date.UTC(2026, 10, 27, 23, 5, 9);
   assert.equal(formatTime(ms, "UTC"), "2026-11-27 23:05:09 UTC");
-  assert.equal(formatTime(ms, "Asia/Tokyo"), "2026-11-28 08:05:09 GMT+9");
-  assert.equal(formatTime(ms, "America/New_York"), "2026-11-27 18:05:09 GMT-5");
-  assert.equal(formatTime(Date.UTC(2026, 6, 1, 12, 0, 0), "Europe/Paris"), "2026-07-01 14:00:00 GMT+2");
+  assert.equal(formatTime(ms, "Asia/Tokyo"), "2026-11-28 08:05:09 UTC+9");
+  assert.equal(formatTime(ms, "America/New_York"), "2026-11-27 18:05:09 UTC-5");
+  assert.equal(formatTime(Date.UTC(2026, 6, 1, 12, 0, 0), "Europe/Paris"), "2026-07-01 14:00:00 UTC+2");
   assert.match(zoneNote("Europe/Paris"), /Europe\/Paris/);
 });
 
