@@ -72,7 +72,11 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     await page.goto(`${gw.url}/console`);
     await page.getByTestId("signin-secret").waitFor(WAIT);
     await page.screenshot({ path: `${artifacts}signin.png`, fullPage: true });
-    await signIn(page, key);
+    // By keyboard alone: Tab reaches the field, Enter submits.
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "signin-secret");
+    await page.keyboard.type(key);
+    await page.keyboard.press("Enter");
     const balance = await figure(page, "balance");
     assert.equal(balance, "25.5");
     assert.equal(balance, await cliBalance("alice"));
@@ -82,6 +86,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     assert.equal(await figure(page, "spent"), "0");
     const text = await page.locator("main").innerText();
     assert.match(text, /25\.5\s+USD/, "the currency beside the figure");
+    assert.match(await figure(page, "figures-time"), /^As of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+9 \(Asia\/Tokyo\)\.$/, "the viewer's zone, named");
     await page.screenshot({ path: `${artifacts}customer.png`, fullPage: true });
   });
 

@@ -158,6 +158,22 @@ describe("the console on the main listener", () => {
     assert.equal((await c.call("GET", "/console/api/me")).status, 401);
   });
 
+  test("the customer routes: unknown ones 404, a wrong method 405; signing in again replaces the session", async () => {
+    const c = new ConsoleClient(gw.url);
+    await c.signIn(key);
+    assert.equal((await c.call("GET", "/console/api/me/nothing-here")).status, 404);
+    const post = await c.call("POST", "/console/api/me", {});
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.allow, "GET");
+    const first = c.cookie;
+    await c.signIn(key);
+    assert.notEqual(c.cookie, first);
+    const old = new ConsoleClient(gw.url);
+    old.cookie = first;
+    assert.equal((await old.call("GET", "/console/api/me")).status, 401, "the first session ended");
+    assert.equal((await c.call("GET", "/console/api/me")).status, 200);
+  });
+
   test("failed sign-ins are refused in the catalogue's shape, then rate-limited per address", async () => {
     const c = new ConsoleClient(gw.url);
     const first = await c.signIn("sk-not-a-real-key-000000000000");
@@ -203,7 +219,7 @@ test("an unbuilt console answers 503 saying how to build it", async () => {
   });
   const app = new ConsoleApp({
     live: () => gw.box.current, directory: gw.accounts.directory, service: gw.accounts.service, keyed: gw.state.keyed,
-    limiter: gw.state.limiter, admin, assets: new ConsoleAssets("/nonexistent/console/build"),
+    limiter: gw.state.limiter, usageLog: gw.state.usageLog, admin, assets: new ConsoleAssets("/nonexistent/console/build"),
   });
   const server = http.createServer((req, res) => void app.handle({ req, res, path: req.url!, query: "", requestId: "t", operators: true }));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

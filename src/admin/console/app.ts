@@ -9,13 +9,14 @@ import type { AccountService } from "../../accounts/service.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Runtime } from "../../runtime/types.js";
-import type { KeyedStore, Limiter } from "../../state/interfaces.js";
+import type { KeyedStore, Limiter, UsageLog } from "../../state/interfaces.js";
 import type { AdminApi } from "../api.js";
 import { adminErrorOf } from "../errors.js";
+import { readJsonBody } from "../http.js";
 import { sendApiError, sendApiJson, sendPage, setConsoleHeaders } from "./answers.js";
 import { ConsoleAssets, notBuiltPage } from "./assets.js";
 import { callerOfSession, type CallerContext, type Customer, type Operator } from "./caller.js";
-import { customerOverview } from "./overview.js";
+import { customerRoutes as defaultCustomerRoutes, type CustomerRoute } from "./customer-routes.js";
 import { ConsoleSessions, csrfMatches, type FoundSession } from "./session.js";
 import { sessionAnswer, signIn, signOut } from "./signin.js";
 
@@ -35,7 +36,10 @@ export interface ConsoleDeps {
   readonly service: AccountService;
   readonly keyed: KeyedStore;
   readonly limiter: Limiter;
+  readonly usageLog: UsageLog;
   readonly admin: AdminApi;
+  /** The customer's routes under /console/api/me (default: customer-routes.ts's table). */
+  readonly customerRoutes?: readonly CustomerRoute[];
   /** Default: console/build at the package root. */
   readonly assets?: ConsoleAssets;
   readonly now?: () => number;
@@ -57,9 +61,11 @@ export class ConsoleApp {
   readonly #assets: ConsoleAssets;
   readonly #sessions: ConsoleSessions;
   readonly #now: () => number;
+  readonly #customerRoutes: readonly CustomerRoute[];
 
   constructor(deps: ConsoleDeps) {
     this.#deps = deps;
+    this.#customerRoutes = deps.customerRoutes ?? defaultCustomerRoutes;
     this.#assets = deps.assets ?? new ConsoleAssets();
     this.#sessions = new ConsoleSessions(deps.keyed);
     this.#now = deps.now ?? Date.now;
@@ -115,7 +121,7 @@ export class ConsoleApp {
     if (caller.role === "operator" && !r.operators) throw new GatewayError(errors.consoleOperatorsElsewhere);
     if (path === `${API}session`) return this.#session(r, found, runtime);
     if (path.startsWith(ADMIN_API)) return this.#admin(r, caller);
-    if (path === `${API}me`) return this.#me(r, caller);
+    if (path === `${API}me` || path.startsWith(`${API}me/`)) return this.#me(r, caller, runtime);
     throw new GatewayError(errors.notFound, `No such console endpoint: ${method} ${path}.`);
   }
 
@@ -125,10 +131,23 @@ export class ConsoleApp {
     throw new GatewayError(errors.methodNotAllowed, "/console/api/session takes GET, POST, DELETE.", { headers: { allow: "GET, POST, DELETE" } });
   }
 
-  async #me({ req, res }: ConsoleRequest, caller: Customer | Operator): Promise<void> {
+  /** The customer's own data: the route for the path and method, with the session's customer. */
+  async #me({ req, res, path, query }: ConsoleRequest, caller: Customer | Operator, runtime: Runtime): Promise<void> {
     if (caller.role !== "customer") throw new GatewayError(errors.notFound, "An operator's session has no customer data: use /console/api/admin/….");
-    if (req.method !== "GET") throw new GatewayError(errors.methodNotAllowed, "/console/api/me takes GET.", { headers: { allow: "GET" } });
-    sendApiJson(res, 200, await customerOverview(caller, this.#deps.service));
+    const method = req.method === "HEAD" ? "GET" : req.method ?? "GET";
+    const forPath = this.#customerRoutes.filter((route) => route.path === path);
+    const route = forPath.find((x) => x.method === method);
+    if (!route) {
+      if (forPath.length === 0) throw new GatewayError(errors.notFound, `No such console endpoint: ${path}.`);
+      const allow = forPath.map((x) => x.method).join(", ");
+      throw new GatewayError(errors.methodNotAllowed, `${path} takes ${allow}.`, { headers: { allow } });
+    }
+    const body = method === "GET" || method === "DELETE" ? undefined : await readJsonBody(req, runtime.server);
+    const { service, usageLog, directory } = this.#deps;
+    const answer = await route.handle({
+      customer: caller, query: new URLSearchParams(query), body, headers: req.headers, runtime, deps: { service, usageLog, directory },
+    });
+    sendApiJson(res, answer.status, answer.body);
   }
 
   /** /console/api/admin/X is /admin/v1/X, answered by the admin API as the session's key. */

@@ -56,6 +56,9 @@ export async function signIn(c: CallerContext, res: ServerResponse, s: SignIn): 
   if (caller === undefined) throw new GatewayError(errors.consoleSignInRefused);
   await s.limiter.refund(limitKey, take.hit);
   if (caller.role === "operator" && !s.operators) throw new GatewayError(errors.consoleOperatorsElsewhere);
+  // Signing in again replaces this browser's session rather than leaving the old one alive.
+  const previous = await s.sessions.find(req.headers);
+  if (previous) await s.sessions.end(previous.id);
   const found = await s.sessions.create(caller.role === "operator"
     ? { role: "operator", name: caller.key.name, keyHash: caller.key.keyHash, scopes: [...caller.key.scopes] }
     : { role: "customer", name: caller.token.name, keyHash: caller.token.keyHash, scopes: [] }, c.now);
