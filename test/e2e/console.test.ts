@@ -64,6 +64,15 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     return (await el.textContent())!.trim();
   }
 
+  /** Every control of the page has a name a screen reader says: inputs a <label>, buttons text or aria-label. */
+  async function assertLabelled(page: Page): Promise<void> {
+    const unnamed = await page.evaluate(() => [
+      ...[...document.querySelectorAll("input, select, textarea")].filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute("aria-label")),
+      ...[...document.querySelectorAll("button")].filter((el) => !el.textContent?.trim() && !el.getAttribute("aria-label")),
+    ].map((el) => el.outerHTML));
+    assert.deepEqual(unnamed, []);
+  }
+
   /** What `gateway users show` prints for the user (the same AccountService call). */
   const cliBalance = async (user: string) => (await gw.accounts.service.user(user)).balance;
 
@@ -72,6 +81,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     await page.goto(`${gw.url}/console`);
     await page.getByTestId("signin-secret").waitFor(WAIT);
     await page.screenshot({ path: `${artifacts}signin.png`, fullPage: true });
+    await assertLabelled(page);
     // By keyboard alone: Tab reaches the field, Enter submits.
     await page.keyboard.press("Tab");
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "signin-secret");
@@ -88,6 +98,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     assert.match(text, /25\.5\s+USD/, "the currency beside the figure");
     assert.match(await figure(page, "figures-time"), /^As of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+9 \(Asia\/Tokyo\)\.$/, "the viewer's zone, named");
     await page.screenshot({ path: `${artifacts}customer.png`, fullPage: true });
+    await assertLabelled(page);
   });
 
   test("the customer's page fits a phone's width", async () => {
@@ -119,6 +130,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     await ops.getByTestId("topup-message").filter({ hasText: "balance now 29.500000001 USD" }).waitFor(WAIT);
     await aliceRow.filter({ hasText: "29.500000001" }).waitFor(WAIT);
     await ops.screenshot({ path: `${artifacts}operator.png`, fullPage: true });
+    await assertLabelled(ops);
     assert.match(await ops.locator("table").innerText(), /alice\s+active\s+29\.500000001 USD/);
     // 200 % zoom of a 1280 px window: 640 CSS pixels; the table scrolls in its own box.
     await ops.setViewportSize({ width: 640, height: 400 });
