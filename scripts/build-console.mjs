@@ -2,7 +2,7 @@
 // under console/build/assets/ and a manifest the server reads to write its index page. Run
 // at install (package.json `prepare`) and by tests when the build is missing: nothing is
 // fetched at run time, and no CDN is involved.
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -11,9 +11,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = join(root, "console/build");
 const assets = join(out, "assets");
 
-/** Builds the console; resolves to the manifest written. */
+/** Builds the console; resolves to the manifest written. A gateway (or a test) reading the
+ * build meanwhile sees the old manifest or the new one, never half of one: the assets are
+ * named by their content, the manifest is replaced in one rename, and only then are the
+ * assets it no longer names removed. */
 export async function buildConsole() {
-  await rm(out, { recursive: true, force: true });
   await mkdir(assets, { recursive: true });
   const result = await build({
     absWorkingDir: root,
@@ -39,7 +41,11 @@ export async function buildConsole() {
     files[logical] = name;
   }
   const manifest = { builtAt: new Date().toISOString(), files };
-  await writeFile(join(out, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  const temporary = join(out, `manifest.json.${process.pid}.tmp`);
+  await writeFile(temporary, JSON.stringify(manifest, null, 2) + "\n");
+  await rename(temporary, join(out, "manifest.json"));
+  const kept = new Set([...Object.values(files), ...Object.values(files).map((f) => `${f}.map`)]);
+  for (const name of await readdir(assets)) if (!kept.has(name)) await rm(join(assets, name), { force: true });
   return manifest;
 }
 

@@ -3,7 +3,7 @@
 // and a cookie-keeping raw HTTP client.
 
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
@@ -12,10 +12,26 @@ import { rawRequest, type RawResponse } from "../integration/support.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Builds console/build with scripts/build-console.mjs unless a build is there. */
+/** Builds console/build with scripts/build-console.mjs unless a build newer than every
+ * file of console/src is there (a stale build would test old pages). */
 export async function ensureConsoleBuilt(): Promise<void> {
-  if (existsSync(`${root}console/build/manifest.json`)) return;
+  let builtAt = 0;
+  try {
+    builtAt = statSync(`${root}console/build/manifest.json`).mtimeMs;
+  } catch {
+    // not built
+  }
+  if (builtAt > newestUnder(`${root}console/src`)) return;
   await promisify(execFile)(process.execPath, [`${root}scripts/build-console.mjs`], { cwd: root, timeout: 60_000 });
+}
+
+function newestUnder(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${e.name}`;
+    newest = Math.max(newest, e.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
+  }
+  return newest;
 }
 
 export const ADMIN_KEYS = {

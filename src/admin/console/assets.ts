@@ -3,6 +3,7 @@
 // them. Only names the manifest lists are ever served, so no request path reaches the disk.
 
 import { existsSync, readFileSync } from "node:fs";
+import { errorText, log } from "../../observability/log.js";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -49,7 +50,12 @@ export class ConsoleAssets {
   current(now: number = Date.now()): ConsoleBuild | undefined {
     if (this.#build || now - this.#lookedAt < RETRY_MS) return this.#build;
     this.#lookedAt = now;
-    this.#build = loadBuild(this.#dir);
+    try {
+      this.#build = loadBuild(this.#dir);
+    } catch (err) {
+      // A broken or half-copied build: answered as not built, and looked for again.
+      log.warn("the console's build cannot be read", { error: errorText(err) });
+    }
     return this.#build;
   }
 }
