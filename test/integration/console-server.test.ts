@@ -13,7 +13,8 @@ import { ConsoleAssets } from "../../src/admin/console/assets.js";
 import { CONTENT_SECURITY_POLICY } from "../../src/admin/console/answers.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { ADMIN_KEYS, ConsoleClient, adminCall, consoleYaml, customerWithToken, ensureConsoleBuilt } from "../helpers/console.js";
-import { rawRequest } from "./support.js";
+import { stringify } from "yaml";
+import { config, rawRequest } from "./support.js";
 
 describe("the console on the main listener", () => {
   let gw: TestGateway;
@@ -210,6 +211,27 @@ describe("the console with admin.listen set", () => {
     assert.equal((await ops.call("GET", "/console/api/admin/users/erin")).json.balance, "1");
     assert.equal((await rawRequest(`${gw.adminUrl}/console`)).status, 200);
   });
+});
+
+test("removing an admin key from gateway.yaml ends its console sessions at their next call", async () => {
+  await ensureConsoleBuilt();
+  const gw = await startTestGateway(consoleYaml());
+  try {
+    const viewer = new ConsoleClient(gw.url);
+    assert.equal((await viewer.signIn(ADMIN_KEYS.viewer)).status, 200);
+    assert.equal((await viewer.call("GET", "/console/api/admin/users")).status, 200);
+    const ops = new ConsoleClient(gw.url);
+    await ops.signIn(ADMIN_KEYS.ops);
+    gw.swapConfig(config({ users: {}, tokens: [] }) + stringify({ admin: { keys: [{ name: "ops", key: ADMIN_KEYS.ops, scopes: ["read"] }] } }));
+    const gone = await viewer.call("GET", "/console/api/admin/users");
+    assert.equal(gone.status, 401);
+    assert.equal(gone.json.error.code, "console_not_signed_in");
+    assert.equal((await ops.call("GET", "/console/api/admin/users")).status, 200, "a kept key keeps its session");
+    const narrowed = await ops.call("POST", "/console/api/admin/users", { name: "zed" });
+    assert.equal(narrowed.status, 403, "with the scopes the key has now");
+  } finally {
+    await gw.close();
+  }
 });
 
 test("an unbuilt console answers 503 saying how to build it", async () => {
