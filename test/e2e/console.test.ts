@@ -124,7 +124,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     await ops.locator('[data-testid="user-row"][data-user="bob"]').waitFor({ state: "detached", ...WAIT });
     assert.equal(await ops.getByTestId("user-row").count(), 1);
     assert.match(await aliceRow.innerText(), /25\.5/);
-    await aliceRow.getByRole("button", { name: "Top up alice" }).click();
+    await aliceRow.getByRole("button", { name: "Choose alice" }).click();
     await ops.getByTestId("topup-amount").fill("4.000000001");
     await ops.getByTestId("topup-submit").click();
     await ops.getByTestId("topup-message").filter({ hasText: "balance now 29.500000001 USD" }).waitFor(WAIT);
@@ -137,6 +137,14 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     const overflow = await ops.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `no sideways scrolling of the page at 640 px (overflow ${overflow} px)`);
     await ops.screenshot({ path: `${artifacts}operator-640px.png`, fullPage: true });
+
+    // A new token for alice, its key shown once, works on the API at once.
+    await ops.getByLabel("Token name").fill("alice-laptop");
+    await ops.getByTestId("token-create").click();
+    const newKey = (await figure(ops, "token-key"));
+    const subscription = await rawRequest(`${gw.url}/v1/dashboard/billing/subscription`, { headers: { authorization: `Bearer ${newKey}` } });
+    assert.equal(subscription.status, 200, subscription.text);
+    assert.match(subscription.text, /"balance":29\.500000001[,}]/);
 
     await customer.reload();
     await customer.getByTestId("balance").filter({ hasText: /^29\.500000001$/ }).waitFor(WAIT);

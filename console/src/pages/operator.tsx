@@ -1,9 +1,10 @@
 // An operator's overview: the users, searched by name prefix and paged on the server
-// (the admin API's prefix/after/limit), and a top-up of the one chosen. Every call goes
+// (the admin API's prefix/after/limit), a top-up of the one chosen and a new token for them. Every call goes
 // through /console/api/admin/…, the admin API under the signed-in admin key.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call, type Session } from "../api.js";
 import { Money } from "./money.js";
+import { TokenForm } from "./token-form.js";
 import { TopUpForm } from "./topup.js";
 
 /** A user as the admin API lists it (money as exact decimals). */
@@ -63,7 +64,7 @@ export function OperatorPage({ session }: { session: Session }) {
                   <td><Money amount={u.balance} currency={CURRENCY} /></td>
                   <td>{u.reserved === undefined ? "—" : <Money amount={u.reserved} currency={CURRENCY} />}</td>
                   <td><Money amount={u.spent} currency={CURRENCY} /></td>
-                  <td><button type="button" data-testid="user-choose" aria-label={`Top up ${u.name}`} onClick={() => setChosen(u.name)}>Top up</button></td>
+                  <td><button type="button" data-testid="user-choose" aria-label={`Choose ${u.name}`} onClick={() => setChosen(u.name)}>Choose</button></td>
                 </tr>
               ))}
             </tbody>
@@ -76,6 +77,7 @@ export function OperatorPage({ session }: { session: Session }) {
         </nav>
       </section>
       <TopUpForm session={session} user={chosen} currency={CURRENCY} onDone={() => setReloads(reloads + 1)} />
+      <TokenForm session={session} user={chosen} />
     </>
   );
 }
