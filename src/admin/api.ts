@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { packageVersion } from "../runtime/version.js";
 import { errors } from "../errors/catalogue.js";
 import { GatewayError } from "../errors/gateway-error.js";
-import type { Runtime } from "../runtime/types.js";
+import type { AdminKey, Runtime } from "../runtime/types.js";
 import { adminKeyOf, requireScope } from "./auth.js";
 import { adminErrorOf } from "./errors.js";
 import { readJsonBody, sendAdminError, sendJson } from "./http.js";
@@ -56,11 +56,24 @@ export class AdminApi {
   }
 
   /** Answers one request whose path starts with /admin/; never rejects. */
-  async handle(request: AdminRequest): Promise<void> {
+  handle(request: AdminRequest): Promise<void> {
+    return this.#handle(request, undefined);
+  }
+
+  /**
+   * Answers one request as `key`, an admin key the caller has already authenticated (the
+   * console's operator session, checked against the live admin.keys on each call): the
+   * same routes, scope checks and audit actor as a request carrying that key. Never rejects.
+   */
+  handleAs(request: AdminRequest, key: AdminKey): Promise<void> {
+    return this.#handle(request, key);
+  }
+
+  async #handle(request: AdminRequest, key: AdminKey | undefined): Promise<void> {
     const { req, res, requestId } = request;
     const runtime = this.#live();
     try {
-      const answer = await this.#answer(request, runtime);
+      const answer = await this.#answer(request, runtime, key);
       // A body the route did not read (a DELETE or GET that sent one) is read and dropped.
       if (!req.complete) req.resume();
       sendJson(res, answer.status, answer.body, answer.headers);
@@ -69,7 +82,7 @@ export class AdminApi {
     }
   }
 
-  async #answer(request: AdminRequest, runtime: Runtime) {
+  async #answer(request: AdminRequest, runtime: Runtime, authenticated: AdminKey | undefined) {
     const admin = runtime.admin;
     if (!admin) throw new GatewayError(errors.notFound);
     const { req } = request;
@@ -77,7 +90,7 @@ export class AdminApi {
     const { route } = compiled;
     let actor = "";
     if (route.scope !== undefined) {
-      const key = adminKeyOf(req.headers, admin.keys);
+      const key = authenticated ?? adminKeyOf(req.headers, admin.keys);
       requireScope(key, route.scope);
       actor = key.name;
     }

@@ -16,6 +16,14 @@ const challenge = { "www-authenticate": 'Bearer realm="gateway-admin"' };
 export function adminKeyOf(headers: IncomingHttpHeaders, keys: readonly AdminKey[]): AdminKey {
   const presented = bearer(headers.authorization);
   if (presented === undefined) throw new GatewayError(errors.missingAdminKey, undefined, { headers: challenge });
+  const found = adminKeyFor(presented, keys);
+  if (!found) throw new GatewayError(errors.invalidAdminKey, undefined, { headers: challenge });
+  return found;
+}
+
+/** The declared admin key whose sha256 is the presented key's, or undefined (the console's
+ * sign-in asks this of a secret that may be a token instead). */
+export function adminKeyFor(presented: string, keys: readonly AdminKey[]): AdminKey | undefined {
   const hash = Buffer.from(sha256Hex(presented), "hex");
   let found: AdminKey | undefined;
   // Every key is compared, so the time taken says nothing about which one came close.
@@ -23,7 +31,6 @@ export function adminKeyOf(headers: IncomingHttpHeaders, keys: readonly AdminKey
     const declared = Buffer.from(key.keyHash, "hex");
     if (declared.length === hash.length && timingSafeEqual(declared, hash) && found === undefined) found = key;
   }
-  if (!found) throw new GatewayError(errors.invalidAdminKey, undefined, { headers: challenge });
   return found;
 }
 

@@ -1,5 +1,6 @@
-// admin.listen: a private listener that serves only the admin API (the main one then answers
-// 404 under /admin/), like metrics.listen's for /metrics. Every answer carries a request id.
+// admin.listen: a private listener that serves only the admin API and the console (the main
+// one then answers 404 under /admin/, and refuses operators' console sessions), like
+// metrics.listen's for /metrics. Every answer carries a request id.
 
 import http from "node:http";
 import { listenAt } from "../runtime/listen.js";
@@ -8,6 +9,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import { newRequestId, requestIdHeader } from "../pipeline/request-id.js";
 import { renderError } from "../protocols/render-error.js";
 import { ADMIN_PREFIX, type AdminApi } from "./api.js";
+import { isConsolePath, type ConsoleApp } from "./console/app.js";
 
 export interface AdminServer {
   /** e.g. http://127.0.0.1:9465 */
@@ -17,8 +19,11 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-/** Listens on `listen` and answers the admin API there; 404 for any other path. */
-export async function startAdminServer(listen: { readonly host: string; readonly port: number }, api: AdminApi): Promise<AdminServer> {
+/** Listens on `listen` and answers the admin API (and the console, when given) there; 404
+ * for any other path. */
+export async function startAdminServer(
+  listen: { readonly host: string; readonly port: number }, api: AdminApi, consoleApp?: ConsoleApp,
+): Promise<AdminServer> {
   let inflight = 0;
   const server = http.createServer((req, res) => {
     const requestId = newRequestId();
@@ -26,15 +31,21 @@ export async function startAdminServer(listen: { readonly host: string; readonly
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
+    const query = q === -1 ? "" : url.slice(q + 1);
+    if (consoleApp && isConsolePath(path)) {
+      inflight++;
+      void consoleApp.handle({ req, res, path, query, requestId, operators: true }).finally(() => inflight--);
+      return;
+    }
     if (!path.startsWith(ADMIN_PREFIX)) {
-      const body = renderError("openai", new GatewayError(errors.notFound, "This address serves the admin API (/admin/v1/) only."));
+      const body = renderError("openai", new GatewayError(errors.notFound, "This address serves the admin API (/admin/v1/) and the console (/console) only."));
       res.writeHead(404, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
       req.resume();
       return;
     }
     inflight++;
-    void api.handle({ req, res, path, query: q === -1 ? "" : url.slice(q + 1), requestId }).finally(() => inflight--);
+    void api.handle({ req, res, path, query, requestId }).finally(() => inflight--);
   });
   const url = await listenAt(server, listen.host, listen.port);
   return {

@@ -42,6 +42,14 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "The idempotency key was used before for a different user or amount. A retry must repeat the same request; a new credit needs a new key.",
   key_taken:
     "The token's key belongs to another token (met when importing keys): give it another key.",
+  console_signin_refused:
+    "The secret typed into the console's sign-in is no token the gateway knows that may be used now (disabled, expired, revoked, or its user disabled), nor a key `admin.keys` declares. Failed sign-ins from one address are rate-limited (10 a minute): after that, 429 until the window frees.",
+  console_not_signed_in:
+    "The console call carried no session cookie, or its session expired (12 hours idle), was signed out, or ended because its token was disabled or revoked or its admin key removed. Sign in again.",
+  console_csrf_mismatch:
+    "A console call that changes something (any method but GET) must carry the session's CSRF token in `x-csrf-token`, as the console's own pages do; a page of another site cannot. Reload the console and retry.",
+  console_operators_elsewhere:
+    "`admin.listen` is set, so the admin API and operators' console sessions are served only on that address; customers still sign in on the main one. Open `/console` on the admin address.",
   ip_not_allowed:
     "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
   model_not_allowed:

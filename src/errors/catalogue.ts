@@ -78,6 +78,12 @@ export const errors = Object.freeze({
   versionConflict: spec(409, "invalid_request_error", "version_conflict", "The resource changed since it was read: read it again and retry."),
   idempotencyMismatch: spec(409, "invalid_request_error", "idempotency_mismatch", "The idempotency key was used before for a different request."),
   keyTaken: spec(409, "invalid_request_error", "key_taken", "That key is in use by another token."),
+  // The console (/console): its sign-in, its session cookie and the CSRF token that goes
+  // with every change.
+  consoleSignInRefused: spec(401, "gateway_error", "console_signin_refused", "That is neither an access token nor an admin key this gateway accepts."),
+  consoleNotSignedIn: spec(401, "gateway_error", "console_not_signed_in", "Not signed in to the console, or the session has ended: sign in again."),
+  consoleCsrfMismatch: spec(403, "gateway_error", "console_csrf_mismatch", "The request lacks the console session's x-csrf-token header, or it does not match."),
+  consoleOperatorsElsewhere: spec(403, "gateway_error", "console_operators_elsewhere", "Operators sign in to the console on admin.listen's address, not this one."),
 });
 
 export type ErrorName = keyof typeof errors;

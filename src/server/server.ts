@@ -13,6 +13,7 @@ import type { AccountStore } from "../accounts/store.js";
 import { ADMIN_PREFIX, AdminApi } from "../admin/api.js";
 import { sendAdminError } from "../admin/http.js";
 import { startAdminServer, type AdminServer } from "../admin/listener.js";
+import { ConsoleApp, isConsolePath } from "../admin/console/app.js";
 import { noUsageSink, type UsageSink } from "../pipeline/usage-sink.js";
 import { JobOutcomes } from "../routing/job-outcomes.js";
 import { JobWatch, type JobWatchTiming } from "../routing/job-watch.js";
@@ -103,11 +104,11 @@ export async function startGateway(opts: GatewayServerOptions): Promise<GatewayS
     accountService: opened.accountService,
   });
   await opened.directory.start();
-  const requests = new Requests(opts.box, lifecycle, opened.ops, opened.admin);
+  const requests = new Requests(opts.box, lifecycle, opened.ops, opened.admin, opened.console);
   const server = createServer(opts.box, requests);
   const { host, port } = opts.box.current.server;
   const url = await listenAt(server, host, port);
-  const adminServer = await startAdminListener(opts.box.current, opened.admin, server);
+  const adminServer = await startAdminListener(opts.box.current, opened, server);
   const opsServer = await startBackground(opts, opened, server).catch(async (err: unknown) => {
     await adminServer?.close();
     throw err;
@@ -142,6 +143,8 @@ interface Opened {
   readonly accountService: AccountService;
   /** The admin API's handler (on the main listener, or admin.listen's). */
   readonly admin: AdminApi;
+  /** The console (/console): on the main listener, and on admin.listen's when set. */
+  readonly console: ConsoleApp;
   /** Stops the gauges this server registered. */
   readonly unreport: () => void;
 }
@@ -167,9 +170,10 @@ function openState(opts: GatewayServerOptions): Opened {
   const accountService = new AccountService(accountStore, () => box.current, accounts, () => directory.refresh());
   const keyControl = new KeyControl({ keyed, runtime: () => box.current, changed: (channel) => routing.keyHealth.forgetView(channel) });
   const admin = new AdminApi(() => box.current, { service: accountService, store: accountStore, usageLog, keyControl, now: Date.now });
+  const consoleApp = new ConsoleApp({ live: () => box.current, directory, service: accountService, keyed, limiter: state.limiter, usageLog, admin });
   return {
     state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
-    accountStore, directory, accountService, admin,
+    accountStore, directory, accountService, admin, console: consoleApp,
     // server.* applies at start only, so the budget's limit is fixed for the server's life.
     bodyBudget: new BodyBudget(box.current.server.maxBodyMemoryBytes),
     routing, jobs, ops,
@@ -205,6 +209,7 @@ class Requests {
     readonly lifecycle: (ctx: RequestContext) => Promise<void>,
     readonly ops: OpsEndpoints & { draining: boolean },
     readonly admin: AdminApi,
+    readonly console: ConsoleApp,
   ) {
     this.#opsHere = !box.current.metricsListen;
     this.#adminHere = !box.current.admin?.listen;
@@ -226,6 +231,10 @@ class Requests {
     }
     if (!upgrade && path.startsWith(ADMIN_PREFIX)) {
       this.#answerAdmin(req, res, path, q === -1 ? "" : url.slice(q + 1), id);
+      return;
+    }
+    if (!upgrade && isConsolePath(path)) {
+      this.#answerConsole(req, res, path, q === -1 ? "" : url.slice(q + 1), id);
       return;
     }
     const ctx = newContext(id, req, res, this.box.current, path, q === -1 ? "" : url.slice(q + 1), upgrade);
@@ -257,6 +266,17 @@ class Requests {
     void this.admin.handle({ req, res, path, query, requestId }).finally(() => this.inflight--);
   }
 
+  /** Console requests skip the lifecycle too. With admin.listen set, operators use the
+   * console there; customers still use it here. */
+  #answerConsole(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: string, requestId: string): void {
+    if (this.ops.draining) {
+      sendAdminError(req, res, new GatewayError(errors.shuttingDown), this.box.current.server);
+      return;
+    }
+    this.inflight++;
+    void this.console.handle({ req, res, path, query, requestId, operators: this.#adminHere }).finally(() => this.inflight--);
+  }
+
   #done(upgrade: Upgrade | undefined): void {
     this.inflight--;
     if (upgrade) this.sessions.delete(upgrade.socket);
@@ -285,11 +305,11 @@ function createServer(box: RuntimeBox, requests: Requests): http.Server {
 }
 
 /** Starts admin.listen's listener when it is set; closes the main server when it cannot. */
-async function startAdminListener(runtime: Runtime, admin: AdminApi, server: http.Server): Promise<AdminServer | undefined> {
+async function startAdminListener(runtime: Runtime, opened: Opened, server: http.Server): Promise<AdminServer | undefined> {
   const listenOn = runtime.admin?.listen;
   if (!listenOn) return undefined;
   try {
-    return await startAdminServer(listenOn, admin);
+    return await startAdminServer(listenOn, opened.admin, opened.console);
   } catch (err) {
     server.close();
     throw new Error(`admin.listen: ${(err as Error).message}`);
