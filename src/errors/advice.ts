@@ -42,6 +42,8 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "The idempotency key was used before for a different user or amount. A retry must repeat the same request; a new credit needs a new key.",
   key_taken:
     "The token's key belongs to another token (met when importing keys): give it another key.",
+  customer_tokens_off:
+    "A customer signed in to the console tried to create, change or revoke a token while `console.customer_tokens` is false (the default), or a token the operator keeps: one gateway.yaml declares, or one the operator disabled. The operator sets `console.customer_tokens: true` (it reloads live), or makes the change through the admin API or `gateway tokens`.",
   ip_not_allowed:
     "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
   model_not_allowed:

@@ -78,6 +78,8 @@ export const errors = Object.freeze({
   versionConflict: spec(409, "invalid_request_error", "version_conflict", "The resource changed since it was read: read it again and retry."),
   idempotencyMismatch: spec(409, "invalid_request_error", "idempotency_mismatch", "The idempotency key was used before for a different request."),
   keyTaken: spec(409, "invalid_request_error", "key_taken", "That key is in use by another token."),
+  // The console: a customer's own changes the operator keeps for themselves.
+  customerTokensOff: spec(403, "gateway_error", "customer_tokens_off", "Changing tokens from the console is not allowed for this account: ask the operator."),
 });
 
 export type ErrorName = keyof typeof errors;
