@@ -194,8 +194,17 @@ for (const backend of backends) {
         out: (t) => void (out += t), err: (t) => void (out += t),
       });
       assert.equal(code, 0, out);
-      const cliRow = out.trim().split("\n").map((l) => JSON.parse(l)).find((r) => r.key === "ann");
-      assert.equal(String(cliRow.cost), body.total.cost);
+      // Money is written as a JSON number's exact text: read the text, not a float.
+      const costText = (line: string) => /"cost":(-?[0-9.]+)/.exec(line)![1];
+      const cliLine = out.trim().split("\n").find((l) => JSON.parse(l).key === "ann")!;
+      assert.equal(costText(cliLine), body.total.cost);
+      // And of ann alone, by model: the console's models.
+      out = "";
+      assert.equal(await runUsage(["--by", "model", "--user", "ann", "--json", "--since", since, "--until", until, "--store", spec.ledger ?? spec.store], {
+        out: (t) => void (out += t), err: (t) => void (out += t),
+      }), 0, out);
+      const cliModels = out.trim().split("\n").map((l) => [JSON.parse(l).key, costText(l), JSON.parse(l).requests]);
+      assert.deepEqual(cliModels, body.models.map((m: any) => [m.model, m.cost, m.requests]));
     });
 
     test("spend is the token's own for a token without a user, and each user's own: ben sees none of ann's", async () => {
