@@ -23,7 +23,10 @@ export const spendRoute = meRoute("GET", "/spend", async ({ customer, query, now
   const spent = new Map(byDay.map((r) => [r.key, r] as const));
   let totalNano = 0n;
   let totalRequests = 0;
-  for (const r of byDay) (totalNano += r.costNano, totalRequests += r.requests);
+  for (const r of byDay) {
+    totalNano += r.costNano;
+    totalRequests += r.requests;
+  }
   return {
     status: 200,
     body: {
