@@ -7,7 +7,7 @@ import { formatNano } from "../billing/cost.js";
 import { parseTimeOrSpan } from "../config/units.js";
 import { marginOf, percentText } from "../billing/margin.js";
 import { dayNamer } from "../state/spend-keys.js";
-import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRow, type UsageSubject } from "../state/store.js";
 import { listBody, nameListQuery, type AdminRoute } from "./route.js";
 
 const dimensions: readonly SpendDimension[] = ["channel", "key", "user", "token", "model", "group", "day"];
@@ -22,6 +22,8 @@ export const reportRoutes: readonly AdminRoute[] = [
       since: { schema: { type: "string" }, description: `Only requests at or after this. ${timeText}` },
       until: { schema: { type: "string" }, description: `Only requests before this. ${timeText}` },
       timezone: { schema: { type: "string" }, description: "With by=day: count days in this IANA time zone (default UTC)." },
+      user: { schema: { type: "string" }, description: "Only this user's requests (every token of it): what the console shows the user." },
+      token: { schema: { type: "string" }, description: "Only this token's requests." },
     },
     responses: { 200: "UsageReport" },
     async handle({ query, deps }) {
@@ -29,7 +31,10 @@ export const reportRoutes: readonly AdminRoute[] = [
       const timeZone = query.timezone === undefined ? undefined : String(query.timezone);
       if (timeZone !== undefined) checkTimeZone(by, timeZone);
       const now = deps.now();
-      const range = { since: timeParam("since", query.since, now), until: timeParam("until", query.until, now), timeZone };
+      if (query.user !== undefined && query.token !== undefined) throw new InvalidField("token", "give user or token, not both");
+      const subject: UsageSubject | undefined = query.user !== undefined ? { kind: "user", name: String(query.user) }
+        : query.token !== undefined ? { kind: "token", name: String(query.token) } : undefined;
+      const range = { since: timeParam("since", query.since, now), until: timeParam("until", query.until, now), timeZone, ...(subject ? { subject } : {}) };
       const rows = await deps.usageLog.spend(by, range);
       return { status: 200, body: { by, data: rows.map((row) => usageRow(by, row)) } };
     },

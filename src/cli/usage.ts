@@ -1,6 +1,6 @@
 // `gateway usage`: spend from the usage log grouped by user, token, model, group, channel,
 // channel key (its fingerprint, never the key) or day, with revenue, cost to the operator
-// and margin, as a table or JSON lines. Also the plumbing shared with `gateway logs`: flags, opening the
+// and margin, as a table or JSON lines; of everyone, or of one user or token. Also the plumbing shared with `gateway logs`: flags, opening the
 // usage log named by the config (safe while the server writes: SQLite WAL readers never
 // block). Only the usage log is opened: accounts and live state are the server's.
 
@@ -172,13 +172,19 @@ export const usageCommand: Command = readCommand({
     },
     ...timeOptions,
     timezone: { type: "string", value: "ZONE", description: "with --by day: count days in this IANA time zone (default UTC)", check: checkTimeZone },
+    user: { type: "string", value: "NAME", description: "only this user's requests (every token of it): what the console shows the user" },
+    token: { type: "string", value: "NAME", description: "only this token's requests" },
     json: { type: "boolean", description: "one JSON object a line instead of tables" },
   },
   async read(flags, usageLog, io) {
     const by = flags.values.get("by") as SpendDimension | undefined;
     const timeZone = flags.values.get("timezone");
     if (timeZone !== undefined && by !== "day") throw new UsageError("--timezone counts days: give it with --by day");
-    const range: SpendRange = { ...rangeOf(flags, io), timeZone };
+    const user = flags.values.get("user");
+    const token = flags.values.get("token");
+    if (user !== undefined && token !== undefined) throw new UsageError("give --user or --token, not both");
+    const subject = user !== undefined ? { kind: "user" as const, name: user } : token !== undefined ? { kind: "token" as const, name: token } : undefined;
+    const range: SpendRange = { ...rangeOf(flags, io), timeZone, ...(subject ? { subject } : {}) };
     const sections = by === undefined ? defaultSections : [by];
     const json = flags.switches.has("json");
     const texts: string[] = [];

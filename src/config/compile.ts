@@ -345,6 +345,7 @@ export function compile(raw: RawConfig, ctx: CompileContext): CompileResult {
     metricsPath: raw.metrics?.path ?? DEFAULTS.metricsPath,
     ...(raw.metrics?.listen === undefined ? {} : { metricsListen: parseListen(raw.metrics.listen) }),
     ...(raw.admin === undefined ? {} : { admin: compileAdmin(raw.admin, warnings) }),
+    console: { customerTokens: raw.console?.customer_tokens ?? false },
     ...(raw.log?.level === undefined ? {} : { logLevel: raw.log.level }),
     limits: {
       requestRate: compileWindow(raw.limits?.request_rate),

@@ -32,6 +32,7 @@ export interface RawConfig {
   ledger?: string;
   metrics?: { path?: string; listen?: string };
   admin?: { listen?: string; keys?: RawAdminKey[] };
+  console?: { customer_tokens?: boolean };
   log?: { level?: "debug" | "info" | "warn" | "error" | "off" };
   limits?: {
     request_rate?: RawWindow;

@@ -50,6 +50,8 @@ export const errorAdvice: Readonly<Record<string, string>> = Object.freeze({
     "A console call that changes something (any method but GET) must carry the session's CSRF token in `x-csrf-token`, as the console's own pages do; a page of another site cannot. Reload the console and retry.",
   console_operators_elsewhere:
     "`admin.listen` is set, so the admin API and operators' console sessions are served only on that address; customers still sign in on the main one. Open `/console` on the admin address.",
+  customer_tokens_off:
+    "A customer signed in to the console tried to create, change or revoke a token while `console.customer_tokens` is false (the default), or a token the operator keeps: one gateway.yaml declares, or one the operator disabled. The operator sets `console.customer_tokens: true` (it reloads live), or makes the change through the admin API or `gateway tokens`.",
   ip_not_allowed:
     "The client address is not in the token's `allow_ips`. Behind a reverse proxy, the operator sets `server.trust_proxy: true` so the address comes from X-Forwarded-For; otherwise add the address or range to `allow_ips`.",
   model_not_allowed:

@@ -84,6 +84,8 @@ export const errors = Object.freeze({
   consoleNotSignedIn: spec(401, "gateway_error", "console_not_signed_in", "Not signed in to the console, or the session has ended: sign in again."),
   consoleCsrfMismatch: spec(403, "gateway_error", "console_csrf_mismatch", "The request lacks the console session's x-csrf-token header, or it does not match."),
   consoleOperatorsElsewhere: spec(403, "gateway_error", "console_operators_elsewhere", "Operators sign in to the console on admin.listen's address, not this one."),
+  // The console: a customer's own changes the operator keeps for themselves.
+  customerTokensOff: spec(403, "gateway_error", "customer_tokens_off", "Changing tokens from the console is not allowed for this account: ask the operator."),
 });
 
 export type ErrorName = keyof typeof errors;

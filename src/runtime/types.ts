@@ -328,6 +328,13 @@ export interface AdminSettings {
   readonly keys: readonly AdminKey[];
 }
 
+/** console: what customers signed in to the console may do (reloads live). */
+export interface ConsoleSettings {
+  /** console.customer_tokens: a customer may create, change and revoke their own user's
+   * stored tokens; false: they may only list them. */
+  readonly customerTokens: boolean;
+}
+
 export interface Runtime {
   /** Increments with every successful compile in this process. */
   readonly generation: number;
@@ -343,6 +350,7 @@ export interface Runtime {
   readonly metricsListen?: { readonly host: string; readonly port: number };
   /** admin: absent, the admin API answers 404 everywhere. */
   readonly admin?: AdminSettings;
+  readonly console: ConsoleSettings;
   /** log.level; undefined: GATEWAY_LOG_LEVEL, else info. */
   readonly logLevel?: "debug" | "info" | "warn" | "error" | "off";
   readonly limits: TokenLimits;

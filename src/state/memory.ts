@@ -4,7 +4,7 @@
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } from "./entry.js";
 import { mergeSpendRows, RollupMap, splitForRollups } from "./rollups.js";
-import { newestDayFirst, spendKeyer } from "./spend-keys.js";
+import { newestDayFirst, ofSubject, spendKeyer } from "./spend-keys.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 import { checkBucketQuery, sumBuckets } from "./usage-buckets.js";
 
@@ -95,7 +95,7 @@ class MemoryStore implements Store {
   spend(by: SpendDimension, range: SpendRange): SpendRow[] {
     const split = splitForRollups(by, range);
     if (!split) return this.#spendOfEntries(by, range);
-    const parts = [this.rollups.spend(by, split.firstDay, split.endDay), ...split.edges.map((edge) => this.#spendOfEntries(by, edge))];
+    const parts = [this.rollups.spend(by, split.firstDay, split.endDay, range.subject), ...split.edges.map((edge) => this.#spendOfEntries(by, edge))];
     return mergeSpendRows(by, parts);
   }
 
@@ -103,7 +103,7 @@ class MemoryStore implements Store {
     const keyOf = spendKeyer(by, range);
     const groups = new Map<string, SpendMoney & { requests: number; usage: Usage }>();
     for (const e of this.#entries) {
-      if (!matches(e, range)) continue;
+      if (!matches(e, range) || !ofSubject(e, range.subject)) continue;
       const key = keyOf(e);
       const row = groups.get(key) ?? { requests: 0, usage: emptyUsage(), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 };
       row.requests += 1;

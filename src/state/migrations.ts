@@ -218,6 +218,16 @@ export const migrations: readonly Migration[] = [
       FROM usage_log GROUP BY 1, 2, 3, 4, 5, 6;
     `,
   },
+  {
+    version: 10,
+    description: "daily rollups by user and by token",
+    // One customer's spend report (the console's, gateway usage --user) reads their user's or
+    // token's rollups over a range of days without reading every other account's.
+    sql: `
+      CREATE INDEX usage_daily_user  ON usage_daily (user, day);
+      CREATE INDEX usage_daily_token ON usage_daily (token, day);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

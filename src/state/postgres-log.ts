@@ -205,6 +205,11 @@ function dimensionColumn(by: SpendDimension, range: SpendRange): string {
   }
 }
 
+/** The condition of a spend range's subject (its name the `at`th parameter), or none. */
+function subjectSql(subject: UsageSubject | undefined, at: number): string {
+  return subject === undefined ? "" : ` AND ${subject.kind === "user" ? `"user"` : "token"} = $${at}`;
+}
+
 /** Equality filters and their columns, in the order conditions are written. */
 const equalities = [
   ["requestId", "request_id"],
@@ -510,14 +515,15 @@ export class PostgresUsageLog implements UsageLog {
     const split = splitForRollups(by, range);
     if (!split || by === "key") return this.#spendOfEntries(by, range);
     const column = by === "user" ? `"user"` : by === "group" ? "grp" : by === "day" ? "day::text" : by;
+    const subject = range.subject;
     const rolled = this.#query<SpendSqlRow>({
-      name: `usage_daily_spend_${by}`,
+      name: `usage_daily_spend_${by}${subject === undefined ? "" : `_${subject.kind}`}`,
       text: `SELECT ${column} AS key, sum(requests) AS requests,
           sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
           sum(output) AS output, sum(reasoning) AS reasoning, sum(cost_nano) AS cost,
           sum(channel_cost_nano) AS channel_cost, sum(channel_cost_unknown) AS channel_cost_unknown
-        FROM usage_daily WHERE day >= $1 AND day < $2 GROUP BY ${column}`,
-      values: [split.firstDay, split.endDay],
+        FROM usage_daily WHERE day >= $1 AND day < $2${subjectSql(subject, 3)} GROUP BY ${column}`,
+      values: [split.firstDay, split.endDay, ...(subject === undefined ? [] : [subject.name])],
     });
     const parts = await Promise.all([rolled, ...split.edges.map((edge) => this.#spendOfEntries(by, edge))]);
     const rows = parts[0].rows.map(spendRowOf);
@@ -526,16 +532,17 @@ export class PostgresUsageLog implements UsageLog {
 
   async #spendOfEntries(by: SpendDimension, range: SpendRange): Promise<SpendRow[]> {
     const column = dimensionColumn(by, range);
+    const subject = range.subject;
     const { rows } = await this.#query<SpendSqlRow>({
-      name: by === "day" ? `usage_log_spend_day_${dayBucketMs(range.timeZone)}` : `usage_log_spend_${by}`,
+      name: `${by === "day" ? `usage_log_spend_day_${dayBucketMs(range.timeZone)}` : `usage_log_spend_${by}`}${subject === undefined ? "" : `_${subject.kind}`}`,
       // Sums of int8 are numeric (exact); keys sort bytewise, as SQLite does.
       text: `SELECT ${column} AS key, count(*) AS requests,
           sum(input) AS input, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
           sum(output) AS output, sum(reasoning) AS reasoning,
           ${SPEND_MONEY_SQL}
-        FROM usage_log WHERE time >= $1 AND time < $2
+        FROM usage_log WHERE time >= $1 AND time < $2${subjectSql(subject, 3)}
         GROUP BY ${column} ORDER BY cost DESC, ${column} COLLATE "C" ASC`,
-      values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER],
+      values: [range.since ?? Number.MIN_SAFE_INTEGER, range.until ?? Number.MAX_SAFE_INTEGER, ...(subject === undefined ? [] : [subject.name])],
     });
     return by === "day" ? daysOfBuckets(rows.map(spendRowOf), range) : rows.map(spendRowOf);
   }

@@ -213,6 +213,17 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // this migration's transaction: on a large log, start one gateway first (the README).
     sql: PARTITION_MIGRATION_SQL,
   },
+  {
+    version: 8,
+    description: "daily rollups by user and by token",
+    // One customer's spend report (the console's, gateway usage --user) reads their user's or
+    // token's rollups over a range of days without reading every other account's.
+    sql: `
+      SET LOCAL statement_timeout = 0;
+      CREATE INDEX usage_daily_user  ON usage_daily ("user", day);
+      CREATE INDEX usage_daily_token ON usage_daily (token, day);
+    `,
+  },
 ];
 
 /** The schema version this code writes: the number of known migrations. */

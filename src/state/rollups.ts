@@ -12,8 +12,8 @@
 
 import { emptyUsage, type Usage } from "../protocols/usage.js";
 import { addSpendMoney, addUsage, type SpendMoney } from "./entry.js";
-import { isUtc, newestDayFirst } from "./spend-keys.js";
-import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
+import { isUtc, newestDayFirst, ofSubject } from "./spend-keys.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry, type UsageSubject } from "./store.js";
 
 export const DAY_MS = 86_400_000;
 
@@ -136,13 +136,13 @@ export class RollupMap {
     if (row) subtractMoney(row, e);
   }
 
-  /** Spend rows by `by` over UTC days [firstDay, endDay). */
-  spend(by: SpendDimension, firstDay: number, endDay: number): SpendRow[] {
+  /** Spend rows by `by` over UTC days [firstDay, endDay), of `subject` alone when given. */
+  spend(by: SpendDimension, firstDay: number, endDay: number, subject?: UsageSubject): SpendRow[] {
     const column = rollupDimension(by);
     if (!column) throw new RangeError(`rollups hold no ${by}`);
     const rows = new Map<string, SpendRow & SpendMoney & { requests: number; usage: Usage }>();
     for (const r of this.#rows.values()) {
-      if (r.day < firstDay || r.day >= endDay) continue;
+      if (r.day < firstDay || r.day >= endDay || !ofSubject(r, subject)) continue;
       const key = column === "day" ? dayText(r.day) : String(r[column]);
       let row = rows.get(key);
       if (!row) rows.set(key, (row = { key, requests: 0, usage: emptyUsage(), costNano: 0n, channelCostNano: 0n, channelCostUnknown: 0 }));

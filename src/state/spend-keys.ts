@@ -4,7 +4,7 @@
 // paths key each entry directly; both give the same rows in the same order.
 
 import { addUsage } from "./entry.js";
-import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry } from "./store.js";
+import { NO_CHANNEL, type SpendDimension, type SpendRange, type SpendRow, type UsageEntry, type UsageSubject } from "./store.js";
 
 /** The "key" dimension's key of an entry: "channel/fingerprint", NO_CHANNEL when no key served. */
 export function servedKeyOf(e: UsageEntry): string {
@@ -76,4 +76,10 @@ export function daysOfBuckets(rows: readonly SpendRow[], range: SpendRange): Spe
 /** Day rows, newest first (YYYY-MM-DD sorts as text). */
 export function newestDayFirst<T extends { readonly key: string }>(rows: T[]): T[] {
   return rows.sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
+}
+
+/** Whether an entry (or a rollup row: it has both columns) belongs to a spend range's
+ * subject; every entry does when there is none. */
+export function ofSubject(e: { readonly token: string; readonly user: string }, subject: UsageSubject | undefined): boolean {
+  return subject === undefined || (subject.kind === "token" ? e.token : e.user) === subject.name;
 }

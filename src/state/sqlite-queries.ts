@@ -128,12 +128,21 @@ export class SqliteQueries {
     for (const [by, column] of Object.entries(dimensionColumn)) this.#spendBy.set(by, this.#spendStatement(column));
   }
 
-  #spendStatement(column: string): Database.Statement {
+  /** The statement of a spend over the entries by `by` (a dimension or day:<bucket ms>),
+   * of every subject or one kind's, prepared when first asked. */
+  #spendOver(by: string, column: string, subject: UsageSubject["kind"] | undefined): Database.Statement {
+    const name = subject === undefined ? by : `${by}@${subject}`;
+    let statement = this.#spendBy.get(name);
+    if (!statement) this.#spendBy.set(name, (statement = this.#spendStatement(column, subject)));
+    return statement;
+  }
+
+  #spendStatement(column: string, subject?: UsageSubject["kind"]): Database.Statement {
     return this.#db.prepare(`SELECT ${column} AS key, COUNT(*) AS requests,
         SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
         SUM(output) AS output, SUM(reasoning) AS reasoning,
         ${SPEND_MONEY_SQL}
-      FROM usage_log WHERE time >= @since AND time < @until
+      FROM usage_log WHERE ${subject === undefined ? "" : `${subject} = @subject AND `}time >= @since AND time < @until
       GROUP BY ${column} ORDER BY cost DESC, key ASC`);
   }
 
@@ -274,16 +283,20 @@ export class SqliteQueries {
   spend(by: SpendDimension, range: SpendRange): SpendRow[] {
     const split = by === "key" ? undefined : splitForRollups(by, range);
     if (!split || by === "key") return this.#spendOfEntries(by, range);
-    let statement = this.#rollupBy.get(by);
+    const subject = range.subject;
+    const name = subject === undefined ? by : `${by}@${subject.kind}`;
+    let statement = this.#rollupBy.get(name);
     if (!statement) {
       const column = rollupColumn[by];
-      this.#rollupBy.set(by, (statement = this.#db.prepare(`SELECT ${column} AS key, SUM(requests) AS requests,
+      const only = subject === undefined ? "" : ` AND ${subject.kind} = @subject`;
+      this.#rollupBy.set(name, (statement = this.#db.prepare(`SELECT ${column} AS key, SUM(requests) AS requests,
           SUM(input) AS input, SUM(cache_read) AS cache_read, SUM(cache_write) AS cache_write,
           SUM(output) AS output, SUM(reasoning) AS reasoning, SUM(cost_nano) AS cost,
           SUM(channel_cost_nano) AS channel_cost, SUM(channel_cost_unknown) AS channel_cost_unknown
-        FROM usage_daily WHERE day >= @first AND day < @end GROUP BY ${column}`)));
+        FROM usage_daily WHERE day >= @first AND day < @end${only} GROUP BY ${column}`)));
     }
-    let rolled = (statement.all({ first: split.firstDay, end: split.endDay }) as SpendSqlRow[]).map(spendRowOf);
+    const params = { first: split.firstDay, end: split.endDay, ...(subject === undefined ? {} : { subject: subject.name }) };
+    let rolled = (statement.all(params) as SpendSqlRow[]).map(spendRowOf);
     if (by === "day") rolled = rolled.map((r) => ({ ...r, key: dayText(Number(r.key)) }));
     return mergeSpendRows(by, [rolled, ...split.edges.map((edge) => this.#spendOfEntries(by, edge))]);
   }
@@ -315,12 +328,14 @@ export class SqliteQueries {
   }
 
   #spendOfEntries(by: SpendDimension, range: SpendRange): SpendRow[] {
-    const params = { since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER };
-    if (by !== "day") return (this.#spendBy.get(by)!.all(params) as SpendSqlRow[]).map(spendRowOf);
+    const subject = range.subject;
+    const params = {
+      since: range.since ?? Number.MIN_SAFE_INTEGER, until: range.until ?? Number.MAX_SAFE_INTEGER,
+      ...(subject === undefined ? {} : { subject: subject.name }),
+    };
+    if (by !== "day") return (this.#spendOver(by, dimensionColumn[by], subject?.kind).all(params) as SpendSqlRow[]).map(spendRowOf);
     const bucketMs = dayBucketMs(range.timeZone);
-    const name = `day:${bucketMs}`;
-    let statement = this.#spendBy.get(name);
-    if (!statement) this.#spendBy.set(name, (statement = this.#spendStatement(`CAST(time / ${bucketMs} AS TEXT)`)));
+    const statement = this.#spendOver(`day:${bucketMs}`, `CAST(time / ${bucketMs} AS TEXT)`, subject?.kind);
     return daysOfBuckets((statement.all(params) as SpendSqlRow[]).map(spendRowOf), range);
   }
 

@@ -13,7 +13,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { rowsOfLines, segmentNumbers, segmentPath } from "./sqlite-journal.js";
 import { entryOfJournalRow, ROW_WIDTH, type SqliteQueries } from "./sqlite-queries.js";
 import { addSpendMoney, type SpendMoney } from "./entry.js";
-import { newestDayFirst, spendKeyer } from "./spend-keys.js";
+import { newestDayFirst, ofSubject, spendKeyer } from "./spend-keys.js";
 import type { LogFilter, SpendDimension, SpendRange, SpendRow, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 import { sumBuckets } from "./usage-buckets.js";
 
@@ -133,7 +133,7 @@ interface MutableSpendRow extends SpendMoney {
 
 /** `fromSql` with the tail's entries in [since, until) added, ordered as the SQL orders. */
 export function mergeSpend(fromSql: readonly SpendRow[], tail: readonly UsageEntry[], by: SpendDimension, range: SpendRange): SpendRow[] {
-  const inRange = tail.filter((e) => matches(e, { since: range.since, until: range.until }));
+  const inRange = tail.filter((e) => matches(e, { since: range.since, until: range.until }) && ofSubject(e, range.subject));
   if (inRange.length === 0) return [...fromSql];
   const keyOf = spendKeyer(by, range);
   const rows = new Map<string, MutableSpendRow>();

@@ -90,6 +90,8 @@ export interface SpendRange {
   readonly until?: number;
   /** An IANA time zone for `by: "day"` (default UTC). */
   readonly timeZone?: string;
+  /** Only this token's or user's requests (a customer's own report); absent: everyone's. */
+  readonly subject?: UsageSubject;
 }
 
 /** The key of the spend row of requests no channel answered (`by: "channel"`), or no key

@@ -265,6 +265,32 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       ]);
     });
 
+    test("spend of one subject: only that token's or user's requests, from whole days and the range's edges alike", async () => {
+      const day = Date.UTC(2026, 10, 20);
+      const D = 86_400_000;
+      // Three whole UTC days of alice (two tokens) and bob, plus partial days at both edges.
+      const rows: [string, number, string, string, bigint][] = [
+        ["e1", day - 3_600_000, "a1", "alice", 1n], ["e2", day + 3_600_000, "a1", "alice", 10n], ["e3", day + 3_600_000, "b1", "bob", 100n],
+        ["e4", day + D + 5, "a2", "alice", 1_000n], ["e5", day + 2 * D + 5, "b1", "bob", 10_000n], ["e6", day + 3 * D + 7, "a1", "alice", 100_000n],
+      ];
+      for (const [requestId, time, token, user, costNano] of rows) await log.append(entry({ requestId, time, token, user, costNano, model: `m-${token}` }));
+      await log.refund("e4", day + 4 * D);
+      const range = { since: day - 2 * 3_600_000, until: day + 3 * D + 3_600_000 };
+      const alice = { ...range, subject: { kind: "user" as const, name: "alice" } };
+      assert.deepEqual((await log.spend("day", alice)).map((r) => [r.key, r.requests, r.costNano]), [
+        ["2026-11-23", 1, 100_000n], ["2026-11-21", 1, 0n], ["2026-11-20", 1, 10n], ["2026-11-19", 1, 1n],
+      ]);
+      assert.deepEqual((await log.spend("model", alice)).map((r) => [r.key, r.requests, r.costNano]), [["m-a1", 3, 100_011n], ["m-a2", 1, 0n]]);
+      assert.deepEqual((await log.spend("user", alice)).map((r) => [r.key, r.costNano]), [["alice", 100_011n]]);
+      const a2 = { ...range, subject: { kind: "token" as const, name: "a2" } };
+      assert.deepEqual((await log.spend("token", a2)).map((r) => [r.key, r.requests, r.costNano]), [["a2", 1, 0n]]);
+      const b1 = { ...range, subject: { kind: "token" as const, name: "b1" }, timeZone: "Asia/Kolkata" };
+      assert.deepEqual((await log.spend("day", b1)).map((r) => [r.key, r.costNano]), [["2026-11-22", 10_000n], ["2026-11-20", 100n]]);
+      assert.deepEqual(await log.spend("day", { ...range, subject: { kind: "user", name: "nobody" } }), []);
+      // Everyone's spend is unchanged by the filter's existence.
+      assert.deepEqual((await log.spend("user", range)).map((r) => [r.key, r.costNano]), [["alice", 100_011n], ["bob", 10_100n]]);
+    });
+
     test("spend rows of equal cost are ordered by key", async () => {
       for (const user of ["carol", "alice", "bob"]) await log.append(entry({ requestId: user, user, costNano: 1n }));
       assert.deepEqual((await log.spend("user", {})).map((r) => r.key), ["alice", "bob", "carol"]);

@@ -1,5 +1,6 @@
 // Starts the real gateway on 127.0.0.1:0 from inline YAML, for integration tests.
 
+import type { AccountStore } from "../../src/accounts/store.js";
 import { compileSource } from "../../src/config/index.js";
 import type { UsageSink } from "../../src/pipeline/usage-sink.js";
 import type { Store, UsageEntry } from "../../src/state/store.js";
@@ -40,16 +41,17 @@ const live = new Set<TestGateway>();
 
 /** Compiles `yaml` (listen forced to port 0) and starts a gateway on it: on `state` when
  * given (the test closes it; `store` and `ledger` then answer only for in-process state),
- * else on in-process state over `store` (a synchronous Store: default a fresh in-memory one). */
+ * else on in-process state over `store` (a synchronous Store: default a fresh in-memory one);
+ * stored accounts in `accountStore` when given (the test closes it), else in memory. */
 export async function startTestGateway(
-  yaml: string, opts: { usage?: UsageSink; store?: Store; state?: State; jobWatch?: JobWatchTiming } = {},
+  yaml: string, opts: { usage?: UsageSink; store?: Store; state?: State; jobWatch?: JobWatchTiming; accountStore?: AccountStore } = {},
 ): Promise<TestGateway> {
   let generation = 1;
   const compile = (text: string) => compileSource(text, { path: "test.yaml", env: {}, generation: generation++ }).runtime;
   const box = new RuntimeBox(compile(yaml));
   // Routing state lives in the state's keyed store: a test gateway starts from none.
   const state = opts.state ?? inProcessState(new StoreUsageLog(opts.store ?? createMemoryStore()));
-  const gw = await startGateway({ box, usage: opts.usage, state, jobWatch: opts.jobWatch });
+  const gw = await startGateway({ box, usage: opts.usage, state, jobWatch: opts.jobWatch, accountStore: opts.accountStore });
   const store = state.usageLog instanceof StoreUsageLog ? state.usageLog.store : undefined;
   const view = store && state.accounts instanceof MemoryAccounts ? ledgerView(state.accounts, store) : undefined;
   const inProcessOnly = (what: string) => new Error(`gw.${what} reads in-process state only: use gw.state`);

@@ -358,6 +358,12 @@ describe("admin API on the main listener", () => {
     assert.equal((await api("GET", "/admin/v1/usage?by=user&until=2000-01-01")).json.data.length, 0);
     assert.equal((await api("GET", "/admin/v1/usage?by=day&timezone=Europe/Berlin")).status, 200);
     assert.equal((await api("GET", "/admin/v1/usage?by=channel")).json.data[0].key, "main");
+    // One subject's report: only its requests.
+    const ofJo = await api("GET", "/admin/v1/usage?by=token&user=r-jo");
+    assert.deepEqual(ofJo.json.data.map((r: { key: string; cost: string }) => [r.key, r.cost]), [["r-jo-1", row.cost]]);
+    assert.deepEqual((await api("GET", "/admin/v1/usage?by=user&token=r-jo-1")).json.data.map((r: { key: string }) => r.key), ["r-jo"]);
+    assert.equal((await api("GET", "/admin/v1/usage?by=model&user=nobody")).json.data.length, 0);
+    assertError(await api("GET", "/admin/v1/usage?by=user&user=r-jo&token=r-jo-1"), 400, "invalid_parameter", /^token: give user or token/);
     // The user's balance shows what was spent.
     const user = await api("GET", "/admin/v1/users/r-jo");
     assert.equal(user.json.spent, row.cost);

@@ -76,6 +76,19 @@ describe("gateway usage", () => {
     assert.equal(out, '{"by":"model","key":"m2","requests":1,"input":5,"cacheRead":0,"cacheWrite":0,"output":0,"reasoning":0,"cost":9007199.254740993,"channelCost":null,"margin":null,"marginPercent":null,"channelCostUnknown":1,"channelCostRecorded":0}\n');
   });
 
+  test("--user and --token report one subject's requests only; both at once exit 2", async () => {
+    const byModel = (args: string[]) => run(runUsage, ["--store", store, "--by", "model", "--json", ...args]);
+    const alice = await byModel(["--user", "alice"]);
+    assert.equal(alice.code, 0, alice.err);
+    assert.deepEqual(alice.out.trim().split("\n").map((l) => [JSON.parse(l).key, /"cost":([0-9.]+)/.exec(l)![1]]), [["m2", "9007199.254740993"], ["m1", "0.0015"]]);
+    const t3 = await byModel(["--token", "t3"]);
+    assert.deepEqual(t3.out.trim().split("\n").map((l) => [JSON.parse(l).key, JSON.parse(l).requests]), [["m1", 1]]);
+    assert.equal((await byModel(["--user", "nobody"])).out, "");
+    const both = await byModel(["--user", "alice", "--token", "t1"]);
+    assert.equal(both.code, 2);
+    assert.match(both.err, /--user or --token, not both/);
+  });
+
   test("the default prints four table sections", async () => {
     const { code, out } = await run(runUsage, ["--store", store]);
     assert.equal(code, 0);

@@ -281,3 +281,11 @@ test("routing.affinity_ttl: default one hour, a duration, 0 turns affinity off; 
   assert.equal(build(minimal + "routing: { affinity_ttl: 0 }\n").runtime.affinityTtlMs, 0);
   assert.throws(() => build(minimal + "routing: { affinity_ttl: soon }\n"), /routing\.affinity_ttl/);
 });
+
+test("console.customer_tokens: default false (customers only list their tokens), true when set; a stray key is named", () => {
+  assert.deepEqual(build(minimal).runtime.console, { customerTokens: false });
+  assert.deepEqual(build(minimal + "console: { customer_tokens: true }\n").runtime.console, { customerTokens: true });
+  assert.deepEqual(build(minimal + "console: {}\n").runtime.console, { customerTokens: false });
+  assert.throws(() => build(minimal + "console: { customer_tokens: yes please }\n"), /console\.customer_tokens/);
+  assert.throws(() => build(minimal + "console: { tokens: true }\n"), /console\.tokens/);
+});

@@ -335,10 +335,11 @@ describe("PostgreSQL ledger: migrations", () => {
         { version: 5, description: "accounts: users, tokens, credit ledger, redemption codes, audit log, change feed" },
         { version: 6, description: "daily rollups of the usage log" },
         { version: 7, description: "the usage log partitioned by month" },
+        { version: 8, description: "daily rollups by user and by token" },
       ]);
       await client.query("INSERT INTO schema_migrations (version, description) VALUES (99, 'from the future')");
       await client.end();
-      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(7\)/);
+      await assert.rejects(openPostgresUsageLog(fresh.url), /schema is version 99, newer than this gateway knows \(8\)/);
     } finally {
       await fresh.drop();
     }
