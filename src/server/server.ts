@@ -170,7 +170,7 @@ function openState(opts: GatewayServerOptions): Opened {
   const accountService = new AccountService(accountStore, () => box.current, accounts, () => directory.refresh());
   const keyControl = new KeyControl({ keyed, runtime: () => box.current, changed: (channel) => routing.keyHealth.forgetView(channel) });
   const admin = new AdminApi(() => box.current, { service: accountService, store: accountStore, usageLog, keyControl, now: Date.now });
-  const consoleApp = new ConsoleApp({ live: () => box.current, directory, service: accountService, keyed, limiter: state.limiter, usageLog, admin });
+  const consoleApp = new ConsoleApp({ live: () => box.current, directory, service: accountService, store: accountStore, keyed, limiter: state.limiter, usageLog, admin });
   return {
     state, usage: opts.usage ?? noUsageSink, requestLog: opts.requestLog ?? new RequestLog(),
     accountStore, directory, accountService, admin, console: consoleApp,

@@ -159,6 +159,27 @@ describe("the console on the main listener", () => {
     assert.equal((await c.call("GET", "/console/api/me")).status, 401);
   });
 
+  test("the customer data endpoints answer through a session: scoped to the customer, changes need the CSRF token", async () => {
+    const c = new ConsoleClient(gw.url);
+    await c.signIn(key);
+    const spend = await c.call("GET", "/console/api/me/spend?days=7");
+    assert.equal(spend.status, 200, spend.text);
+    assert.equal(spend.json.days.length, 7);
+    const requests = await c.call("GET", "/console/api/me/requests?limit=5");
+    assert.equal(requests.status, 200, requests.text);
+    assert.ok(Array.isArray(requests.json.rows));
+    const tokens = await c.call("GET", "/console/api/me/tokens");
+    assert.equal(tokens.status, 200, tokens.text);
+    assert.ok(JSON.stringify(tokens.json).includes("carol-main") && !JSON.stringify(tokens.json).includes(key), "hints, never the key");
+    const bad = await c.call("GET", "/console/api/me/spend?days=1000");
+    assert.equal(bad.status, 400);
+    assert.equal((await c.call("POST", "/console/api/me/redeem", { code: "gw-nope" }, { csrf: false })).status, 403, "no CSRF token, no redemption");
+    const wrongMethod = await c.call("PUT", "/console/api/me/spend", {});
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.allow, "GET");
+    assert.equal((await c.call("GET", "/console/api/me/tokens/%E0%A4%A")).status, 404, "a malformed escape names nothing");
+  });
+
   test("the customer routes: unknown ones 404, a wrong method 405; signing in again replaces the session", async () => {
     const c = new ConsoleClient(gw.url);
     await c.signIn(key);
@@ -240,7 +261,7 @@ test("an unbuilt console answers 503 saying how to build it", async () => {
     service: gw.accounts.service, store: gw.accounts.store, usageLog: gw.state.usageLog, keyControl: gw.keyControl, now: Date.now,
   });
   const app = new ConsoleApp({
-    live: () => gw.box.current, directory: gw.accounts.directory, service: gw.accounts.service, keyed: gw.state.keyed,
+    live: () => gw.box.current, directory: gw.accounts.directory, service: gw.accounts.service, store: gw.accounts.store, keyed: gw.state.keyed,
     limiter: gw.state.limiter, usageLog: gw.state.usageLog, admin, assets: new ConsoleAssets("/nonexistent/console/build"),
   });
   const server = http.createServer((req, res) => void app.handle({ req, res, path: req.url!, query: "", requestId: "t", operators: true }));

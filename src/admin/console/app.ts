@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AccountDirectory } from "../../accounts/directory.js";
 import type { AccountService } from "../../accounts/service.js";
+import type { AccountStore } from "../../accounts/store.js";
 import { errors } from "../../errors/catalogue.js";
 import { GatewayError } from "../../errors/gateway-error.js";
 import type { Runtime } from "../../runtime/types.js";
@@ -17,6 +18,7 @@ import { sendApiError, sendApiJson, sendPage, setConsoleHeaders } from "./answer
 import { ConsoleAssets, notBuiltPage } from "./assets.js";
 import { callerOfSession, type CallerContext, type Customer, type Operator } from "./caller.js";
 import { customerRoutes as defaultCustomerRoutes, type CustomerRoute } from "./customer-routes.js";
+import { meCustomer, meRouteFor } from "./me-mount.js";
 import { ConsoleSessions, csrfMatches, type FoundSession } from "./session.js";
 import { sessionAnswer, signIn, signOut } from "./signin.js";
 
@@ -34,6 +36,8 @@ export interface ConsoleDeps {
   readonly live: () => Runtime;
   readonly directory: AccountDirectory;
   readonly service: AccountService;
+  /** The audit log, for the customer's token routes. */
+  readonly store: AccountStore;
   readonly keyed: KeyedStore;
   readonly limiter: Limiter;
   readonly usageLog: UsageLog;
@@ -132,9 +136,10 @@ export class ConsoleApp {
   }
 
   /** The customer's own data: the route for the path and method, with the session's customer. */
-  async #me({ req, res, path, query }: ConsoleRequest, caller: Customer | Operator, runtime: Runtime): Promise<void> {
+  async #me({ req, res, path, query, requestId }: ConsoleRequest, caller: Customer | Operator, runtime: Runtime): Promise<void> {
     if (caller.role !== "customer") throw new GatewayError(errors.notFound, "An operator's session has no customer data: use /console/api/admin/….");
     const method = req.method === "HEAD" ? "GET" : req.method ?? "GET";
+    if (path.startsWith(`${API}me/`)) return this.#meData({ req, res, path, query, requestId }, caller, method, runtime);
     const forPath = this.#customerRoutes.filter((route) => route.path === path);
     const route = forPath.find((x) => x.method === method);
     if (!route) {
@@ -148,6 +153,23 @@ export class ConsoleApp {
       customer: caller, query: new URLSearchParams(query), body, headers: req.headers, runtime, deps: { service, usageLog, directory },
     });
     sendApiJson(res, answer.status, answer.body);
+  }
+
+  /** The customer data endpoints (me/routes.ts) under /console/api/me/…. */
+  async #meData(r: Pick<ConsoleRequest, "req" | "res" | "path" | "query" | "requestId">, caller: Customer, method: string, runtime: Runtime): Promise<void> {
+    const found = meRouteFor(r.path.slice(`${API}me`.length), method);
+    if (!found) throw new GatewayError(errors.notFound, `No such console endpoint: ${r.path}.`);
+    if (!found.route) {
+      const allow = found.allow.join(", ");
+      throw new GatewayError(errors.methodNotAllowed, `${r.path} takes ${allow}.`, { headers: { allow } });
+    }
+    const body = method === "GET" || method === "DELETE" ? undefined : await readJsonBody(r.req, runtime.server);
+    const { service, store, usageLog, limiter, live } = this.#deps;
+    const answer = await found.route.handle(
+      { customer: meCustomer(caller), query: new URLSearchParams(r.query), body, now: this.#now(), requestId: r.requestId },
+      { service, store, usageLog, limiter, live }, found.params,
+    );
+    sendApiJson(r.res, answer.status, answer.body, answer.headers);
   }
 
   /** /console/api/admin/X is /admin/v1/X, answered by the admin API as the session's key. */
