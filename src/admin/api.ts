@@ -90,7 +90,7 @@ export class AdminApi {
       const badBody = compiled.body(body);
       if (badBody) throw badBody;
     }
-    const call: AdminCall = { params, query, body, headers: req.headers, actor: { actor }, deps: this.#deps, openapi: () => this.document() };
+    const call: AdminCall = { params, query, body, headers: req.headers, actor: { actor }, deps: this.#deps, runtime, openapi: () => this.document() };
     return route.handle(call);
   }
 

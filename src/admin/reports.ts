@@ -4,14 +4,13 @@
 import { InvalidField } from "../accounts/money-input.js";
 import type { AuditRecord } from "../accounts/store.js";
 import { formatNano } from "../billing/cost.js";
-import { parseTimeOrSpan } from "../config/units.js";
 import { marginOf, percentText } from "../billing/margin.js";
 import { dayNamer } from "../state/spend-keys.js";
 import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
+import { timeParam, timeText } from "./request-parts.js";
 import { listBody, nameListQuery, type AdminRoute } from "./route.js";
 
 const dimensions: readonly SpendDimension[] = ["channel", "key", "user", "token", "model", "group", "day"];
-const timeText = "An ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d).";
 
 export const reportRoutes: readonly AdminRoute[] = [
   {
@@ -60,15 +59,6 @@ function checkTimeZone(by: SpendDimension, timeZone: string): void {
     dayNamer(timeZone);
   } catch {
     throw new InvalidField("timezone", `'${timeZone}' is not an IANA time zone such as Europe/Berlin or UTC`);
-  }
-}
-
-function timeParam(field: string, value: string | number | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseTimeOrSpan(String(value), now);
-  } catch {
-    throw new InvalidField(field, `must be ${timeText.charAt(0).toLowerCase()}${timeText.slice(1, -1)}`);
   }
 }
 

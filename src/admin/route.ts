@@ -6,7 +6,7 @@ import type { KeyControl } from "../routing/key-control.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AccountService } from "../accounts/service.js";
 import type { AccountStore, Actor } from "../accounts/store.js";
-import type { AdminScope } from "../runtime/types.js";
+import type { AdminScope, Runtime } from "../runtime/types.js";
 import type { UsageLog } from "../state/interfaces.js";
 import type { JsonSchema, SchemaName } from "./schemas.js";
 
@@ -32,6 +32,8 @@ export interface AdminCall {
   /** The admin key's name: the audit log's actor. */
   readonly actor: Actor;
   readonly deps: AdminDeps;
+  /** The configuration in force for this request (its channels, prices and groups). */
+  readonly runtime: Runtime;
   /** The OpenAPI document (served by its own route). */
   readonly openapi: () => unknown;
 }

@@ -99,6 +99,21 @@ const batchProperties = {
   actor: { type: "string" },
 } as const;
 
+/** A channel key as every answer shows it. */
+const channelKeyProperties = {
+  channel: { type: "string" },
+  fingerprint: { type: "string", description: "The first and last 4 hex digits of the key's sha256: names the key, never shows it." },
+  state: { type: "string", enum: ["in_rotation", "cooling_down", "taken_out", "unknown"] },
+  cooldown: {
+    type: "object", additionalProperties: false, required: ["reason", "until"],
+    properties: { reason: { type: "string", enum: ["auth", "quota"] }, until: time },
+  },
+  taken_out: {
+    type: "object", additionalProperties: false, required: ["reason", "actor", "at"],
+    properties: { reason: { type: "string" }, actor: { type: "string" }, at: time },
+  },
+} as const;
+
 /** Every schema of the API by name: request bodies first, then answers. */
 export const schemas = {
   UserCreate: {
@@ -274,19 +289,7 @@ export const schemas = {
   },
   ChannelKey: {
     type: "object", additionalProperties: false, required: ["fingerprint", "state"],
-    properties: {
-      channel: { type: "string" },
-      fingerprint: { type: "string", description: "The first and last 4 hex digits of the key's sha256: names the key, never shows it." },
-      state: { type: "string", enum: ["in_rotation", "cooling_down", "taken_out", "unknown"] },
-      cooldown: {
-        type: "object", additionalProperties: false, required: ["reason", "until"],
-        properties: { reason: { type: "string", enum: ["auth", "quota"] }, until: time },
-      },
-      taken_out: {
-        type: "object", additionalProperties: false, required: ["reason", "actor", "at"],
-        properties: { reason: { type: "string" }, actor: { type: "string" }, at: time },
-      },
-    },
+    properties: channelKeyProperties,
   },
   Channel: {
     type: "object", additionalProperties: false, required: ["channel", "enabled", "keys"],
@@ -295,6 +298,71 @@ export const schemas = {
   ChannelList: {
     type: "object", additionalProperties: false, required: ["data"],
     properties: { data: { type: "array", items: ref("Channel") } },
+  },
+  TrafficMinute: {
+    type: "object", additionalProperties: false, required: ["minute", "requests", "errors", "cost"],
+    properties: {
+      minute: { ...time, description: "The minute's start (UTC)." },
+      requests: { type: "integer", minimum: 0 },
+      errors: { type: "integer", minimum: 0, description: "Requests answered with a status of 400 or more, or failed with a gateway error." },
+      cost: moneyOut("What the minute's requests were charged, refunds left out"),
+    },
+  },
+  Traffic: {
+    type: "object", additionalProperties: false, required: ["minutes", "total", "data"],
+    properties: {
+      minutes: { type: "integer", minimum: 1 },
+      total: {
+        type: "object", additionalProperties: false, required: ["requests", "errors", "cost"],
+        properties: { requests: { type: "integer", minimum: 0 }, errors: { type: "integer", minimum: 0 }, cost: moneyOut("The sum of the minutes' cost") },
+      },
+      data: { type: "array", items: ref("TrafficMinute"), description: "Every minute, oldest first; the last is the current one (still counting)." },
+    },
+  },
+  KeyStats: {
+    type: "object", additionalProperties: false,
+    required: ["fingerprint", "state", "requests", "errors", "error_rate", "p50_ms", "p95_ms", "latency_sample"],
+    properties: {
+      state: channelKeyProperties.state,
+      cooldown: channelKeyProperties.cooldown,
+      taken_out: channelKeyProperties.taken_out,
+      fingerprint: { type: ["string", "null"], description: "The key's fingerprint; null: requests the channel answered without a key." },
+      requests: { type: "integer", minimum: 0 },
+      errors: { type: "integer", minimum: 0, description: "Status 400 or more, or a gateway error." },
+      error_rate: { type: ["number", "null"], description: "errors / requests, to 4 decimals; null without requests." },
+      p50_ms: { type: ["number", "null"], description: "Median request duration in ms (nearest rank) over the sample; null when none." },
+      p95_ms: { type: ["number", "null"], description: "95th percentile of request duration in ms (nearest rank) over the sample; null when none." },
+      latency_sample: { type: "integer", minimum: 0, description: "How many of the key's requests the percentiles are over." },
+    },
+  },
+  ChannelStats: {
+    type: "object", additionalProperties: false, required: ["since", "latency_sample_limit", "data"],
+    properties: {
+      since: time,
+      latency_sample_limit: { type: "integer", minimum: 1, description: "Percentiles are over at most this many of the newest requests of the span (all channels together)." },
+      data: {
+        type: "array",
+        items: {
+          type: "object", additionalProperties: false, required: ["channel", "enabled", "keys"],
+          properties: { channel: { type: "string" }, enabled: { type: "boolean" }, keys: { type: "array", items: ref("KeyStats") } },
+        },
+      },
+    },
+  },
+  KeyTest: {
+    type: "object", additionalProperties: false, required: ["channel", "fingerprint", "model", "mode", "ok", "total_ms"],
+    properties: {
+      channel: { type: "string" },
+      fingerprint: { type: "string" },
+      model: { type: "string", description: "The upstream model asked for." },
+      mode: { type: "string", enum: ["plain", "stream"] },
+      ok: { type: "boolean", description: "A 2xx whose body is a complete answer." },
+      status: { type: "integer", description: "The provider's HTTP status; absent when no answer came." },
+      first_byte_ms: { type: "integer", minimum: 0 },
+      total_ms: { type: "integer", minimum: 0 },
+      error_class: { type: "string", enum: ["auth", "quota", "denied", "rate_limit", "request", "upstream", "bad_answer", "timeout", "connect", "network"] },
+      message: { type: "string", description: "The provider's message (the key blanked out), at most 160 characters." },
+    },
   },
   GatewayLimits: fromGateway("accountLimits"),
   GatewayBudget: fromGateway("budget"),

