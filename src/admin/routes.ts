@@ -4,6 +4,7 @@
 import { channelHealthRoutes } from "./channel-health.js";
 import { channelRoutes } from "./channels.js";
 import { codeRoutes } from "./codes.js";
+import { priceRoutes } from "./prices.js";
 import { reportRoutes } from "./reports.js";
 import type { AdminRoute } from "./route.js";
 import { tokenRoutes } from "./tokens.js";
@@ -19,4 +20,4 @@ const openapiRoute: AdminRoute = {
   },
 };
 
-export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...channelRoutes, ...channelHealthRoutes, ...trafficRoutes, ...reportRoutes];
+export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...channelRoutes, ...channelHealthRoutes, ...trafficRoutes, ...priceRoutes, ...reportRoutes];

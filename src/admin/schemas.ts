@@ -51,6 +51,7 @@ const moneyIn: JsonSchema = {
   description: "An amount of the currency: a decimal string such as \"12.5\" (read exactly) or a JSON number; at most 9 decimal places.",
 };
 const moneyOut = (description: string): JsonSchema => ({ type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: `${description} (an exact decimal of the currency)` });
+const exactDecimal = (description: string): JsonSchema => ({ type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: `${description} (an exact decimal)` });
 const expiryIn: JsonSchema = {
   type: "string", minLength: 1,
   description: "An ISO 8601 date or date-time (2027-01-01, 2027-01-01T00:00:00Z), or a duration from now (30d, 12h).",
@@ -362,6 +363,63 @@ export const schemas = {
       total_ms: { type: "integer", minimum: 0 },
       error_class: { type: "string", enum: ["auth", "quota", "denied", "rate_limit", "request", "upstream", "bad_answer", "timeout", "connect", "network"] },
       message: { type: "string", description: "The provider's message (the key blanked out), at most 160 characters." },
+    },
+  },
+  PriceSection: {
+    type: "object", additionalProperties: false, required: ["kind", "rows"],
+    properties: {
+      kind: { type: "string", enum: ["price", "tier", "variant"], description: "The base price, a tier (by input size) or a variant (by what the request asked)." },
+      above_input_tokens: { type: "integer", minimum: 0, description: "A tier: for requests whose input exceeds this (the whole request)." },
+      when: { type: "object", additionalProperties: { type: "string" }, description: "A variant: the request's selectors it applies to." },
+      rows: {
+        type: "array", description: "A tier or variant lists only what it changes.",
+        items: {
+          type: "object", additionalProperties: false, required: ["component", "per", "price", "from", "fallback", "charged"],
+          properties: {
+            component: { type: "string", description: "input, cache_read, output, reasoning, per_request, per_image, web_search, …" },
+            per: { type: "string", description: "What the rate is per: 1M tokens, request, image, second, 1k chars, 1k calls." },
+            price: exactDecimal("The list price per unit"),
+            from: { type: "string", description: "own, a ratio (input × 0.1), a rule (= output), or the base a fallback bills at." },
+            fallback: { type: "boolean", description: "Billed at a base price the model's price does not name for it." },
+            charged: { type: "object", additionalProperties: exactDecimal("Charged per unit in this group"), description: "Per group serving the model: price × the group's multiplier." },
+          },
+        },
+      },
+    },
+  },
+  PriceList: {
+    type: "object", additionalProperties: false, required: ["source", "groups", "data"],
+    properties: {
+      source: {
+        type: "object", additionalProperties: false, required: ["file", "sha256"],
+        properties: { file: { type: "string", description: "The configuration file the prices were compiled from (prices imported by `gateway prices import --write` are written into it)." }, sha256: { type: "string" } },
+      },
+      groups: { type: "object", additionalProperties: exactDecimal("The group's multiplier"), description: "Every group's multiplier." },
+      data: {
+        type: "array",
+        items: {
+          type: "object", additionalProperties: false, required: ["model", "endpoints", "service_tiers", "groups", "sections", "channels"],
+          properties: {
+            model: { type: "string" },
+            endpoints: stringList("The endpoint kinds it is priced for."),
+            service_tiers: { type: "object", additionalProperties: exactDecimal("× the price"), description: "Service tiers and their multipliers on the price." },
+            groups: { type: "object", additionalProperties: exactDecimal("The group's multiplier"), description: "Groups of the channels serving the model." },
+            sections: { type: "array", items: ref("PriceSection") },
+            channels: {
+              type: "array", description: "What each channel serving the model costs the operator.",
+              items: {
+                type: "object", additionalProperties: false, required: ["channel", "enabled", "basis", "multiplier"],
+                properties: {
+                  channel: { type: "string" }, enabled: { type: "boolean" },
+                  basis: { type: "string", enum: ["list", "multiplier", "own"], description: "list: the list price; multiplier: the list price × multiplier; own: its own price × multiplier." },
+                  multiplier: exactDecimal("The channel's multiplier"),
+                  sections: { type: "array", items: ref("PriceSection"), description: "The channel's own price (basis own), before its multiplier." },
+                },
+              },
+            },
+          },
+        },
+      },
     },
   },
   GatewayLimits: fromGateway("accountLimits"),

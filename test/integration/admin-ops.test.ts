@@ -153,4 +153,24 @@ describe("admin API: operator views", () => {
     assertError(await api("POST", `/admin/v1/channels/main/keys/${main}/test?model=gpt-9`), 400, "invalid_parameter", /^model: channel 'main' does not serve 'gpt-9'/);
     assertError(await api("POST", `/admin/v1/channels/main/keys/${main}/test?mode=fast`), 400, "invalid_parameter", /^mode: must be one of: plain, stream/);
   });
+
+  test("prices: every model's compiled rates as exact decimals, what each group charges, the multipliers and the source", async () => {
+    const r = await api("GET", "/admin/v1/prices", { key: KEYS.viewer });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.source.file, "test.yaml", "the file the test gateway was started from");
+    assert.match(r.json.source.sha256, /^[0-9a-f]{64}$/);
+    assert.deepEqual(r.json.groups, { default: "0.7", video: "1" });
+    assert.deepEqual(r.json.data.map((m: { model: string }) => m.model), ["gpt-4o-mini", "gpt-4o-2024-08-06", "claude-sonnet-4-5", "gemini-2.5-flash"]);
+    const mini = r.json.data[0];
+    assert.deepEqual(mini.endpoints, ["chat"]);
+    assert.deepEqual(mini.groups, { default: "0.7" }, "the groups of the channels serving it");
+    const rows = Object.fromEntries(mini.sections[0].rows.map((row: { component: string }) => [row.component, row]));
+    assert.deepEqual(rows.input, { component: "input", per: "1M tokens", price: "0.15", from: "own", fallback: false, charged: { default: "0.105" } });
+    assert.deepEqual([rows.output.price, rows.output.charged.default], ["0.6", "0.42"]);
+    assert.equal(rows.reasoning.from, "= output");
+    assert.deepEqual(mini.channels, [{ channel: "main", enabled: true, basis: "list", multiplier: "1" }]);
+    assert.deepEqual(r.json.data[2].groups, {}, "no channel serves claude here");
+    assertError(await api("GET", "/admin/v1/prices", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
+    assertError(await api("GET", "/admin/v1/prices?model=x"), 400, "invalid_parameter", /^model: is not known here/);
+  });
 });
