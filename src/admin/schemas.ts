@@ -240,6 +240,7 @@ export const schemas = {
   },
   TokenList: list("Token"),
   CodeBatch: { type: "object", additionalProperties: false, required: Object.keys(batchProperties), properties: batchProperties },
+  CodeBatchList: list("CodeBatch"),
   CodesCreated: {
     type: "object", additionalProperties: false, required: [...Object.keys(batchProperties), "codes"],
     properties: { ...batchProperties, codes: { type: "array", items: { type: "string" }, description: "The codes: shown in this answer only, never again." } },

@@ -173,4 +173,37 @@ describe("admin API: operator views", () => {
     assertError(await api("GET", "/admin/v1/prices", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
     assertError(await api("GET", "/admin/v1/prices?model=x"), 400, "invalid_parameter", /^model: is not known here/);
   });
+
+  test("codes: batches listed in name order with amount, count, redeemed, expiry and maker, paged; never a code", async () => {
+    const made: Record<string, string[]> = {};
+    for (const [batch, amount] of [["cb-gift", "1.000000001"], ["cb-promo-2", "2"], ["cb-promo-1", "0.5"]] as const) {
+      const r = await api("POST", "/admin/v1/codes", { key: KEYS.payer, body: { count: 2, amount, expires: "2999-01-01T00:00:00Z", batch } });
+      assert.equal(r.status, 201, r.text);
+      made[batch] = r.json.codes;
+    }
+    assert.equal((await api("POST", "/admin/v1/users", { body: { name: "cb-user", groups: ["default"] } })).status, 201);
+    const { json: { key } } = await api("POST", "/admin/v1/tokens", { body: { name: "cb-user-1", user: "cb-user" } });
+    const redeemed = await rawRequest(`${gw.url}/v1/dashboard/redeem`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ code: made["cb-gift"][0] }),
+    });
+    assert.equal(redeemed.status, 200, redeemed.text);
+
+    const all = await api("GET", "/admin/v1/codes?prefix=cb-", { key: KEYS.viewer });
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(all.json.data.map((b: { batch: string }) => b.batch), ["cb-gift", "cb-promo-1", "cb-promo-2"]);
+    const [gift] = all.json.data;
+    assert.deepEqual(gift, {
+      batch: "cb-gift", count: 2, amount: "1.000000001", expires: "2999-01-01T00:00:00.000Z", redeemed: 1, created_at: gift.created_at, actor: "payer",
+    });
+    assert.deepEqual(gift, (await api("GET", "/admin/v1/codes/cb-gift")).json, "as the batch reads alone");
+    for (const code of Object.values(made).flat()) assert.ok(!all.text.includes(code), "a list never shows a code");
+
+    const page1 = await api("GET", "/admin/v1/codes?prefix=cb-&limit=2");
+    assert.deepEqual([page1.json.data.map((b: { batch: string }) => b.batch), page1.json.next], [["cb-gift", "cb-promo-1"], "cb-promo-1"]);
+    const page2 = await api("GET", `/admin/v1/codes?prefix=cb-&limit=2&after=${page1.json.next}`);
+    assert.deepEqual(page2.json.data.map((b: { batch: string }) => b.batch), ["cb-promo-2"]);
+    assert.ok(!("next" in page2.json));
+    assertError(await api("GET", "/admin/v1/codes?limit=0"), 400, "invalid_parameter", /^limit: must be >= 1/);
+    assertError(await api("GET", "/admin/v1/codes", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
+  });
 });
