@@ -10,7 +10,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { Runtime } from "../runtime/types.js";
 import { adminKeyOf, requireScope } from "./auth.js";
 import { adminErrorOf } from "./errors.js";
-import { readJsonBody, sendAdminError, sendJson } from "./http.js";
+import { readJsonBody, sendAdminError, sendJson, sendText } from "./http.js";
 import { openApiDocument } from "./openapi.js";
 import type { AdminCall, AdminDeps, AdminMethod, AdminRoute } from "./route.js";
 import { adminRoutes } from "./routes.js";
@@ -63,7 +63,8 @@ export class AdminApi {
       const answer = await this.#answer(request, runtime);
       // A body the route did not read (a DELETE or GET that sent one) is read and dropped.
       if (!req.complete) req.resume();
-      sendJson(res, answer.status, answer.body, answer.headers);
+      if (answer.text !== undefined) sendText(res, answer.status, answer.text, answer.headers);
+      else sendJson(res, answer.status, answer.body, answer.headers);
     } catch (err) {
       sendAdminError(req, res, adminErrorOf(err, requestId), runtime.server);
     }

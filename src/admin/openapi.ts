@@ -21,7 +21,7 @@ export function openApiDocument(routes: readonly AdminRoute[], version: string):
     info: {
       title: "Gateway admin API",
       version,
-      description: "Users, tokens, credit, redemption codes, usage reports and the audit log. Authorization: Bearer <admin key>; scopes: read (every GET), write (users and tokens), billing (credit and codes). Money is an exact decimal string.",
+      description: "Users, tokens, credit, redemption codes, channels and their keys' health, live traffic, the compiled price list, usage reports (JSON or CSV) and the audit log. Authorization: Bearer <admin key>; scopes: read (every GET), write (users and tokens), billing (credit and codes). Money is an exact decimal string.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     paths,
@@ -35,7 +35,8 @@ export function openApiDocument(routes: readonly AdminRoute[], version: string):
 function operation(route: AdminRoute): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
-    responses[status] = { description: status === "201" ? "Created" : "OK", content: json(schema as string) };
+    const csv = status === "200" && route.csv !== undefined ? { "text/csv": { schema: { type: "string", description: route.csv } } } : {};
+    responses[status] = { description: status === "201" ? "Created" : "OK", content: { ...json(schema as string), ...csv } };
   }
   const failures = route.scope === undefined ? [] : ["400", "401", "403", ...(route.path.includes("{") ? ["404"] : []), ...(route.method === "GET" ? [] : ["409"])];
   for (const status of failures) responses[status] = { description: errorAnswers[status], content: json("Error") };

@@ -1,5 +1,6 @@
 // The report routes: spend from the usage log by one dimension (what `gateway usage --by`
-// prints, with the same margin arithmetic) and the audit log, newest first.
+// prints, with the same margin arithmetic) and the audit log, newest first; each as JSON or,
+// with format=csv, as a CSV download holding the same rows and the same exact decimals.
 
 import { InvalidField } from "../accounts/money-input.js";
 import type { AuditRecord } from "../accounts/store.js";
@@ -7,10 +8,13 @@ import { formatNano } from "../billing/cost.js";
 import { marginOf, percentText } from "../billing/margin.js";
 import { dayNamer } from "../state/spend-keys.js";
 import { NO_CHANNEL, type SpendDimension, type SpendRow } from "../state/store.js";
+import { csvHeaders, toCsv, type CsvField } from "./csv.js";
 import { timeParam, timeText } from "./request-parts.js";
-import { listBody, nameListQuery, type AdminRoute } from "./route.js";
+import { listBody, nameListQuery, type AdminRoute, type QueryParam } from "./route.js";
 
 const dimensions: readonly SpendDimension[] = ["channel", "key", "user", "token", "model", "group", "day"];
+
+const formatQuery: QueryParam = { schema: { type: "string", enum: ["json", "csv"] }, description: "json (default) or csv: the same rows as a CSV download (RFC 4180)." };
 
 export const reportRoutes: readonly AdminRoute[] = [
   {
@@ -21,16 +25,19 @@ export const reportRoutes: readonly AdminRoute[] = [
       since: { schema: { type: "string" }, description: `Only requests at or after this. ${timeText}` },
       until: { schema: { type: "string" }, description: `Only requests before this. ${timeText}` },
       timezone: { schema: { type: "string" }, description: "With by=day: count days in this IANA time zone (default UTC)." },
+      format: formatQuery,
     },
     responses: { 200: "UsageReport" },
+    csv: "With format=csv: a header row (the dimension's name, then the UsageRow fields), then one row per UsageRow, money as the same exact decimals, null as an empty field. Offered as usage-<by>.csv.",
     async handle({ query, deps }) {
       const by = query.by as SpendDimension;
       const timeZone = query.timezone === undefined ? undefined : String(query.timezone);
       if (timeZone !== undefined) checkTimeZone(by, timeZone);
       const now = deps.now();
       const range = { since: timeParam("since", query.since, now), until: timeParam("until", query.until, now), timeZone };
-      const rows = await deps.usageLog.spend(by, range);
-      return { status: 200, body: { by, data: rows.map((row) => usageRow(by, row)) } };
+      const rows = (await deps.usageLog.spend(by, range)).map((row) => usageRow(by, row));
+      if (query.format === "csv") return { status: 200, text: usageCsv(by, rows), headers: csvHeaders(`usage-${by}.csv`) };
+      return { status: 200, body: { by, data: rows } };
     },
   },
   {
@@ -41,17 +48,40 @@ export const reportRoutes: readonly AdminRoute[] = [
       actor: { schema: { type: "string" }, description: "Only changes by this actor (an admin key's name, cli:<user>, token:<name>)." },
       before: { schema: { type: "integer", minimum: 1 }, description: "The `next` of the previous page." },
       limit: nameListQuery.limit,
+      format: formatQuery,
     },
     responses: { 200: "AuditList" },
+    csv: "With format=csv: a header row (id, at, actor, action, target, before, after; before and after as JSON), then one row per record of the page; the next page's cursor in the X-Next-Before header. Offered as audit.csv.",
     async handle({ query, deps }) {
       const page = await deps.store.audit({
         target: query.target as string | undefined, actor: query.actor as string | undefined,
         before: query.before as number | undefined, limit: query.limit as number | undefined,
       });
-      return { status: 200, body: listBody(page.items.map(auditView), page.next) };
+      const records = page.items.map(auditView);
+      if (query.format === "csv") {
+        const next: Record<string, string> = page.next === undefined ? {} : { "x-next-before": page.next };
+        return { status: 200, text: auditCsv(records), headers: { ...csvHeaders("audit.csv"), ...next } };
+      }
+      return { status: 200, body: listBody(records, page.next) };
     },
   },
 ];
+
+/** The UsageRow fields after the key, in the document's order: the CSV's columns. */
+const usageColumns = ["requests", "input", "cache_read", "cache_write", "output", "reasoning", "cost", "channel_cost", "margin", "margin_percent", "channel_cost_unknown", "channel_cost_recorded"] as const;
+
+function usageCsv(by: SpendDimension, rows: readonly Record<string, unknown>[]): string {
+  return toCsv([by, ...usageColumns], rows.map((r) => [
+    r.key === null ? null : { text: String(r.key) }, ...usageColumns.map((c) => r[c] as string | number | null),
+  ]));
+}
+
+function auditCsv(records: readonly Record<string, unknown>[]): string {
+  const json = (v: unknown): CsvField => (v === undefined ? null : { text: JSON.stringify(v) });
+  return toCsv(["id", "at", "actor", "action", "target", "before", "after"], records.map((r) => [
+    r.id as number, r.at as string, { text: String(r.actor) }, { text: String(r.action) }, { text: String(r.target) }, json(r.before), json(r.after),
+  ]));
+}
 
 function checkTimeZone(by: SpendDimension, timeZone: string): void {
   if (by !== "day") throw new InvalidField("timezone", "counts days: give it with by=day");

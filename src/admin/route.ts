@@ -40,7 +40,10 @@ export interface AdminCall {
 
 export interface AdminAnswer {
   readonly status: number;
-  readonly body: unknown;
+  /** A JSON answer's body (ignored when `text` is given). */
+  readonly body?: unknown;
+  /** A text answer (CSV): sent as it is, its content-type in `headers`. */
+  readonly text?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -63,6 +66,8 @@ export interface AdminRoute {
   readonly body?: SchemaName;
   /** The success statuses and their answer schemas. */
   readonly responses: Readonly<Partial<Record<200 | 201, SchemaName>>>;
+  /** The route answers CSV too (with format=csv): what its columns are, for the document. */
+  readonly csv?: string;
   /** Headers the route reads, for the document. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly handle: (call: AdminCall) => Promise<AdminAnswer>;

@@ -206,4 +206,66 @@ describe("admin API: operator views", () => {
     assertError(await api("GET", "/admin/v1/codes?limit=0"), 400, "invalid_parameter", /^limit: must be >= 1/);
     assertError(await api("GET", "/admin/v1/codes", { key: KEYS.payer }), 403, "admin_scope_missing", /'read'/);
   });
+  test("CSV: usage and audit as RFC 4180 downloads, the same rows and exact decimals as the JSON; quoting and formula guard", async () => {
+    const t = Date.now() - 5000;
+    await record({ time: t, model: 'csv, "quoted" model', token: "csv-t", user: "csv-u", costNano: 1_000_000_001n, channelCostNano: 400_000_000n, channel: "main" });
+    await record({ time: t, model: "=HYPERLINK(1)", token: "csv-t", user: "csv-u", costNano: 3n, channelCostNano: 5n, channel: "main" });
+    await record({ time: t, model: "csv-unknown-cost", token: "csv-t", user: "csv-u", costNano: 7n, channel: "main" });
+
+    const json = await api("GET", "/admin/v1/usage?by=model&since=1h");
+    const csv = await api("GET", "/admin/v1/usage?by=model&since=1h&format=csv", { key: KEYS.viewer });
+    assert.equal(csv.status, 200, csv.text);
+    assert.equal(csv.headers["content-type"], "text/csv; charset=utf-8");
+    assert.equal(csv.headers["content-disposition"], 'attachment; filename="usage-model.csv"');
+    assert.ok(csv.text.endsWith("\r\n") && !/[^\r]\n/.test(csv.text), "CRLF line ends");
+    const [header, ...rows] = parseCsv(csv.text);
+    assert.deepEqual(header, ["model", "requests", "input", "cache_read", "cache_write", "output", "reasoning", "cost", "channel_cost", "margin", "margin_percent", "channel_cost_unknown", "channel_cost_recorded"]);
+    assert.equal(rows.length, json.json.data.length);
+    rows.forEach((row, i) => {
+      const expected = json.json.data[i];
+      const key = expected.key === null ? "" : expected.key.startsWith("=") ? `'${expected.key}` : expected.key;
+      assert.deepEqual(row, [key, ...header.slice(1).map((c) => (expected[c] === null ? "" : String(expected[c])))], `row ${i}`);
+    });
+    assert.ok(csv.text.includes('"csv, ""quoted"" model",1,'), "a field with a comma and quotes is quoted, its quotes doubled");
+    const quoted = rows.find((r) => r[0] === 'csv, "quoted" model')!;
+    assert.deepEqual([quoted[7], quoted[8], quoted[9], quoted[10]], ["1.000000001", "0.4", "0.600000001", "60.00"]);
+    assert.ok(rows.some((r) => r[0] === "'=HYPERLINK(1)"), "a formula is written as text");
+    const unknown = rows.find((r) => r[0] === "csv-unknown-cost")!;
+    assert.deepEqual([unknown[8], unknown[9], unknown[11]], ["", "", "1"], "unknown costs are empty, never 0");
+    assert.equal((await api("GET", "/admin/v1/usage?by=day&format=csv")).headers["content-disposition"], 'attachment; filename="usage-day.csv"');
+    assertError(await api("GET", "/admin/v1/usage?by=model&format=xml"), 400, "invalid_parameter", /^format: must be one of: json, csv/);
+    assertError(await api("GET", "/admin/v1/usage?by=model&format=csv", { key: KEYS.payer }), 403, "admin_scope_missing");
+
+    const audit = await api("GET", "/admin/v1/audit?limit=3");
+    const auditCsv = await api("GET", "/admin/v1/audit?limit=3&format=csv");
+    assert.equal(auditCsv.headers["content-disposition"], 'attachment; filename="audit.csv"');
+    assert.equal(auditCsv.headers["x-next-before"], audit.json.next);
+    const [auditHeader, ...auditRows] = parseCsv(auditCsv.text);
+    assert.deepEqual(auditHeader, ["id", "at", "actor", "action", "target", "before", "after"]);
+    assert.deepEqual(auditRows, audit.json.data.map((r: Record<string, unknown>) => [
+      String(r.id), r.at, r.actor, r.action, r.target, r.before === undefined ? "" : JSON.stringify(r.before), r.after === undefined ? "" : JSON.stringify(r.after),
+    ]));
+  });
 });
+
+/** RFC 4180 read back: quoted fields with doubled quotes, CRLF rows (a parser of the test's own). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (text[i] === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
+        else if (text[i] === '"') { i++; break; }
+        else field += text[i++];
+      }
+    } else if (text[i] === ",") (row.push(field), (field = ""), i++);
+    else if (text.startsWith("\r\n", i)) (row.push(field), rows.push(row), (row = []), (field = ""), (i += 2));
+    else field += text[i++];
+  }
+  assert.equal(row.length + field.length, 0, "the document ends with CRLF");
+  return rows;
+}
