@@ -8,7 +8,7 @@ const errorAnswers: Readonly<Record<string, string>> = {
   400: "A bad field (named first in the message), a body that is not JSON, or a bad query parameter.",
   401: "No admin key, or one admin.keys does not declare.",
   403: "The admin key lacks the scope this route needs (named in the message).",
-  404: "No such user, token or batch.",
+  404: "No such user, token, batch, channel or key.",
   409: "A name taken, a change that raced another (version_conflict), an idempotency key used for another credit, or a key in use.",
 };
 

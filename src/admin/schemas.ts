@@ -277,7 +277,7 @@ export const schemas = {
       id: { type: "integer" },
       at: time,
       actor: { type: "string" },
-      action: { type: "string", description: "resource.verb: user.create, user.update, token.create, token.update, token.revoke, credit.add, codes.create, code.redeem." },
+      action: { type: "string", description: "resource.verb: user.create, user.update, token.create, token.update, token.revoke, credit.add, codes.create, code.redeem, key.take_out, key.put_back, key.test." },
       target: { type: "string" },
       before: { description: "The resource before the change (absent before a creation); money as exact decimals, never a key or its hash." },
       after: { description: "The resource after the change." },
