@@ -7,7 +7,8 @@
 import { Document, isScalar, stringify, visit } from "yaml";
 import { decodeBreakdown, encodeBreakdown, perLabel, subtotalText, totalOf, type Breakdown } from "../../src/billing/breakdown.js";
 import { formatNano, formatScaled, operatorCost, priceUsage, type Priced } from "../../src/billing/cost.js";
-import { componentRows, modelPriceTable, renderPriceTable } from "../../src/cli/price-table.js";
+import { componentRows } from "../../src/billing/price-table.js";
+import { modelPriceTable, renderPriceTable } from "../../src/cli/price-table.js";
 import { compileSource } from "../../src/config/index.js";
 import type { RawModel } from "../../src/config/raw.js";
 import type { Units, Usage } from "../../src/protocols/usage.js";

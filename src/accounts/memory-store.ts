@@ -152,6 +152,10 @@ export class MemoryAccountStore implements AccountStore {
     return this.#batches.get(batch);
   }
 
+  async listCodeBatches(query: ListUsers): Promise<Page<CodeBatch>> {
+    return pageOf([...this.#batches.values()], query, () => true, (b) => b.batch);
+  }
+
   async redeem(codeHash: string, user: string, by: Actor, now: number): Promise<RedeemResult> {
     const code = this.#codes.get(codeHash);
     if (!code) return { ok: false, reason: "unknown" };
@@ -208,11 +212,11 @@ export class MemoryAccountStore implements AccountStore {
   }
 }
 
-function pageOf<T extends { readonly name: string }>(all: T[], query: ListUsers, keep: (item: T) => boolean): Page<T> {
+function pageOf<T>(all: T[], query: ListUsers, keep: (item: T) => boolean, nameOf: (item: T) => string = (item) => (item as { name: string }).name): Page<T> {
   const limit = pageLimit(query.limit);
   const matching = all
-    .filter((item) => keep(item) && (query.prefix === undefined || item.name.startsWith(query.prefix)) && (query.after === undefined || item.name > query.after))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .filter((item) => keep(item) && (query.prefix === undefined || nameOf(item).startsWith(query.prefix)) && (query.after === undefined || nameOf(item) > query.after))
+    .sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0));
   const items = matching.slice(0, limit);
-  return matching.length > limit ? { items, next: items.at(-1)!.name } : { items };
+  return matching.length > limit ? { items, next: nameOf(items.at(-1)!) } : { items };
 }

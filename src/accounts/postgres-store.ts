@@ -372,6 +372,16 @@ class PostgresAccountStore implements AccountStore {
     return row && batchOf(row);
   }
 
+  async listCodeBatches(query: ListUsers): Promise<Page<CodeBatch>> {
+    const limit = pageLimit(query.limit);
+    const rows = await this.#query(
+      `SELECT ${BATCH_COLUMNS} FROM code_batches
+        WHERE ($1::text IS NULL OR starts_with(batch, $1)) AND ($2::text IS NULL OR batch > $2 COLLATE "C")
+        ORDER BY batch COLLATE "C" LIMIT $3`,
+      [opt(query.prefix), opt(query.after), limit + 1]);
+    return pageOf(rows.map(batchOf), limit, (b) => b.batch);
+  }
+
   async redeem(codeHash: string, user: string, by: Actor, now: number): Promise<RedeemResult> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const result = await this.#transaction(async (q): Promise<RedeemResult | undefined> => {

@@ -333,6 +333,12 @@ export class AccountService {
     return batchView(batch);
   }
 
+  /** Batches in name order, paged; never their codes (the store keeps only hashes). */
+  async codeBatches(query: ListUsers): Promise<{ items: BatchView[]; next?: string }> {
+    const page = await this.store.listCodeBatches(query);
+    return { items: page.items.map(batchView), ...(page.next === undefined ? {} : { next: page.next }) };
+  }
+
   /** A token holder redeems a code into their own user's balance. */
   async redeem(code: string, user: string, token: string): Promise<RedeemResult> {
     const result = await this.store.redeem(sha256Hex(code.trim()), user, { actor: `token:${token}` }, this.now());

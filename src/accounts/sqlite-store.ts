@@ -299,6 +299,10 @@ class SqliteAccountStore implements AccountStore {
     return row && batchOf(row);
   }
 
+  async listCodeBatches(query: ListUsers): Promise<Page<CodeBatch>> {
+    return this.#namePage("code_batches", query, undefined, batchOf, "batch");
+  }
+
   async redeem(codeHash: string, user: string, by: Actor, now: number): Promise<RedeemResult> {
     return this.#change((): RedeemResult => {
       const code = this.#get(`SELECT c.redeemed_at, b.batch, b.amount_nano, b.expires_at FROM redemption_codes c
@@ -386,14 +390,14 @@ class SqliteAccountStore implements AccountStore {
   }
 
   /** A page of users or tokens by name, bytewise (BINARY): a prefix is a range of the index. */
-  #namePage<T>(table: string, query: ListUsers, user: string | undefined, of: (row: Row) => T): Page<T> {
+  #namePage<T>(table: string, query: ListUsers, user: string | undefined, of: (row: Row) => T, column = "name"): Page<T> {
     const limit = pageLimit(query.limit);
     const end = query.prefix === undefined ? undefined : prefixEnd(query.prefix);
     const where = [
       user === undefined ? "" : "user = :user",
-      query.prefix === undefined ? "" : "name >= :prefix",
-      end === undefined ? "" : "name < :end",
-      query.after === undefined ? "" : "name > :after",
+      query.prefix === undefined ? "" : `${column} >= :prefix`,
+      end === undefined ? "" : `${column} < :end`,
+      query.after === undefined ? "" : `${column} > :after`,
     ].filter(Boolean);
     const params = {
       ...(user === undefined ? {} : { user }),
@@ -402,9 +406,9 @@ class SqliteAccountStore implements AccountStore {
       ...(query.after === undefined ? {} : { after: query.after }),
       limit: limit + 1,
     };
-    const rows = this.#all(`SELECT * FROM ${table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY name LIMIT :limit`, params);
-    const items = rows.slice(0, limit).map(of) as (T & { name: string })[];
-    return rows.length > limit ? { items, next: items.at(-1)!.name } : { items };
+    const rows = this.#all(`SELECT * FROM ${table}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${column} LIMIT :limit`, params);
+    const items = rows.slice(0, limit).map(of);
+    return rows.length > limit ? { items, next: rows[limit - 1][column] as string } : { items };
   }
 
   #statement(sql: string): Database.Statement {

@@ -300,6 +300,8 @@ export interface AccountStore {
   /** Throws NameTaken("batch", …) when the batch name is in use. */
   createCodes(batch: NewCodeBatch, by: Actor): Promise<CodeBatch>;
   codeBatch(batch: string): Promise<CodeBatch | undefined>;
+  /** Batches in name order (bytewise), paged like users: `prefix` filters, `after` is a page's `next`. */
+  listCodeBatches(query: ListUsers): Promise<Page<CodeBatch>>;
   /**
    * Redeems one code into `user`'s balance, atomically across every process: one code,
    * one credit entry, whatever the race. `by` is the redeeming token ("token:<name>").

@@ -10,7 +10,7 @@ import { GatewayError } from "../errors/gateway-error.js";
 import type { AdminKey, Runtime } from "../runtime/types.js";
 import { adminKeyOf, requireScope } from "./auth.js";
 import { adminErrorOf } from "./errors.js";
-import { readJsonBody, sendAdminError, sendJson } from "./http.js";
+import { readJsonBody, sendAdminError, sendJson, sendText } from "./http.js";
 import { openApiDocument } from "./openapi.js";
 import type { AdminCall, AdminDeps, AdminMethod, AdminRoute } from "./route.js";
 import { adminRoutes } from "./routes.js";
@@ -76,7 +76,8 @@ export class AdminApi {
       const answer = await this.#answer(request, runtime, key);
       // A body the route did not read (a DELETE or GET that sent one) is read and dropped.
       if (!req.complete) req.resume();
-      sendJson(res, answer.status, answer.body, answer.headers);
+      if (answer.text !== undefined) sendText(res, answer.status, answer.text, answer.headers);
+      else sendJson(res, answer.status, answer.body, answer.headers);
     } catch (err) {
       sendAdminError(req, res, adminErrorOf(err, requestId), runtime.server);
     }
@@ -103,7 +104,7 @@ export class AdminApi {
       const badBody = compiled.body(body);
       if (badBody) throw badBody;
     }
-    const call: AdminCall = { params, query, body, headers: req.headers, actor: { actor }, deps: this.#deps, openapi: () => this.document() };
+    const call: AdminCall = { params, query, body, headers: req.headers, actor: { actor }, deps: this.#deps, runtime, openapi: () => this.document() };
     return route.handle(call);
   }
 

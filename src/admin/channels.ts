@@ -16,7 +16,7 @@ interface KeyOutBody {
 const keyPath = "/admin/v1/channels/{channel}/keys/{fingerprint}";
 
 /** A key as the API shows it. */
-function keyView(k: KeyState): Record<string, unknown> {
+export function keyView(k: KeyState): Record<string, unknown> {
   const state = k.manual ? "taken_out" : k.out ? "cooling_down" : "in_rotation";
   return {
     fingerprint: k.fingerprint, state,
@@ -30,7 +30,7 @@ function channelView(c: ChannelKeyStates): Record<string, unknown> {
 }
 
 /** KeyControl's refusals as the API answers them: unknown names 404, a bad reason 400. */
-async function controlled<T>(action: () => Promise<T>): Promise<T> {
+export async function controlled<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (err) {

@@ -71,6 +71,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** Sends a text answer (CSV); its content-type is among `headers`. */
+export function sendText(res: ServerResponse, status: number, text: string, headers: Readonly<Record<string, string>> = {}): void {
+  res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
 /** Sends an error in the catalogue's shape; a body not read yet is read and dropped within bounds. */
 export function sendAdminError(req: IncomingMessage, res: ServerResponse, err: GatewayError, server: ServerSettings): void {
   if (res.headersSent) {

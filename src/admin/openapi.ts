@@ -8,7 +8,7 @@ const errorAnswers: Readonly<Record<string, string>> = {
   400: "A bad field (named first in the message), a body that is not JSON, or a bad query parameter.",
   401: "No admin key, or one admin.keys does not declare.",
   403: "The admin key lacks the scope this route needs (named in the message).",
-  404: "No such user, token or batch.",
+  404: "No such user, token, batch, channel or key.",
   409: "A name taken, a change that raced another (version_conflict), an idempotency key used for another credit, or a key in use.",
 };
 
@@ -21,7 +21,7 @@ export function openApiDocument(routes: readonly AdminRoute[], version: string):
     info: {
       title: "Gateway admin API",
       version,
-      description: "Users, tokens, credit, redemption codes, usage reports and the audit log. Authorization: Bearer <admin key>; scopes: read (every GET), write (users and tokens), billing (credit and codes). Money is an exact decimal string.",
+      description: "Users, tokens, credit, redemption codes, channels and their keys' health, live traffic, the compiled price list, usage reports (JSON or CSV) and the audit log. Authorization: Bearer <admin key>; scopes: read (every GET), write (users and tokens), billing (credit and codes). Money is an exact decimal string.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     paths,
@@ -35,7 +35,8 @@ export function openApiDocument(routes: readonly AdminRoute[], version: string):
 function operation(route: AdminRoute): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(route.responses)) {
-    responses[status] = { description: status === "201" ? "Created" : "OK", content: json(schema as string) };
+    const csv = status === "200" && route.csv !== undefined ? { "text/csv": { schema: { type: "string", description: route.csv } } } : {};
+    responses[status] = { description: status === "201" ? "Created" : "OK", content: { ...json(schema as string), ...csv } };
   }
   const failures = route.scope === undefined ? [] : ["400", "401", "403", ...(route.path.includes("{") ? ["404"] : []), ...(route.method === "GET" ? [] : ["409"])];
   for (const status of failures) responses[status] = { description: errorAnswers[status], content: json("Error") };

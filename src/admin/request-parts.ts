@@ -3,6 +3,7 @@
 
 import type { IncomingHttpHeaders } from "node:http";
 import { InvalidField } from "../accounts/money-input.js";
+import { parseTimeOrSpan } from "../config/units.js";
 
 /** The prefix/after/limit of a name-ordered list. */
 export function pageQuery(query: Readonly<Record<string, string | number | undefined>>): { prefix?: string; after?: string; limit?: number } {
@@ -40,4 +41,17 @@ export function expectedVersion(bodyVersion: number | undefined, headers: Incomi
 /** The ETag header of a versioned resource (none for gateway.yaml's, which have no version). */
 export function etagOf(version: number | undefined): Record<string, string> {
   return version === undefined ? {} : { etag: `"${version}"` };
+}
+
+/** How a time parameter is written (the document says it). */
+export const timeText = "An ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z) or a span back from now (24h, 7d).";
+
+/** A time parameter as epoch ms (undefined when absent); a bad one is refused naming it. */
+export function timeParam(field: string, value: string | number | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseTimeOrSpan(String(value), now);
+  } catch {
+    throw new InvalidField(field, `must be ${timeText.charAt(0).toLowerCase()}${timeText.slice(1, -1)}`);
+  }
 }

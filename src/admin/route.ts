@@ -6,7 +6,7 @@ import type { KeyControl } from "../routing/key-control.js";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AccountService } from "../accounts/service.js";
 import type { AccountStore, Actor } from "../accounts/store.js";
-import type { AdminScope } from "../runtime/types.js";
+import type { AdminScope, Runtime } from "../runtime/types.js";
 import type { UsageLog } from "../state/interfaces.js";
 import type { JsonSchema, SchemaName } from "./schemas.js";
 
@@ -32,13 +32,18 @@ export interface AdminCall {
   /** The admin key's name: the audit log's actor. */
   readonly actor: Actor;
   readonly deps: AdminDeps;
+  /** The configuration in force for this request (its channels, prices and groups). */
+  readonly runtime: Runtime;
   /** The OpenAPI document (served by its own route). */
   readonly openapi: () => unknown;
 }
 
 export interface AdminAnswer {
   readonly status: number;
-  readonly body: unknown;
+  /** A JSON answer's body (ignored when `text` is given). */
+  readonly body?: unknown;
+  /** A text answer (CSV): sent as it is, its content-type in `headers`. */
+  readonly text?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -61,6 +66,8 @@ export interface AdminRoute {
   readonly body?: SchemaName;
   /** The success statuses and their answer schemas. */
   readonly responses: Readonly<Partial<Record<200 | 201, SchemaName>>>;
+  /** The route answers CSV too (with format=csv): what its columns are, for the document. */
+  readonly csv?: string;
   /** Headers the route reads, for the document. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly handle: (call: AdminCall) => Promise<AdminAnswer>;

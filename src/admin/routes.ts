@@ -1,11 +1,14 @@
 // The admin API's route table, in the order the document lists it. The dispatcher and the
 // OpenAPI document are both made from this list.
 
+import { channelHealthRoutes } from "./channel-health.js";
 import { channelRoutes } from "./channels.js";
 import { codeRoutes } from "./codes.js";
+import { priceRoutes } from "./prices.js";
 import { reportRoutes } from "./reports.js";
 import type { AdminRoute } from "./route.js";
 import { tokenRoutes } from "./tokens.js";
+import { trafficRoutes } from "./traffic.js";
 import { userRoutes } from "./users.js";
 
 const openapiRoute: AdminRoute = {
@@ -17,4 +20,4 @@ const openapiRoute: AdminRoute = {
   },
 };
 
-export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...channelRoutes, ...reportRoutes];
+export const adminRoutes: readonly AdminRoute[] = [openapiRoute, ...userRoutes, ...tokenRoutes, ...codeRoutes, ...channelRoutes, ...channelHealthRoutes, ...trafficRoutes, ...priceRoutes, ...reportRoutes];

@@ -51,6 +51,7 @@ const moneyIn: JsonSchema = {
   description: "An amount of the currency: a decimal string such as \"12.5\" (read exactly) or a JSON number; at most 9 decimal places.",
 };
 const moneyOut = (description: string): JsonSchema => ({ type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: `${description} (an exact decimal of the currency)` });
+const exactDecimal = (description: string): JsonSchema => ({ type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?$", description: `${description} (an exact decimal)` });
 const expiryIn: JsonSchema = {
   type: "string", minLength: 1,
   description: "An ISO 8601 date or date-time (2027-01-01, 2027-01-01T00:00:00Z), or a duration from now (30d, 12h).",
@@ -97,6 +98,21 @@ const batchProperties = {
   redeemed: { type: "integer", minimum: 0 },
   created_at: time,
   actor: { type: "string" },
+} as const;
+
+/** A channel key as every answer shows it. */
+const channelKeyProperties = {
+  channel: { type: "string" },
+  fingerprint: { type: "string", description: "The first and last 4 hex digits of the key's sha256: names the key, never shows it." },
+  state: { type: "string", enum: ["in_rotation", "cooling_down", "taken_out", "unknown"] },
+  cooldown: {
+    type: "object", additionalProperties: false, required: ["reason", "until"],
+    properties: { reason: { type: "string", enum: ["auth", "quota"] }, until: time },
+  },
+  taken_out: {
+    type: "object", additionalProperties: false, required: ["reason", "actor", "at"],
+    properties: { reason: { type: "string" }, actor: { type: "string" }, at: time },
+  },
 } as const;
 
 /** Every schema of the API by name: request bodies first, then answers. */
@@ -224,6 +240,7 @@ export const schemas = {
   },
   TokenList: list("Token"),
   CodeBatch: { type: "object", additionalProperties: false, required: Object.keys(batchProperties), properties: batchProperties },
+  CodeBatchList: list("CodeBatch"),
   CodesCreated: {
     type: "object", additionalProperties: false, required: [...Object.keys(batchProperties), "codes"],
     properties: { ...batchProperties, codes: { type: "array", items: { type: "string" }, description: "The codes: shown in this answer only, never again." } },
@@ -260,7 +277,7 @@ export const schemas = {
       id: { type: "integer" },
       at: time,
       actor: { type: "string" },
-      action: { type: "string", description: "resource.verb: user.create, user.update, token.create, token.update, token.revoke, credit.add, codes.create, code.redeem." },
+      action: { type: "string", description: "resource.verb: user.create, user.update, token.create, token.update, token.revoke, credit.add, codes.create, code.redeem, key.take_out, key.put_back, key.test." },
       target: { type: "string" },
       before: { description: "The resource before the change (absent before a creation); money as exact decimals, never a key or its hash." },
       after: { description: "The resource after the change." },
@@ -274,19 +291,7 @@ export const schemas = {
   },
   ChannelKey: {
     type: "object", additionalProperties: false, required: ["fingerprint", "state"],
-    properties: {
-      channel: { type: "string" },
-      fingerprint: { type: "string", description: "The first and last 4 hex digits of the key's sha256: names the key, never shows it." },
-      state: { type: "string", enum: ["in_rotation", "cooling_down", "taken_out", "unknown"] },
-      cooldown: {
-        type: "object", additionalProperties: false, required: ["reason", "until"],
-        properties: { reason: { type: "string", enum: ["auth", "quota"] }, until: time },
-      },
-      taken_out: {
-        type: "object", additionalProperties: false, required: ["reason", "actor", "at"],
-        properties: { reason: { type: "string" }, actor: { type: "string" }, at: time },
-      },
-    },
+    properties: channelKeyProperties,
   },
   Channel: {
     type: "object", additionalProperties: false, required: ["channel", "enabled", "keys"],
@@ -295,6 +300,128 @@ export const schemas = {
   ChannelList: {
     type: "object", additionalProperties: false, required: ["data"],
     properties: { data: { type: "array", items: ref("Channel") } },
+  },
+  TrafficMinute: {
+    type: "object", additionalProperties: false, required: ["minute", "requests", "errors", "cost"],
+    properties: {
+      minute: { ...time, description: "The minute's start (UTC)." },
+      requests: { type: "integer", minimum: 0 },
+      errors: { type: "integer", minimum: 0, description: "Requests answered with a status of 400 or more, or failed with a gateway error." },
+      cost: moneyOut("What the minute's requests were charged, refunds left out"),
+    },
+  },
+  Traffic: {
+    type: "object", additionalProperties: false, required: ["minutes", "total", "data"],
+    properties: {
+      minutes: { type: "integer", minimum: 1 },
+      total: {
+        type: "object", additionalProperties: false, required: ["requests", "errors", "cost"],
+        properties: { requests: { type: "integer", minimum: 0 }, errors: { type: "integer", minimum: 0 }, cost: moneyOut("The sum of the minutes' cost") },
+      },
+      data: { type: "array", items: ref("TrafficMinute"), description: "Every minute, oldest first; the last is the current one (still counting)." },
+    },
+  },
+  KeyStats: {
+    type: "object", additionalProperties: false,
+    required: ["fingerprint", "state", "requests", "errors", "error_rate", "p50_ms", "p95_ms", "latency_sample"],
+    properties: {
+      state: channelKeyProperties.state,
+      cooldown: channelKeyProperties.cooldown,
+      taken_out: channelKeyProperties.taken_out,
+      fingerprint: { type: ["string", "null"], description: "The key's fingerprint; null: requests the channel answered without a key." },
+      requests: { type: "integer", minimum: 0 },
+      errors: { type: "integer", minimum: 0, description: "Status 400 or more, or a gateway error." },
+      error_rate: { type: ["number", "null"], description: "errors / requests, to 4 decimals; null without requests." },
+      p50_ms: { type: ["number", "null"], description: "Median request duration in ms (nearest rank) over the sample; null when none." },
+      p95_ms: { type: ["number", "null"], description: "95th percentile of request duration in ms (nearest rank) over the sample; null when none." },
+      latency_sample: { type: "integer", minimum: 0, description: "How many of the key's requests the percentiles are over." },
+    },
+  },
+  ChannelStats: {
+    type: "object", additionalProperties: false, required: ["since", "latency_sample_limit", "data"],
+    properties: {
+      since: time,
+      latency_sample_limit: { type: "integer", minimum: 1, description: "Percentiles are over at most this many of the newest requests of the span (all channels together)." },
+      data: {
+        type: "array",
+        items: {
+          type: "object", additionalProperties: false, required: ["channel", "enabled", "keys"],
+          properties: { channel: { type: "string" }, enabled: { type: "boolean" }, keys: { type: "array", items: ref("KeyStats") } },
+        },
+      },
+    },
+  },
+  KeyTest: {
+    type: "object", additionalProperties: false, required: ["channel", "fingerprint", "model", "mode", "ok", "total_ms"],
+    properties: {
+      channel: { type: "string" },
+      fingerprint: { type: "string" },
+      model: { type: "string", description: "The upstream model asked for." },
+      mode: { type: "string", enum: ["plain", "stream"] },
+      ok: { type: "boolean", description: "A 2xx whose body is a complete answer." },
+      status: { type: "integer", description: "The provider's HTTP status; absent when no answer came." },
+      first_byte_ms: { type: "integer", minimum: 0 },
+      total_ms: { type: "integer", minimum: 0 },
+      error_class: { type: "string", enum: ["auth", "quota", "denied", "rate_limit", "request", "upstream", "bad_answer", "timeout", "connect", "network"] },
+      message: { type: "string", description: "The provider's message (the key blanked out), at most 160 characters." },
+    },
+  },
+  PriceSection: {
+    type: "object", additionalProperties: false, required: ["kind", "rows"],
+    properties: {
+      kind: { type: "string", enum: ["price", "tier", "variant"], description: "The base price, a tier (by input size) or a variant (by what the request asked)." },
+      above_input_tokens: { type: "integer", minimum: 0, description: "A tier: for requests whose input exceeds this (the whole request)." },
+      when: { type: "object", additionalProperties: { type: "string" }, description: "A variant: the request's selectors it applies to." },
+      rows: {
+        type: "array", description: "A tier or variant lists only what it changes.",
+        items: {
+          type: "object", additionalProperties: false, required: ["component", "per", "price", "from", "fallback", "charged"],
+          properties: {
+            component: { type: "string", description: "input, cache_read, output, reasoning, per_request, per_image, web_search, …" },
+            per: { type: "string", description: "What the rate is per: 1M tokens, request, image, second, 1k chars, 1k calls." },
+            price: exactDecimal("The list price per unit"),
+            from: { type: "string", description: "own, a ratio (input × 0.1), a rule (= output), or the base a fallback bills at." },
+            fallback: { type: "boolean", description: "Billed at a base price the model's price does not name for it." },
+            charged: { type: "object", additionalProperties: exactDecimal("Charged per unit in this group"), description: "Per group serving the model: price × the group's multiplier." },
+          },
+        },
+      },
+    },
+  },
+  PriceList: {
+    type: "object", additionalProperties: false, required: ["source", "groups", "data"],
+    properties: {
+      source: {
+        type: "object", additionalProperties: false, required: ["file", "sha256"],
+        properties: { file: { type: "string", description: "The configuration file the prices were compiled from (prices imported by `gateway prices import --write` are written into it)." }, sha256: { type: "string" } },
+      },
+      groups: { type: "object", additionalProperties: exactDecimal("The group's multiplier"), description: "Every group's multiplier." },
+      data: {
+        type: "array",
+        items: {
+          type: "object", additionalProperties: false, required: ["model", "endpoints", "service_tiers", "groups", "sections", "channels"],
+          properties: {
+            model: { type: "string" },
+            endpoints: stringList("The endpoint kinds it is priced for."),
+            service_tiers: { type: "object", additionalProperties: exactDecimal("× the price"), description: "Service tiers and their multipliers on the price." },
+            groups: { type: "object", additionalProperties: exactDecimal("The group's multiplier"), description: "Groups of the channels serving the model." },
+            sections: { type: "array", items: ref("PriceSection") },
+            channels: {
+              type: "array", description: "What each channel serving the model costs the operator.",
+              items: {
+                type: "object", additionalProperties: false, required: ["channel", "enabled", "basis", "multiplier"],
+                properties: {
+                  channel: { type: "string" }, enabled: { type: "boolean" },
+                  basis: { type: "string", enum: ["list", "multiplier", "own"], description: "list: the list price; multiplier: the list price × multiplier; own: its own price × multiplier." },
+                  multiplier: exactDecimal("The channel's multiplier"),
+                  sections: { type: "array", items: ref("PriceSection"), description: "The channel's own price (basis own), before its multiplier." },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
   },
   GatewayLimits: fromGateway("accountLimits"),
   GatewayBudget: fromGateway("budget"),

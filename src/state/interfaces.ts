@@ -6,6 +6,7 @@
 // `store` and `ledger` URL schemes.
 
 import type { RateWindow, Token, User } from "../runtime/types.js";
+import type { KeyHealthRow, TrafficBucket, TrafficRange } from "./traffic.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 
 export type { UsageBucket, UsageSubject } from "./store.js";
@@ -94,6 +95,13 @@ export interface UsageLog {
    * are left out. What a budget that resets is seeded from. Sees every append that has
    * resolved. */
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): Promise<UsageBucket[]>;
+  /** Live traffic, cluster-wide: requests, errors (status >= 400 or a gateway error) and the
+   * cost charged and not refunded, per bucket of `bucketMs` (bucket = floor(time / bucketMs))
+   * over [sinceMs, untilMs), oldest first, empty buckets left out. */
+  traffic(range: TrafficRange, bucketMs: number): Promise<TrafficBucket[]>;
+  /** Each channel key's requests and errors over the range, exact, and its latency p50/p95
+   * over the newest LATENCY_SAMPLE requests of the range (bounded); by channel, then key. */
+  keyHealth(range: TrafficRange): Promise<KeyHealthRow[]>;
   /** Every token's and user's settled spend: what shared Accounts are rebuilt from. */
   spendTotals(): Promise<SpendTotals>;
   /** Makes everything appended durable now. Rejects when some could not be written. */

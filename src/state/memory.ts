@@ -6,6 +6,7 @@ import { addSpendMoney, addUsage, logLimit, normalizeEntry, type SpendMoney } fr
 import { mergeSpendRows, RollupMap, splitForRollups } from "./rollups.js";
 import { newestDayFirst, ofSubject, spendKeyer } from "./spend-keys.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
+import { checkTrafficQuery, keyHealthOf, latencySampleOf, sumKeyCounts, sumTraffic, type KeyHealthRow, type TrafficBucket, type TrafficRange } from "./traffic.js";
 import { checkBucketQuery, sumBuckets } from "./usage-buckets.js";
 
 function matches(e: UsageEntry, f: LogFilter): boolean {
@@ -119,6 +120,16 @@ class MemoryStore implements Store {
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
     checkBucketQuery(subject, sinceMs, bucketMs);
     return sumBuckets([], this.#entries, subject, sinceMs, bucketMs);
+  }
+
+  traffic(range: TrafficRange, bucketMs: number): TrafficBucket[] {
+    checkTrafficQuery(range, bucketMs);
+    return sumTraffic([], this.#entries, range, bucketMs);
+  }
+
+  keyHealth(range: TrafficRange): KeyHealthRow[] {
+    checkTrafficQuery(range);
+    return keyHealthOf(sumKeyCounts([], this.#entries, range), latencySampleOf(this.#entries, range));
   }
 
   oldestBefore(beforeMs: number, limit: number): UsageEntry[] {

@@ -13,6 +13,7 @@ import type { StateHealth, SpendTotals, UsageLog } from "./interfaces.js";
 import { dayText, mergeSpendRows, splitForRollups, type Rollup } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
+import { checkTrafficQuery, ERROR_SQL, keyHealthOf, LATENCY_SAMPLE, type KeyHealthRow, type TrafficBucket, type TrafficRange } from "./traffic.js";
 import { bucketSql, checkBucketQuery, firstMs } from "./usage-buckets.js";
 
 /** How to open the ledger; the defaults suit a gateway, tests shorten them. */
@@ -562,6 +563,46 @@ export class PostgresUsageLog implements UsageLog {
       values: [subject.name, firstMs(sinceMs), bucketMs],
     });
     return rows.map((r) => ({ bucket: Number(r.bucket), costNano: BigInt(r.cost), tokens: Number(r.tokens) }));
+  }
+
+  /** Rides on usage_log_time; sums of int8 are numeric, read back exactly. */
+  async traffic(range: TrafficRange, bucketMs: number): Promise<TrafficBucket[]> {
+    checkTrafficQuery(range, bucketMs);
+    const { rows } = await this.#query<{ bucket: string; requests: string; errors: string; cost: string }>({
+      name: "usage_log_traffic",
+      text: `SELECT ${bucketSql("$3::int8")} AS bucket, count(*) AS requests,
+          sum(CASE WHEN ${ERROR_SQL} THEN 1 ELSE 0 END) AS errors,
+          sum(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
+        FROM usage_log WHERE time >= $1 AND time < $2 GROUP BY 1 ORDER BY 1`,
+      values: [range.sinceMs, range.untilMs, bucketMs],
+    });
+    return rows.map((r) => ({ bucket: Number(r.bucket), requests: Number(r.requests), errors: Number(r.errors), costNano: BigInt(r.cost) }));
+  }
+
+  /** Exact counts per key; latencies from the newest LATENCY_SAMPLE rows of the range, as
+   * the other stores read them (the same answer everywhere, at a bounded cost). */
+  async keyHealth(range: TrafficRange): Promise<KeyHealthRow[]> {
+    checkTrafficQuery(range);
+    const values = [range.sinceMs, range.untilMs];
+    const [counts, sample] = await Promise.all([
+      this.#query<{ channel: string; key: string | null; requests: string; errors: string }>({
+        name: "usage_log_key_counts",
+        text: `SELECT channel, key, count(*) AS requests, sum(CASE WHEN ${ERROR_SQL} THEN 1 ELSE 0 END) AS errors
+          FROM usage_log WHERE time >= $1 AND time < $2 AND channel IS NOT NULL GROUP BY channel, key`,
+        values,
+      }),
+      this.#query<{ channel: string; key: string | null; duration_ms: number }>({
+        name: "usage_log_latency_sample",
+        text: `SELECT channel, key, duration_ms FROM usage_log WHERE time >= $1 AND time < $2 AND channel IS NOT NULL
+          ORDER BY time DESC, seq DESC LIMIT ${LATENCY_SAMPLE}`,
+        values,
+      }),
+    ]);
+    const keyOf = (key: string | null) => (key === null ? {} : { key });
+    return keyHealthOf(
+      counts.rows.map((r) => ({ channel: r.channel, ...keyOf(r.key), requests: Number(r.requests), errors: Number(r.errors) })),
+      sample.rows.map((r) => ({ channel: r.channel, ...keyOf(r.key), durationMs: Number(r.duration_ms) })),
+    );
   }
 
   spentByToken(token: string): Promise<bigint> {

@@ -7,6 +7,7 @@ import { entryOfRow, logLimit, SPEND_MONEY_SQL, spendRowOf, type SpendSqlRow, ty
 import { dayText, epochDay, mergeSpendRows, splitForRollups } from "./rollups.js";
 import { daysOfBuckets, dayBucketMs, SERVED_KEY_SQL } from "./spend-keys.js";
 import { NO_CHANNEL, type LogFilter, type RefundResult, type SpendDimension, type SpendRange, type SpendRow, type UsageBucket, type UsageEntry, type UsageSubject } from "./store.js";
+import { ERROR_SQL, LATENCY_SAMPLE, type KeyCount, type LatencyPoint, type TrafficBucket, type TrafficRange } from "./traffic.js";
 import { bucketSql, firstMs } from "./usage-buckets.js";
 
 /** A usage_log row as better-sqlite3 returns it (safe integers: bigints). */
@@ -106,6 +107,10 @@ export class SqliteQueries {
   readonly #logsByShape = new Map<string, Database.Statement>();
   /** Made on the first ask, one per subject kind (each rides on its (column, time) index). */
   readonly #buckets = new Map<UsageSubject["kind"], Database.Statement>();
+  /** The traffic and key-health reads, made on the first ask. */
+  #traffic: Database.Statement | undefined;
+  #keyCounts: Database.Statement | undefined;
+  #latency: Database.Statement | undefined;
   /** Made on the first refund (the writer thread's copy never refunds). */
   #refund: Database.Transaction<(id: string, time: number) => RefundResult> | undefined;
 
@@ -337,6 +342,34 @@ export class SqliteQueries {
     const bucketMs = dayBucketMs(range.timeZone);
     const statement = this.#spendOver(`day:${bucketMs}`, `CAST(time / ${bucketMs} AS TEXT)`, subject?.kind);
     return daysOfBuckets((statement.all(params) as SpendSqlRow[]).map(spendRowOf), range);
+  }
+
+  /** Requests, errors and unrefunded cost per bucket over the range, oldest first (on
+   * usage_log_time). */
+  traffic(range: TrafficRange, bucketMs: number): TrafficBucket[] {
+    this.#traffic ??= this.#db.prepare(`SELECT ${bucketSql("@bucketMs")} AS bucket, COUNT(*) AS requests,
+        SUM(CASE WHEN ${ERROR_SQL} THEN 1 ELSE 0 END) AS errors,
+        SUM(CASE WHEN refunded_at IS NULL THEN cost_nano ELSE 0 END) AS cost
+      FROM usage_log WHERE time >= @since AND time < @until GROUP BY bucket ORDER BY bucket`);
+    const rows = this.#traffic.all({ since: range.sinceMs, until: range.untilMs, bucketMs: BigInt(bucketMs) }) as { bucket: bigint; requests: bigint; errors: bigint; cost: bigint }[];
+    return rows.map((r) => ({ bucket: Number(r.bucket), requests: Number(r.requests), errors: Number(r.errors), costNano: BigInt(r.cost) }));
+  }
+
+  /** Requests and errors per channel key over the range (requests a channel answered). */
+  keyCounts(range: TrafficRange): KeyCount[] {
+    this.#keyCounts ??= this.#db.prepare(`SELECT channel, usage_log.key AS key, COUNT(*) AS requests,
+        SUM(CASE WHEN ${ERROR_SQL} THEN 1 ELSE 0 END) AS errors
+      FROM usage_log WHERE time >= @since AND time < @until AND channel IS NOT NULL GROUP BY channel, usage_log.key`);
+    const rows = this.#keyCounts.all({ since: range.sinceMs, until: range.untilMs }) as { channel: string; key: string | null; requests: bigint; errors: bigint }[];
+    return rows.map((r) => ({ channel: r.channel, ...(r.key === null ? {} : { key: r.key }), requests: Number(r.requests), errors: Number(r.errors) }));
+  }
+
+  /** The latency of the newest LATENCY_SAMPLE requests a channel answered in the range. */
+  latencySample(range: TrafficRange): LatencyPoint[] {
+    this.#latency ??= this.#db.prepare(`SELECT channel, usage_log.key AS key, duration_ms FROM usage_log
+      WHERE time >= @since AND time < @until AND channel IS NOT NULL ORDER BY time DESC, rowid DESC LIMIT ${LATENCY_SAMPLE}`);
+    const rows = this.#latency.all({ since: range.sinceMs, until: range.untilMs }) as { channel: string; key: string | null; duration_ms: number }[];
+    return rows.map((r) => ({ channel: r.channel, ...(r.key === null ? {} : { key: r.key }), durationMs: Number(r.duration_ms) }));
   }
 
   /** What `subject` used from `sinceMs` on per bucket, refunds left out, oldest first;

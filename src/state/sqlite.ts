@@ -17,6 +17,7 @@ import { ThreadWriter } from "./sqlite-thread.js";
 import { takeLockFile } from "./sweep-lock.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 import { checkBucketQuery } from "./usage-buckets.js";
+import { checkTrafficQuery, keyHealthOf, latencySampleOf, sumKeyCounts, sumTraffic, type KeyHealthRow, type TrafficBucket, type TrafficRange } from "./traffic.js";
 
 /** How to open a SQLite store. */
 export interface SqliteStoreOptions {
@@ -363,6 +364,20 @@ class SqliteStore implements Store {
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[] {
     checkBucketQuery(subject, sinceMs, bucketMs);
     return this.#read((tail) => mergeBuckets(this.#queries.usageBuckets(subject, sinceMs, bucketMs), tail, subject, sinceMs, bucketMs));
+  }
+
+  traffic(range: TrafficRange, bucketMs: number): TrafficBucket[] {
+    checkTrafficQuery(range, bucketMs);
+    return this.#read((tail) => sumTraffic(this.#queries.traffic(range, bucketMs), tail, range, bucketMs));
+  }
+
+  /** The journal's tail is newer than what SQLite holds: its latencies go first in the sample. */
+  keyHealth(range: TrafficRange): KeyHealthRow[] {
+    checkTrafficQuery(range);
+    return this.#read((tail) => keyHealthOf(
+      sumKeyCounts(this.#queries.keyCounts(range), tail, range),
+      [...latencySampleOf(tail, range), ...this.#queries.latencySample(range)],
+    ));
   }
 
   oldestBefore(beforeMs: number, limit: number): UsageEntry[] {

@@ -3,6 +3,7 @@
 // except `append`, which resolves once the entry is durable (the journal's group commit).
 
 import type { SpendTotals, UsageLog } from "./interfaces.js";
+import type { KeyHealthRow, TrafficBucket, TrafficRange } from "./traffic.js";
 import type { LogFilter, RefundResult, SpendDimension, SpendRange, SpendRow, Store, UsageBucket, UsageEntry, UsageSubject } from "./store.js";
 
 /** Runs a synchronous read as a settled promise. */
@@ -48,6 +49,14 @@ export class StoreUsageLog implements UsageLog {
 
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): Promise<UsageBucket[]> {
     return now(() => this.store.usageBuckets(subject, sinceMs, bucketMs));
+  }
+
+  traffic(range: TrafficRange, bucketMs: number): Promise<TrafficBucket[]> {
+    return now(() => this.store.traffic(range, bucketMs));
+  }
+
+  keyHealth(range: TrafficRange): Promise<KeyHealthRow[]> {
+    return now(() => this.store.keyHealth(range));
   }
 
   spendTotals(): Promise<SpendTotals> {

@@ -4,6 +4,7 @@
 // everyone's.
 
 import type { Usage } from "../protocols/usage.js";
+import type { KeyHealthRow, TrafficBucket, TrafficRange } from "./traffic.js";
 
 /** One request's record, keyed by its X-Gateway-Request-Id. */
 export interface UsageEntry {
@@ -158,6 +159,11 @@ export interface Store {
    * integer), oldest bucket first; refunded entries count nothing, and a bucket where nothing
    * was used is left out. */
   usageBuckets(subject: UsageSubject, sinceMs: number, bucketMs: number): UsageBucket[];
+  /** Requests, errors and cost per bucket of `bucketMs` over the range, oldest first, empty
+   * buckets left out (state/traffic.ts). */
+  traffic(range: TrafficRange, bucketMs: number): TrafficBucket[];
+  /** Each channel key's requests, errors and latency over the range (state/traffic.ts). */
+  keyHealth(range: TrafficRange): KeyHealthRow[];
   /** Up to `limit` of the oldest entries older than `beforeMs` (time < beforeMs), oldest
    * first: what retention archives before it removes them. */
   oldestBefore?(beforeMs: number, limit: number): UsageEntry[];

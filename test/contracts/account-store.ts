@@ -443,6 +443,22 @@ export function accountStoreContract(name: string, open: () => Promise<AccountSt
         assert.equal((await store.redeem(hash("code-d"), "alice", { actor: "token:t1" }, now)).ok, false, "the refused batch's codes were not kept");
       });
 
+      test("listCodeBatches: name order bytewise, paged with next, filtered by prefix; redemptions counted, money exact", async () => {
+        for (const b of ["promo-b", "Promo-z", "promo-a", "gift", "promo-a2"]) await store.createCodes(batchOf(b, [`${b}-1`, `${b}-2`]), admin);
+        assert.equal((await store.redeem(hash("code-promo-a-1"), "alice", { actor: "token:t1" }, now)).ok, true);
+        const all = await store.listCodeBatches({});
+        assert.deepEqual(all.items.map((b) => b.batch), ["Promo-z", "gift", "promo-a", "promo-a2", "promo-b"]);
+        assert.equal(all.next, undefined);
+        const a = all.items[2];
+        assert.deepEqual(a, { ...(await store.codeBatch("promo-a"))!, redeemed: 1 });
+        assert.equal(a.amountNano, BIG);
+        const first = await store.listCodeBatches({ prefix: "promo-", limit: 2 });
+        assert.deepEqual([first.items.map((b) => b.batch), first.next], [["promo-a", "promo-a2"], "promo-a2"]);
+        const rest = await store.listCodeBatches({ prefix: "promo-", limit: 2, after: first.next });
+        assert.deepEqual([rest.items.map((b) => b.batch), rest.next], [["promo-b"], undefined]);
+        assert.deepEqual((await store.listCodeBatches({ prefix: "none" })).items, []);
+      });
+
       test("redeem: ok once into the user's credit, then redeemed; unknown and expired codes credit nothing", async () => {
         await store.createCodes(batchOf("promo", ["a", "b", "c"]), admin);
         await store.createCodes(batchOf("old", ["x"], 5n, now - 1), admin);

@@ -453,6 +453,47 @@ export function usageLogContract(name: string, open: () => Promise<UsageLogFixtu
       await assert.rejects(log.usageBuckets(T("t1"), Number.NaN, 1000), RangeError);
     });
 
+    test("traffic: requests, errors and unrefunded cost per bucket over [since, until), oldest first, exact", async () => {
+      const M = 60_000;
+      const big = 2n ** 60n + 7n;
+      await log.append(entry({ requestId: "t0", time: 10 * M - 1, costNano: 1n })); // before the range
+      await log.append(entry({ requestId: "t1", time: 10 * M, costNano: big }));
+      await log.append(entry({ requestId: "t2", time: 10 * M + 59_999, costNano: 3n, status: 502, error: "upstream_error" }));
+      await log.append(entry({ requestId: "t3", time: 12 * M + 5, costNano: 0n, status: 200, error: "client_closed" }));
+      await log.append(entry({ requestId: "t4", time: 12 * M + 6, costNano: 40n }));
+      await log.append(entry({ requestId: "t5", time: 12 * M + 7, costNano: 0n, status: 429 }));
+      await log.append(entry({ requestId: "t6", time: 13 * M, costNano: 9n })); // at until: out
+      await log.refund("t4", 1);
+      const rows = await log.traffic({ sinceMs: 10 * M, untilMs: 13 * M }, M);
+      assert.deepEqual(rows, [
+        { bucket: 10, requests: 2, errors: 1, costNano: big + 3n },
+        { bucket: 12, requests: 3, errors: 2, costNano: 0n },
+      ]);
+      assert.deepEqual(await log.traffic({ sinceMs: 0, untilMs: 10 * M - 1 }, M), []);
+      await assert.rejects(log.traffic({ sinceMs: 0, untilMs: M }, 0), RangeError);
+      await assert.rejects(log.traffic({ sinceMs: 0.5, untilMs: M }, M), RangeError);
+    });
+
+    test("keyHealth: per channel key, exact requests and errors, latency p50/p95 by nearest rank", async () => {
+      let n = 0;
+      const add = (channel: string | undefined, key: string | undefined, durationMs: number, status = 200) =>
+        log.append(entry({ requestId: `k${n++}`, time: 1000 + n, channel, key, durationMs, status }));
+      for (let i = 1; i <= 20; i++) await add("main", "aaaa1111", i * 10, i <= 3 ? 500 : 200);
+      await add("main", "bbbb2222", 7.5);
+      await add("main", undefined, 3, 503);
+      await add("backup", "cccc3333", 40);
+      await add(undefined, undefined, 1, 401); // no channel answered: not a key's
+      await log.append(entry({ requestId: "late", time: 999_999, channel: "main", key: "aaaa1111", durationMs: 5 }));
+      const rows = await log.keyHealth({ sinceMs: 0, untilMs: 100_000 });
+      assert.deepEqual(rows, [
+        { channel: "backup", key: "cccc3333", requests: 1, errors: 0, latencySample: 1, p50Ms: 40, p95Ms: 40 },
+        { channel: "main", requests: 1, errors: 1, latencySample: 1, p50Ms: 3, p95Ms: 3 },
+        { channel: "main", key: "aaaa1111", requests: 20, errors: 3, latencySample: 20, p50Ms: 100, p95Ms: 190 },
+        { channel: "main", key: "bbbb2222", requests: 1, errors: 0, latencySample: 1, p50Ms: 7.5, p95Ms: 7.5 },
+      ]);
+      assert.deepEqual(await log.keyHealth({ sinceMs: 200_000, untilMs: 300_000 }), []);
+    });
+
     if (reopens) test("an append that resolved survives closing and reopening the log", async () => {
       assert.ok(fx.reopen, "a fixture that reopens has reopen()");
       await Promise.all(Array.from({ length: 20 }, (_, i) => log.append(entry({ requestId: `d${i}`, costNano: 3n }))));

@@ -10,6 +10,7 @@ import addFormatsModule from "ajv-formats";
 import { stringify } from "yaml";
 import { adminRoutes } from "../../src/admin/routes.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
+import { DocumentCheck } from "../helpers/admin-client.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { CHANNEL_KEY, channel, config, hello, rawRequest, type RawResponse } from "./support.js";
@@ -43,32 +44,6 @@ interface Call {
   readonly body?: unknown;
   readonly raw?: string;
   readonly headers?: Record<string, string>;
-}
-
-/** The answer schemas of the served document, by method, path template and status. */
-class DocumentCheck {
-  readonly #ajv = new Ajv2020Module.default({ strict: true, strictRequired: false, allowUnionTypes: true });
-  readonly #ops: { method: string; pattern: RegExp; responses: Record<string, { content?: Record<string, { schema: { $ref: string } }> }> }[] = [];
-
-  constructor(readonly doc: any) {
-    ((addFormatsModule as any).default ?? addFormatsModule)(this.#ajv);
-    this.#ajv.addKeyword({ keyword: "components" });
-    this.#ajv.addSchema({ $id: "doc", components: { schemas: doc.components.schemas } });
-    for (const [path, item] of Object.entries<any>(doc.paths)) {
-      const pattern = new RegExp(`^${path.replace(/\./g, "\\.").replace(/\{\w+\}/g, "[^/]+")}$`);
-      for (const [method, op] of Object.entries<any>(item)) this.#ops.push({ method: method.toUpperCase(), pattern, responses: op.responses });
-    }
-  }
-
-  /** Throws when the answer's body does not match the schema the document gives for it. */
-  check(method: string, path: string, r: RawResponse): void {
-    const op = this.#ops.find((o) => o.method === method && o.pattern.test(path.split("?")[0]));
-    assert.ok(op, `${method} ${path} is not in the document`);
-    const ref = op.responses[String(r.status)]?.content?.["application/json"]?.schema.$ref;
-    assert.ok(ref, `${method} ${path}: the document has no ${r.status} answer`);
-    const valid = this.#ajv.validate({ $ref: `doc${ref}` }, r.json);
-    assert.ok(valid, `${method} ${path} ${r.status} does not match ${ref}: ${this.#ajv.errorsText()} in ${r.text}`);
-  }
 }
 
 let doc: DocumentCheck | undefined;

@@ -10,6 +10,7 @@ import { eventually, startTestGateway, type TestGateway } from "../helpers/gatew
 import { startFakeOpenAI, type FakeOpenAI, type Script } from "../helpers/fake-openai.js";
 import { createMemoryStore } from "../../src/state/memory.js";
 import type { LogFilter, SpendDimension, Store, UsageEntry, UsageSubject } from "../../src/state/store.js";
+import type { TrafficRange } from "../../src/state/traffic.js";
 import { destroyAgents } from "../../src/upstream/agents.js";
 import { fakeUsage } from "../helpers/fake-openai.js";
 import { TOKEN, channel, completionAnswer, config, hello, rawRequest, startRawUpstream } from "./support.js";
@@ -42,6 +43,8 @@ class GatedStore implements Store {
   spentByToken(token: string) { return this.#inner.spentByToken(token); }
   spentByUser(user: string) { return this.#inner.spentByUser(user); }
   usageBuckets(s: UsageSubject, since: number, bucketMs: number) { return this.#inner.usageBuckets(s, since, bucketMs); }
+  traffic(range: TrafficRange, bucketMs: number) { return this.#inner.traffic(range, bucketMs); }
+  keyHealth(range: TrafficRange) { return this.#inner.keyHealth(range); }
   flush() { this.#inner.flush(); }
   refund(requestId: string, at: number) { return this.#inner.refund(requestId, at); }
   logs(filter: LogFilter) { return this.#inner.logs(filter); }

@@ -48,7 +48,7 @@ function fakeUsageLog(tokens: Record<string, bigint> = {}, users: Record<string,
       if (readMs > 0) await new Promise((r) => setTimeout(r, readMs)); // a big log takes a while
       return { tokens: new Map(Object.entries(tokens)), users: new Map(Object.entries(users)) };
     },
-    append: notUsed, refund: notUsed, logs: notUsed, spend: notUsed, spentByToken: notUsed, spentByUser: notUsed, usageBuckets: notUsed, flush: notUsed,
+    append: notUsed, refund: notUsed, logs: notUsed, spend: notUsed, spentByToken: notUsed, spentByUser: notUsed, usageBuckets: notUsed, traffic: notUsed, keyHealth: notUsed, flush: notUsed,
     close: async () => {},
   };
 }

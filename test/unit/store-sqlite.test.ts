@@ -372,6 +372,44 @@ test("usageBuckets in a reader in another process: SQLite's buckets with the jou
   }
 });
 
+test("traffic and keyHealth in a reader in another process: SQLite's aggregates with the journal's tail added", async () => {
+  const path = join(dir, "tail-traffic/gateway.db");
+  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
+  const reader = openSqliteStore(path, { mustExist: true });
+  const locker = raw(path);
+  try {
+    await store.record(entry({ requestId: "s1", time: 1050, costNano: 2n ** 53n + 1n, channel: "c", key: "k1", durationMs: 10 }));
+    await store.record(entry({ requestId: "s2", time: 1150, costNano: 5n, status: 500, channel: "c", key: "k1", durationMs: 20 }));
+    store.flush();
+    locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more for now
+    const journaled: Promise<void>[] = [];
+    for (let i = 0; i < 10; i++) {
+      journaled.push(store.record(entry({ requestId: `j${i}`, time: 1000 + (i % 2) * 100 + i, costNano: 10n, status: i < 3 ? 429 : 200,
+        channel: "c", key: i % 2 ? "k2" : "k1", durationMs: 30 + i })));
+    }
+    await Promise.all(journaled);
+    assert.equal(locker.prepare("SELECT COUNT(*) FROM usage_log").pluck().get(), 2n, "SQLite holds only the first two");
+    const seen = () => ({ traffic: reader.traffic({ sinceMs: 0, untilMs: 2000 }, 100), health: reader.keyHealth({ sinceMs: 0, untilMs: 2000 }) });
+    const during = seen();
+    assert.deepEqual(during.traffic, [
+      { bucket: 10, requests: 6, errors: 2, costNano: 2n ** 53n + 1n + 50n },
+      { bucket: 11, requests: 6, errors: 2, costNano: 5n + 50n },
+    ]);
+    assert.deepEqual(during.health, [
+      { channel: "c", key: "k1", requests: 7, errors: 3, latencySample: 7, p50Ms: 32, p95Ms: 38 },
+      { channel: "c", key: "k2", requests: 5, errors: 1, latencySample: 5, p50Ms: 35, p95Ms: 39 },
+    ]);
+    locker.exec("ROLLBACK");
+    store.flush();
+    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
+  } finally {
+    if (locker.inTransaction) locker.exec("ROLLBACK");
+    locker.close();
+    reader.close();
+    store.close();
+  }
+});
+
 test("usage by user rides on the usage_log_user index (user, time), by token on usage_log_token", () => {
   const path = join(dir, "user-index.db");
   openSqliteStore(path).close();
