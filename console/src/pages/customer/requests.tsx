@@ -93,7 +93,7 @@ export function Requests({ currency }: { currency: string }) {
             <tr><th scope="col">Time</th><th scope="col">Model</th><th scope="col">Protocol</th><th scope="col">Status</th>
               <th scope="col">Tokens in / out</th><th scope="col">Cost</th><th scope="col">Details</th></tr>
           </thead>
-          <tbody>{rows.map((r) => <RequestLine key={r.request_id} row={r} currency={currency} open={found?.row !== undefined} />)}</tbody>
+          <tbody>{rows.map((r) => <RequestLine key={found ? `found-${r.request_id}` : r.request_id} row={r} currency={currency} open={found?.row !== undefined} />)}</tbody>
         </table>
       </div>
       {page && page.rows.length === 0 && !found && <p>No requests yet.</p>}
@@ -107,6 +107,7 @@ export function Requests({ currency }: { currency: string }) {
   );
 }
 
+/** A request's row and, once opened, its breakdown below it (a found request opens at once). */
 function RequestLine({ row, currency, open: openAtFirst }: { row: RequestRow; currency: string; open: boolean }) {
   const [open, setOpen] = useState(openAtFirst);
   const detailsId = `breakdown-${row.request_id}`;
@@ -142,7 +143,7 @@ function Breakdown({ row, currency }: { row: RequestRow; currency: string }) {
   ].filter(Boolean).join(", ");
   return (
     <div class="breakdown" data-testid="request-breakdown">
-      <p>Request id <code class="secret">{row.request_id}</code>, {row.duration_ms} ms{extra ? `; tokens: ${extra}` : ""}.</p>
+      <p>Request id <code class="secret">{row.request_id}</code>, {Math.round(row.duration_ms)} ms{extra ? `; tokens: ${extra}` : ""}.</p>
       {b ? (
         <>
           <ul>
