@@ -23,6 +23,8 @@ test("bars: amounts beyond a float's precision are still scaled exactly", () => 
   // 9007199254740993 is not a float: Number() would read it as ...992.
   assert.deepEqual(barLengths(["9007199254740993", "9007199254740992.999999999"], 1_000_000_000), [1_000_000_000, 1_000_000_000]);
   assert.deepEqual(barLengths(["0.000000003", "0.000000001"], 3), [3, 1]);
+  // Exactly 14.5 units, which rounds up; a float makes 0.145 × 100 14.4999… and rounds down.
+  assert.deepEqual(barLengths(["1", "0.145"], 100), [100, 15]);
   assert.equal(largest(["0.1", "0.300000000", "0.29999999"]), "0.300000000", "the largest as the server wrote it");
   assert.equal(largest([]), "0");
 });
