@@ -3,9 +3,9 @@
 // X-Gateway-Request-Id on Requests with the usage log's cost to the nano, pages to older
 // requests, reads the day's spend on Usage as /console/api/me/spend has it, redeems a code an
 // operator made and sees the balance the CLI reports, creates and revokes a token (the revoked
-// key refused at once), and copies the quick start with this gateway's base URL. Each page is
-// screenshot to test-artifacts/console/, labelled throughout, and fits 375 px.
-
+// key refused at once; with the operator's switch off, a sentence instead), and copies the
+// quick start with this gateway's base URL. Each page is screenshot to
+// test-artifacts/console/, labelled throughout, and fits 375 px.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -25,6 +25,15 @@ const WAIT = { timeout: 10_000 };
 /** One page of Requests holds 25 rows: one more makes an older page. */
 const CALLS = 26;
 
+/** A gateway with one fake OpenAI channel and the ops admin key; customers may change
+ * their own tokens when `customerTokens`. */
+function gatewayYaml(upstreamUrl: string, customerTokens: boolean): string {
+  return config({ users: {}, tokens: [], channels: [channel("fake", upstreamUrl)], server: { body_timeout: "2s" } }) + stringify({
+    console: { customer_tokens: customerTokens },
+    admin: { keys: [{ name: "ops", key: ADMIN_KEYS.ops, scopes: ["read", "write", "billing"] }] },
+  });
+}
+
 describe("the customer's pages in a browser", { timeout: 30_000 }, () => {
   let upstream: RawUpstream;
   let gw: TestGateway;
@@ -39,10 +48,7 @@ describe("the customer's pages in a browser", { timeout: 30_000 }, () => {
     mkdirSync(artifacts, { recursive: true });
     const built = ensureConsoleBuilt();
     upstream = await startRawUpstream((body, res) => completionAnswer(res, body.model, "hi", { prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801 }));
-    gw = await startTestGateway(config({ users: {}, tokens: [], channels: [channel("fake", upstream.url)], server: { body_timeout: "2s" } }) + stringify({
-      console: { customer_tokens: true },
-      admin: { keys: [{ name: "ops", key: ADMIN_KEYS.ops, scopes: ["read", "write", "billing"] }] },
-    }));
+    gw = await startTestGateway(gatewayYaml(upstream.url, true));
     key = await customerWithToken(gw.url, "carol", "10");
     for (let i = 0; i < CALLS; i++) {
       const r = await rawRequest(`${gw.url}/v1/chat/completions`, {
@@ -204,6 +210,17 @@ describe("the customer's pages in a browser", { timeout: 30_000 }, () => {
     await page.getByRole("status").filter({ hasText: "Token carol-ci revoked." }).waitFor(WAIT);
     const refused = await call();
     assert.equal(refused.status, 401, refused.text);
+
+    // The operator turns customers' token changes off: the page says who manages them, and offers no change.
+    gw.swapConfig(gatewayYaml(upstream.url, false));
+    await page.reload();
+    await page.getByTestId("tokens-operator").waitFor(WAIT);
+    assert.equal(await text("tokens-operator"), "Your operator manages your tokens: ask them to create, change or revoke one.");
+    assert.equal(await page.getByTestId("token-create").count(), 0);
+    assert.equal(await page.getByTestId("token-choose").count(), 0);
+    await page.locator('tr[data-token="carol-main"]').waitFor(WAIT);
+    await page.screenshot({ path: `${artifacts}customer-tokens-operator-managed.png`, fullPage: true });
+    gw.swapConfig(gatewayYaml(upstream.url, true));
   });
 
   test("Quick start: this gateway's origin as the base URL in every protocol's snippet", async () => {
