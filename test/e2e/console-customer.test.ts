@@ -6,6 +6,7 @@
 // key refused at once; with the operator's switch off, a sentence instead), and copies the
 // quick start with this gateway's base URL. Each page is screenshot to
 // test-artifacts/console/, labelled throughout, and fits 375 px.
+
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -180,6 +181,7 @@ describe("the customer's pages in a browser", { timeout: 30_000 }, () => {
   test("Tokens: a new one's key shown once works at once; a quota set; revoked after a confirmation, it is refused", async () => {
     await open("Tokens");
     await page.locator('tr[data-token="carol-main"]').filter({ hasText: "(this session)" }).waitFor(WAIT);
+    assert.match(await page.locator("main").innerText(), /Times are in your time zone, Asia\/Tokyo\./);
     await page.getByLabel("Token name").fill("carol-ci");
     await page.getByTestId("token-create").click();
     const newKey = await text("token-key");

@@ -3,7 +3,7 @@
 // revocation after a confirmation; otherwise a sentence saying the operator manages them.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call, type Session } from "../../api.js";
-import { formatTime } from "../../time.js";
+import { formatTime, zoneNote } from "../../time.js";
 import { CopyButton } from "./copy-button.js";
 
 /** A token as GET /console/api/me/tokens lists it. */
@@ -60,6 +60,7 @@ export function Tokens({ session, currency }: { session: Session; currency: stri
           </tbody>
         </table>
       </div>
+      <p class="hint">{zoneNote()}</p>
       {changeable && <NewToken session={session} onMade={reload} />}
       {changeable && <ChangeToken session={session} tokens={list.data.filter((t) => t.source === "store" && t.status !== "revoked")} onChanged={reload} />}
     </section>
