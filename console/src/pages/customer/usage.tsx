@@ -34,7 +34,7 @@ export function Usage({ currency }: { currency: string }) {
       <h1 id="usage-title">Usage</h1>
       <p class="hint" data-testid="spend-zone">Days are billing days in the gateway's time zone, {spend.timezone}.</p>
       <dl class="figures">
-        <div><dt>Today ({today.date})</dt><dd><Money testid="spend-today" amount={today.cost} currency={currency} /></dd></div>
+        <div><dt>Today (<span data-testid="spend-today-date">{today.date}</span>)</dt><dd><Money testid="spend-today" amount={today.cost} currency={currency} /></dd></div>
         <div><dt>Last {spend.days.length} days</dt><dd><Money testid="spend-total" amount={spend.total.cost} currency={currency} /></dd></div>
         <div><dt>Requests in those days</dt><dd data-testid="spend-requests">{spend.total.requests}</dd></div>
       </dl>
