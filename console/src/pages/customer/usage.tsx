@@ -16,7 +16,7 @@ export interface Spend {
 
 const DAYS = 30;
 /** The chart's drawing units (the SVG scales to the page's width). */
-const CHART = { width: 600, height: 180, top: 16, bottom: 22 };
+const CHART = { width: 600, height: 160, top: 4, bottom: 1 };
 const LIST_BAR = 100;
 
 export function Usage({ currency }: { currency: string }) {
@@ -56,28 +56,30 @@ function DayChart({ spend, currency }: { spend: Spend; currency: string }) {
   const last = spend.days[spend.days.length - 1].date;
   return (
     <figure class="chart">
+      <p class="hint" aria-hidden="true">Highest day: {max} {currency}</p>
       <svg viewBox={`0 0 ${CHART.width} ${CHART.height}`} role="img" aria-labelledby="days-svg-title days-svg-desc" data-testid="spend-chart">
         <title id="days-svg-title">Spend by day, {first} to {last}</title>
         <desc id="days-svg-desc">Highest day {max} {currency}; total {spend.total.cost} {currency}. The table below lists every day.</desc>
         <line class="chart-axis" x1={0} x2={CHART.width} y1={CHART.height - CHART.bottom} y2={CHART.height - CHART.bottom} />
-        <text class="chart-label" x={0} y={12}>max {max} {currency}</text>
         {spend.days.map((d, i) => (
           <rect key={d.date} class="chart-bar" x={i * slot + 1} width={Math.max(1, slot - 2)}
             y={CHART.height - CHART.bottom - heights[i]} height={heights[i]}>
             <title>{d.date}: {d.cost} {currency}, {d.requests} requests</title>
           </rect>
         ))}
-        <text class="chart-label" x={0} y={CHART.height - 6}>{first}</text>
-        <text class="chart-label" x={CHART.width} y={CHART.height - 6} text-anchor="end">{last}</text>
       </svg>
+      <p class="chart-labels" aria-hidden="true"><span>{first}</span><span>{last}</span></p>
       <figcaption class="hint">Each bar is a day; hover or read the table for exact figures.</figcaption>
-      <table class="sr-only" data-testid="spend-days">
-        <caption>Spend by day, in {currency}</caption>
-        <thead><tr><th scope="col">Day</th><th scope="col">Spend</th><th scope="col">Requests</th></tr></thead>
-        <tbody>
-          {spend.days.map((d) => <tr key={d.date} data-date={d.date}><th scope="row">{d.date}</th><td>{d.cost}</td><td>{d.requests}</td></tr>)}
-        </tbody>
-      </table>
+      {/* A table's height ignores the hiding box's, so a wrapper hides it. */}
+      <div class="sr-only">
+        <table data-testid="spend-days">
+          <caption>Spend by day, in {currency}</caption>
+          <thead><tr><th scope="col">Day</th><th scope="col">Spend</th><th scope="col">Requests</th></tr></thead>
+          <tbody>
+            {spend.days.map((d) => <tr key={d.date} data-date={d.date}><th scope="row">{d.date}</th><td>{d.cost}</td><td>{d.requests}</td></tr>)}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }
