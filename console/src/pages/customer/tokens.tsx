@@ -119,15 +119,18 @@ function ChangeToken({ session, tokens, onChanged }: { session: Session; tokens:
   const chosen = tokens.find((t) => t.name === name);
   if (tokens.length === 0) return null;
 
-  const act = async (what: () => Promise<unknown>, done: string) => {
+  /** Runs a change; whether it was made. */
+  const act = async (what: () => Promise<unknown>, done: string): Promise<boolean> => {
     setError(undefined);
     setSaid(undefined);
     try {
       await what();
       setSaid(done);
       onChanged();
+      return true;
     } catch (err) {
       setError(messageOf(err));
+      return false;
     }
   };
   const path = () => `/console/api/me/tokens/${encodeURIComponent(name)}`;
@@ -139,7 +142,10 @@ function ChangeToken({ session, tokens, onChanged }: { session: Session; tokens:
     if (Object.keys(body).length === 0) { setError("Enter a quota or an expiry to set."); return; }
     void act(() => call("PATCH", path(), { csrf: session.csrf, body }), `Token ${name} changed.`);
   };
-  const revoke = () => act(() => call("DELETE", path(), { csrf: session.csrf }), `Token ${name} revoked.`).then(() => { setConfirming(false); setName(""); });
+  const revoke = async () => {
+    if (await act(() => call("DELETE", path(), { csrf: session.csrf }), `Token ${name} revoked.`)) setName("");
+    setConfirming(false);
+  };
 
   return (
     <section aria-labelledby="change-token-title">
