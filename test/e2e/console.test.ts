@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { ADMIN_KEYS, adminCall, consoleYaml, customerWithToken, ensureConsoleBuilt } from "../helpers/console.js";
+import { assertLabelled } from "../helpers/console-page.js";
 import { hello, rawRequest } from "../integration/support.js";
 
 const artifacts = fileURLToPath(new URL("../../test-artifacts/console/", import.meta.url));
@@ -62,15 +63,6 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     const el = page.getByTestId(testid);
     await el.waitFor(WAIT);
     return (await el.textContent())!.trim();
-  }
-
-  /** Every control of the page has a name a screen reader says: inputs a <label>, buttons text or aria-label. */
-  async function assertLabelled(page: Page): Promise<void> {
-    const unnamed = await page.evaluate(() => [
-      ...[...document.querySelectorAll("input, select, textarea")].filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute("aria-label")),
-      ...[...document.querySelectorAll("button")].filter((el) => !el.textContent?.trim() && !el.getAttribute("aria-label")),
-    ].map((el) => el.outerHTML));
-    assert.deepEqual(unnamed, []);
   }
 
   /** What `gateway users show` prints for the user (the same AccountService call). */
