@@ -51,9 +51,11 @@ export function AuditPage() {
   );
 }
 
-/** A credit entry's amount, when the record is one (shown as the exact decimal it holds). */
+/** A credit entry's amount, when the record is one: the store's view writes its nano-units
+ * as the exact decimal (`amountNano`), a code batch's as `amountNano` too. */
 function amountOf(after: unknown): string | undefined {
   if (typeof after !== "object" || after === null) return undefined;
-  const amount = (after as { amount?: unknown }).amount;
-  return typeof amount === "string" ? amount : undefined;
+  const { amountNano, amount } = after as { amountNano?: unknown; amount?: unknown };
+  const value = amountNano ?? amount;
+  return typeof value === "string" ? value : undefined;
 }
