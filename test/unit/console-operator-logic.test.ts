@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  FIRST_PAGE, codesText, currentCursor, keyStateText, listPath, nextPage, niceTop, perSecond, previousPage, ratePercent, scale, usageCsvHref, usageSearch,
+  FIRST_PAGE, codesText, offers, currentCursor, keyStateText, listPath, nextPage, niceTop, perSecond, previousPage, ratePercent, scale, usageCsvHref, usageSearch,
 } from "../../console/src/pages/operator/logic.js";
 
 test("the CSV link asks for the same report as the table, as CSV", () => {
@@ -67,4 +67,20 @@ test("display figures: requests per second, error rates, key states, codes as a 
   assert.equal(keyStateText("??"), "Unknown");
   assert.equal(codesText(["A", "B"]), "A\nB\n");
   assert.equal(codesText([]), "");
+});
+
+test("what the gateway offers is read from its OpenAPI document: a path, a method, a query parameter", () => {
+  const doc = { paths: {
+    "/admin/v1/usage": { get: { parameters: [{ name: "by", in: "query" }, { name: "format", in: "query" }] } },
+    "/admin/v1/codes": { post: {} },
+    "/admin/v1/channels/{channel}/keys/{fingerprint}/out": { post: { parameters: [{ name: "channel", in: "path" }] } },
+  } };
+  assert.equal(offers(doc, "GET", "/admin/v1/usage"), true);
+  assert.equal(offers(doc, "GET", "/admin/v1/usage", "format"), true);
+  assert.equal(offers(doc, "GET", "/admin/v1/usage", "q"), false);
+  assert.equal(offers(doc, "GET", "/admin/v1/codes"), false, "POST only: no list of batches");
+  assert.equal(offers(doc, "POST", "/admin/v1/codes"), true);
+  assert.equal(offers(doc, "POST", "/admin/v1/channels/{channel}/keys/{fingerprint}/out", "channel"), false, "a path parameter is not a query one");
+  assert.equal(offers(doc, "GET", "/admin/v1/traffic"), false);
+  assert.equal(offers({}, "GET", "/admin/v1/usage"), false);
 });

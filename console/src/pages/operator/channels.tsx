@@ -6,7 +6,7 @@ import { call, type Session } from "../../api.js";
 import { formatTime } from "../../time.js";
 import { keyStateText, ratePercent } from "./logic.js";
 import { msOf } from "./list.js";
-import { adminPath, isMissingEndpoint, messageOf, useAdmin } from "./use-admin.js";
+import { adminPath, isMissingEndpoint, messageOf, useAdmin, useOffers } from "./use-admin.js";
 
 interface KeyView {
   readonly fingerprint: string;
@@ -46,7 +46,10 @@ export function ChannelsPage({ session }: { session: Session }) {
   const [tests, setTests] = useState<Record<string, KeyTest | string>>({});
   const [testMissing, setTestMissing] = useState(false);
   const channels = useAdmin<{ data: ChannelView[] }>("channels", reloads);
-  const stats = useAdmin<ChannelStats>("channels/stats?since=1h", reloads);
+  const offered = useOffers();
+  const keyRoute = "/admin/v1/channels/{channel}/keys/{fingerprint}";
+  const stats = useAdmin<ChannelStats>(offered?.("GET", "/admin/v1/channels/stats") ? "channels/stats?since=1h" : undefined, reloads);
+  const canTest = offered?.("POST", `${keyRoute}/test`) === true && !testMissing;
   const statOf = (channel: string, fp: string): KeyStats | undefined =>
     stats.data?.data.find((c) => c.channel === channel)?.keys.find((k) => k.fingerprint === fp);
   const showStats = !stats.missing && stats.data !== undefined;
@@ -123,7 +126,7 @@ export function ChannelsPage({ session }: { session: Session }) {
                             onInput={(e) => setReasons({ ...reasons, [id(c.channel, k.fingerprint)]: (e.target as HTMLInputElement).value })} />
                           <button type="submit" class="danger" data-testid="key-out" aria-label={`Take key ${k.fingerprint} of ${c.channel} out`}>Take out</button>
                         </form>}
-                    {!testMissing && <button type="button" data-testid="key-test" aria-label={`Test key ${k.fingerprint} of ${c.channel}`} onClick={() => test(c.channel, k.fingerprint)}>Test</button>}
+                    {canTest && <button type="button" data-testid="key-test" aria-label={`Test key ${k.fingerprint} of ${c.channel}`} onClick={() => test(c.channel, k.fingerprint)}>Test</button>}
                   </div>
                   {t !== undefined && (
                     <p role="status" data-testid="key-test-result" class={typeof t === "string" ? "" : t.ok ? "done" : "error"}>

@@ -8,7 +8,7 @@ import { Money } from "../money.js";
 import { FIRST_PAGE, codesText, currentCursor, listPath, type Cursors } from "./logic.js";
 import { CURRENCY, msOf, type ListPage } from "./list.js";
 import { Pager } from "./pager.js";
-import { adminPath, messageOf, useAdmin } from "./use-admin.js";
+import { adminPath, messageOf, useAdmin, useOffers } from "./use-admin.js";
 
 interface Batch {
   readonly batch: string;
@@ -30,7 +30,8 @@ export function CodesPage({ session }: { session: Session }) {
   const [busy, setBusy] = useState(false);
   const [cursors, setCursors] = useState<Cursors>(FIRST_PAGE);
   const [reloads, setReloads] = useState(0);
-  const batches = useAdmin<ListPage<Batch>>(listPath("codes", {}, 20, "after", currentCursor(cursors)), reloads);
+  const listed = useOffers()?.("GET", "/admin/v1/codes") === true;
+  const batches = useAdmin<ListPage<Batch>>(listed ? listPath("codes", {}, 20, "after", currentCursor(cursors)) : undefined, reloads);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -80,7 +81,7 @@ export function CodesPage({ session }: { session: Session }) {
           </div>
         )}
       </section>
-      {!batches.missing && (
+      {listed && !batches.missing && (
         <section aria-labelledby="batches-title">
           <h2 id="batches-title">Batches</h2>
           {batches.error && <p role="alert" class="error">{batches.error}</p>}

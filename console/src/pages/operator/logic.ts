@@ -106,3 +106,17 @@ export function codesText(codes: readonly string[]): string {
 export function ratePercent(rate: number | null | undefined): string {
   return rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(2)} %`;
 }
+
+/** The part of the admin API's OpenAPI document the pages read to learn what this gateway
+ * offers (an endpoint, a query parameter), so they show only what works. */
+export interface ApiDocument {
+  readonly paths?: Readonly<Record<string, Readonly<Record<string, { readonly parameters?: readonly { readonly name: string; readonly in: string }[] }>>>>;
+}
+
+/** Whether the document lists `method path` (a path as the API writes it, /admin/v1/…),
+ * and, given `query`, that query parameter of it. */
+export function offers(doc: ApiDocument, method: string, path: string, query?: string): boolean {
+  const op = doc.paths?.[path]?.[method.toLowerCase()];
+  if (op === undefined) return false;
+  return query === undefined || (op.parameters ?? []).some((p) => p.in === "query" && p.name === query);
+}

@@ -1,6 +1,6 @@
 // The price list as the gateway compiled it (GET /admin/v1/prices): per model each section's
 // components, their list price and what each group is charged, exact decimals as sent.
-import { useAdmin } from "./use-admin.js";
+import { useAdmin, useOffers } from "./use-admin.js";
 
 interface PriceRow {
   readonly component: string;
@@ -32,12 +32,14 @@ function sectionName(s: PriceSection): string {
 }
 
 export function PricesPage() {
-  const prices = useAdmin<PriceList>("prices");
+  const offered = useOffers();
+  const absent = offered !== undefined && !offered("GET", "/admin/v1/prices");
+  const prices = useAdmin<PriceList>(offered === undefined || absent ? undefined : "prices");
   const p = prices.data;
   return (
     <section aria-labelledby="prices-title">
       <h1 id="prices-title">Prices</h1>
-      {prices.missing && <p data-testid="prices-missing">This gateway does not publish its price list yet (no /admin/v1/prices).</p>}
+      {(absent || prices.missing) && <p data-testid="prices-missing">This gateway does not publish its price list yet (no /admin/v1/prices).</p>}
       {prices.error && !prices.missing && <p role="alert" class="error">{prices.error}</p>}
       {p && (
         <>

@@ -6,7 +6,7 @@ import { formatNano, parseNano } from "../../money.js";
 import { viewerZone } from "../../time.js";
 import { USAGE_DIMENSIONS, usageCsvHref, usageSearch, type UsageDimension, type UsageQuery } from "./logic.js";
 import { CURRENCY } from "./list.js";
-import { useAdmin } from "./use-admin.js";
+import { useAdmin, useOffers } from "./use-admin.js";
 
 interface UsageRow {
   readonly key: string | null;
@@ -25,6 +25,7 @@ export function ReportsPage() {
   const withZone: UsageQuery = { ...query, timezone: viewerZone() };
   const report = useAdmin<{ by: string; data: UsageRow[] }>(`usage?${usageSearch(withZone)}`);
   const rows = report.data?.data ?? [];
+  const csv = useOffers()?.("GET", "/admin/v1/usage", "format") === true;
   const revenue = formatNano(rows.reduce((sum, r) => sum + parseNano(r.cost), 0n));
 
   return (
@@ -44,7 +45,7 @@ export function ReportsPage() {
         <div><button type="submit" data-testid="report-run">Show report</button></div>
       </form>
       {report.error && <p role="alert" class="error">{report.error}</p>}
-      <p><a href={usageCsvHref(withZone)} download data-testid="report-csv">Download CSV</a></p>
+      {csv && <p><a href={usageCsvHref(withZone)} download data-testid="report-csv">Download CSV</a></p>}
       <div class="table-wrap">
         <table data-testid="report">
           <caption class="sr-only">Usage by {query.by}, money in {CURRENCY}</caption>

@@ -6,7 +6,7 @@ import { formatTime, zoneNote } from "../../time.js";
 import { BarChart } from "./bar-chart.js";
 import { perSecond } from "./logic.js";
 import { CURRENCY, msOf } from "./list.js";
-import { useAdmin } from "./use-admin.js";
+import { useAdmin, useOffers } from "./use-admin.js";
 
 interface TrafficMinute {
   readonly minute: string;
@@ -36,14 +36,16 @@ function useVisibleTicks(ms: number): number {
 
 export function TrafficPage() {
   const ticks = useVisibleTicks(REFRESH_MS);
-  const traffic = useAdmin<Traffic>("traffic?minutes=60", ticks);
+  const offered = useOffers();
+  const absent = offered !== undefined && !offered("GET", "/admin/v1/traffic");
+  const traffic = useAdmin<Traffic>(offered === undefined || absent ? undefined : "traffic?minutes=60", ticks);
   const t = traffic.data;
   const label = (m: TrafficMinute) => formatTime(msOf(m.minute) ?? 0);
   const last = t?.data[t.data.length - 1];
   return (
     <section aria-labelledby="traffic-title">
       <h1 id="traffic-title">Traffic</h1>
-      {traffic.missing && <p data-testid="traffic-missing">This gateway does not report live traffic yet (no /admin/v1/traffic).</p>}
+      {(absent || traffic.missing) && <p data-testid="traffic-missing">This gateway does not report live traffic yet (no /admin/v1/traffic).</p>}
       {traffic.error && !traffic.missing && <p role="alert" class="error">{traffic.error}</p>}
       {t && (
         <>

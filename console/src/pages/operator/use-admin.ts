@@ -2,6 +2,7 @@
 // gateway has no such endpoint (404 on the path itself), so a page can hide what it lacks.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, call } from "../../api.js";
+import { offers, type ApiDocument } from "./logic.js";
 
 export interface AdminRead<T> {
   readonly data?: T;
@@ -41,4 +42,15 @@ export function useAdmin<T>(path: string | undefined, reload = 0): AdminRead<T> 
     return () => { live = false; };
   }, [path, reload]);
   return state;
+}
+
+/** What this gateway's admin API offers, read from its OpenAPI document: a test
+ * `(method, path, query?) → boolean`, or undefined until the document is read. Unreadable,
+ * it answers true (the page then meets a 404 and says so). */
+export function useOffers(): ((method: string, path: string, query?: string) => boolean) | undefined {
+  const doc = useAdmin<ApiDocument>("openapi.json");
+  if (doc.loading) return undefined;
+  if (!doc.data) return () => true;
+  const d = doc.data;
+  return (method, path, query) => offers(d, method, path, query);
 }
