@@ -166,6 +166,17 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     assert.match(await key.innerText(), /Taken out by ops at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+9: “billing dispute”/);
     const api = (await adminCall(gw.url, "GET", "/admin/v1/channels")).json.data[0].keys[0];
     assert.deepEqual([api.fingerprint, api.state, api.taken_out.reason], [fingerprint, "taken_out", "billing dispute"]);
+    const paths = (await adminCall(gw.url, "GET", "/admin/v1/openapi.json")).json.paths as Record<string, unknown>;
+    if (paths["/admin/v1/channels/stats"]) {
+      const stats = (await adminCall(gw.url, "GET", "/admin/v1/channels/stats?since=1h")).json.data[0].keys[0];
+      await key.getByTestId("key-stats").filter({ hasText: `${stats.requests} requests, ${stats.errors} errors` }).waitFor(WAIT);
+    }
+    if (paths["/admin/v1/channels/{channel}/keys/{fingerprint}/test"]) {
+      await key.getByRole("button", { name: `Test key ${fingerprint} of main` }).click();
+      await key.getByTestId("key-test-result").filter({ hasText: /^Answered \(gpt-4o-mini\) in \d+ ms\.$/ }).waitFor(WAIT);
+    } else {
+      assert.equal(await key.getByTestId("key-test").count(), 0, "no Test button without the endpoint");
+    }
     await check(ops, "channels");
     await key.getByRole("button", { name: `Put key ${fingerprint} of main back` }).click();
     await ops.locator('[data-testid="channel-key"][data-state="in_rotation"]').waitFor(WAIT);
@@ -217,13 +228,30 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     await check(ops, "audit");
   });
 
-  test("traffic and prices say so when the gateway lacks their endpoints", async () => {
+  test("traffic and prices: the API's figures when the gateway offers them, else a note", async () => {
     const ops = await operator();
+    const paths = (await adminCall(gw.url, "GET", "/admin/v1/openapi.json")).json.paths as Record<string, unknown>;
     await open(ops, "traffic");
-    await ops.locator('[data-testid="traffic-missing"], [data-testid="traffic-total"]').first().waitFor(WAIT);
+    if (paths["/admin/v1/traffic"]) {
+      const api = (await adminCall(gw.url, "GET", "/admin/v1/traffic?minutes=60")).json;
+      assert.ok(api.total.requests > 0, JSON.stringify(api.total));
+      await ops.getByTestId("traffic-cost").filter({ hasText: new RegExp(`^${api.total.cost.replace(".", "\\.")}$`) }).waitFor(WAIT);
+      assert.match(await ops.getByTestId("traffic-total").innerText(), new RegExp(`Last 60 minutes: ${api.total.requests} requests, ${api.total.errors} errors`));
+      assert.equal(await ops.locator('[data-testid="chart-cost"] svg rect').count(), 60, "a bar a minute");
+      assert.match((await ops.getByTestId("chart-cost").getByRole("img").getAttribute("aria-label"))!, /^Cost per minute \(USD\): /);
+    } else {
+      await ops.getByTestId("traffic-missing").waitFor(WAIT);
+    }
     await check(ops, "traffic");
     await open(ops, "prices");
-    await ops.locator('[data-testid="prices-missing"], [data-testid="price-model"]').first().waitFor(WAIT);
+    if (paths["/admin/v1/prices"]) {
+      const model = ops.locator('[data-testid="price-model"][data-model="gpt-4o-mini"]');
+      await model.waitFor(WAIT);
+      // gateway.yaml's 0.15 per 1M input tokens, charged × 0.7 in group default.
+      assert.match(await model.innerText(), /price\s+input\s+1M tokens\s+0\.15\s+own\s+0\.105/);
+    } else {
+      await ops.getByTestId("prices-missing").waitFor(WAIT);
+    }
     await check(ops, "prices");
   });
 

@@ -13,6 +13,7 @@ const W = 600;
 const H = 120;
 
 export function BarChart({ title, summary, bars, testid }: { title: string; summary: string; bars: readonly Bar[]; testid?: string }) {
+  const span = bars.length === 0 ? "" : ` From ${bars[0].label} to ${bars[bars.length - 1].label}.`;
   const s = scale(bars.map((b) => b.value), H);
   const width = bars.length === 0 ? W : W / bars.length;
   return (
@@ -29,7 +30,7 @@ export function BarChart({ title, summary, bars, testid }: { title: string; summ
           );
         })}
       </svg>
-      <p class="hint">{summary}</p>
+      <p class="hint">{summary}.{span}</p>
     </figure>
   );
 }

@@ -39,6 +39,11 @@ interface KeyTest {
   readonly message?: string;
 }
 
+/** A latency as a person reads it: whole milliseconds, or "—" without requests. */
+function millis(ms: number | null): string {
+  return ms === null ? "—" : `${Math.round(ms)} ms`;
+}
+
 export function ChannelsPage({ session }: { session: Session }) {
   const [reloads, setReloads] = useState(0);
   const [reasons, setReasons] = useState<Record<string, string>>({});
@@ -114,7 +119,7 @@ export function ChannelsPage({ session }: { session: Session }) {
                   </p>
                   {showStats && (
                     <p class="small" data-testid="key-stats">
-                      {s ? <>{s.requests} requests, {s.errors} errors ({ratePercent(s.error_rate)}), p50 {s.p50_ms ?? "—"} ms, p95 {s.p95_ms ?? "—"} ms</> : "No requests."}
+                      {s ? <>{s.requests} requests, {s.errors} errors ({ratePercent(s.error_rate)}), p50 {millis(s.p50_ms)}, p95 {millis(s.p95_ms)}</> : "No requests."}
                     </p>
                   )}
                   <div class="key-actions">

@@ -51,7 +51,7 @@ export function TrafficPage() {
         <>
           <p data-testid="traffic-total">Last {t.minutes} minutes: <strong>{t.total.requests}</strong> requests, <strong>{t.total.errors}</strong> errors, cost <strong data-testid="traffic-cost">{t.total.cost}</strong> {CURRENCY}.
             {last && <> This minute so far: {perSecond(last.requests)} requests/s.</>}</p>
-          <BarChart testid="chart-rps" title="Requests per second, per minute" summary={`peak ${perSecond(Math.max(0, ...t.data.map((m) => m.requests)))} requests/s`}
+          <BarChart testid="chart-rps" title="Requests per second, per minute" summary={`Peak ${perSecond(Math.max(0, ...t.data.map((m) => m.requests)))} requests/s`}
             bars={t.data.map((m) => ({ label: label(m), value: m.requests / 60, text: `${perSecond(m.requests)} requests/s (${m.requests} requests)` }))} />
           <BarChart testid="chart-errors" title="Errors per minute" summary={`${t.total.errors} errors in all`}
             bars={t.data.map((m) => ({ label: label(m), value: m.errors, text: `${m.errors} errors` }))} />
