@@ -14,6 +14,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { startTestGateway, type TestGateway } from "../helpers/gateway.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { ADMIN_KEYS, adminCall, consoleYaml, customerWithToken, ensureConsoleBuilt } from "../helpers/console.js";
+import { stringify } from "yaml";
 import { channel, hello, rawRequest } from "../integration/support.js";
 
 const artifacts = fileURLToPath(new URL("../../test-artifacts/console/", import.meta.url));
@@ -38,7 +39,7 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     mkdirSync(artifacts, { recursive: true });
     await ensureConsoleBuilt();
     fake = await startFakeOpenAI();
-    gw = await startTestGateway(consoleYaml({}, [channel("main", fake.url)]));
+    gw = await startTestGateway(stringify({ plans: { pro: { limits: { request_rate: { max: 100, per: "1m" } } } } }) + consoleYaml({}, [channel("main", fake.url)]));
     carolKey = await customerWithToken(gw.url, "carol", "10");
     daveKey = await customerWithToken(gw.url, "dave", "3");
     // Usage for the reports: two requests of carol's, one of dave's.
@@ -122,6 +123,14 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     await dave.getByRole("button", { name: "Enable dave" }).click();
     await ops.locator('[data-testid="user-row"][data-user="dave"][data-status="active"]').waitFor(WAIT);
     assert.equal((await chat(daveKey)).status, 200);
+    // A plan assigned and removed on the detail (PATCH user).
+    await ops.getByLabel("Plan (one gateway.yaml declares)").fill("pro");
+    await ops.getByTestId("plan-assign").click();
+    await ops.locator('[data-testid="user-row"][data-user="dave"]').filter({ hasText: "pro" }).waitFor(WAIT);
+    assert.equal((await adminCall(gw.url, "GET", "/admin/v1/users/dave")).json.plan, "pro");
+    await ops.getByRole("button", { name: "Remove plan pro" }).click();
+    await ops.getByTestId("plan-remove").waitFor({ state: "detached", ...WAIT });
+    assert.equal((await adminCall(gw.url, "GET", "/admin/v1/users/dave")).json.plan, undefined);
   });
 
   test("tokens: listed and paged on the server, disabled through the page, refused at once", async () => {
@@ -137,6 +146,17 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     await ops.locator('[data-testid="token-row"][data-token="carol-main"]').getByRole("button", { name: "Enable carol-main" }).click();
     await ops.locator('[data-testid="token-row"][data-token="carol-main"][data-status="active"]').waitFor(WAIT);
     assert.equal((await chat(carolKey)).status, 200);
+    // Revoking asks first; confirmed, the token is revoked for good.
+    const spare = await adminCall(gw.url, "POST", "/admin/v1/tokens", { name: "carol-spare", user: "carol" });
+    await ops.getByLabel("Name starts with").fill("carol-s");
+    const spareRow = ops.locator('[data-testid="token-row"][data-token="carol-spare"]');
+    await spareRow.getByRole("button", { name: "Revoke carol-spare" }).click();
+    await spareRow.getByRole("button", { name: "Keep carol-spare" }).click();
+    assert.equal((await adminCall(gw.url, "GET", "/admin/v1/tokens/carol-spare")).json.status, "active");
+    await spareRow.getByRole("button", { name: "Revoke carol-spare" }).click();
+    await spareRow.getByRole("button", { name: "Confirm: revoke carol-spare for good" }).click();
+    await ops.locator('[data-testid="token-row"][data-token="carol-spare"][data-status="revoked"]').waitFor(WAIT);
+    assert.equal((await chat(spare.json.key as string)).status, 401);
   });
 
   test("codes: a batch made on the page, its codes shown once", async () => {
@@ -150,6 +170,13 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     assert.equal(codes.length, 3);
     assert.match(await ops.getByTestId("codes-made").innerText(), /Batch e2e-batch: 3 codes of 2\.5 USD/);
     assert.equal((await adminCall(gw.url, "GET", "/admin/v1/codes/e2e-batch")).json.count, 3);
+    assert.equal(decodeURIComponent((await ops.getByTestId("codes-download").getAttribute("href"))!.split(",")[1]), `${codes.join("\n")}\n`);
+    const paths = (await adminCall(gw.url, "GET", "/admin/v1/openapi.json")).json.paths as Record<string, Record<string, unknown>>;
+    if (paths["/admin/v1/codes"]?.get) {
+      assert.match(await ops.locator('[data-testid="batch-row"][data-batch="e2e-batch"]').innerText(), /e2e-batch\s+3\s+0\s+2\.5 USD/);
+    } else {
+      assert.equal(await ops.getByTestId("batches").count(), 0, "no list of batches without the endpoint");
+    }
     await check(ops, "codes");
   });
 
