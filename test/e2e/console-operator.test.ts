@@ -273,6 +273,22 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
       assert.match(await ops.getByTestId("traffic-total").innerText(), new RegExp(`Last 60 minutes: ${api.total.requests} requests, ${api.total.errors} errors`));
       assert.equal(await ops.locator('[data-testid="chart-cost"] svg rect').count(), 60, "a bar a minute");
       assert.match((await ops.getByTestId("chart-cost").getByRole("img").getAttribute("aria-label"))!, /^Cost per minute \(USD\): /);
+      // Refreshed every 10 s while shown (the page's clock run forward), not while hidden.
+      const live = await signedIn!.newPage();
+      await live.clock.install();
+      let asked = 0;
+      live.on("request", (r) => { if (r.url().includes("/console/api/admin/traffic")) asked++; });
+      await live.goto(`${gw.url}/console#/traffic`);
+      await live.getByTestId("traffic-total").filter({ hasText: `${api.total.requests} requests` }).waitFor(WAIT);
+      assert.equal((await chat(carolKey)).status, 200);
+      await live.clock.runFor(10_000);
+      await live.getByTestId("traffic-total").filter({ hasText: `${api.total.requests + 1} requests` }).waitFor(WAIT);
+      // A string: tsx would wrap a function's inner arrow in a helper the page lacks.
+      await live.evaluate('Object.defineProperty(document, "visibilityState", { configurable: true, value: "hidden" })');
+      const before = asked;
+      await live.clock.runFor(30_000);
+      assert.equal(asked, before, "no refresh while the page is hidden");
+      await live.close();
     } else {
       await ops.getByTestId("traffic-missing").waitFor(WAIT);
     }
