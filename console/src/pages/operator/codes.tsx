@@ -76,7 +76,7 @@ export function CodesPage({ session }: { session: Session }) {
           <div role="status" data-testid="codes-made">
             <p>Batch <strong>{made.batch}</strong>: {made.count} codes of <Money amount={made.amount} currency={CURRENCY} />, until {formatTime(msOf(made.expires) ?? 0)}. The codes, shown this once:</p>
             <label for="codes-list">Codes</label>
-            <textarea id="codes-list" data-testid="codes-list" readOnly rows={Math.min(10, made.codes.length)} class="secret">{codesText(made.codes)}</textarea>
+            <textarea id="codes-list" data-testid="codes-list" readOnly rows={Math.min(10, made.codes.length)} class="secret" value={codesText(made.codes)} />
             <p><a href={download} download={`codes-${made.batch}.txt`} data-testid="codes-download">Download the codes as text</a></p>
           </div>
         )}
