@@ -21,6 +21,8 @@ const artifacts = fileURLToPath(new URL("../../test-artifacts/console/", import.
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const WAIT = { timeout: 10_000 };
+/** A key of channel "spare" the provider refuses (401), so the gateway cools it down. */
+const REFUSED_KEY = "sk-upstream-REFUSED-0123456789";
 
 describe("the operator's console in a browser", { timeout: 60_000 }, () => {
   let gw: TestGateway;
@@ -38,8 +40,11 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
   before(async () => {
     mkdirSync(artifacts, { recursive: true });
     await ensureConsoleBuilt();
-    fake = await startFakeOpenAI();
-    gw = await startTestGateway(stringify({ plans: { pro: { limits: { request_rate: { max: 100, per: "1m" } } } } }) + consoleYaml({}, [channel("main", fake.url)]));
+    fake = await startFakeOpenAI({ keyFaults: new Map([[REFUSED_KEY, "invalid_key"]]) });
+    gw = await startTestGateway(stringify({ plans: { pro: { limits: { request_rate: { max: 100, per: "1m" } } } } }) + consoleYaml({}, [
+      channel("main", fake.url),
+      channel("spare", fake.url, { keys: [REFUSED_KEY], models: ["gpt-4o-2024-08-06"] }),
+    ]));
     carolKey = await customerWithToken(gw.url, "carol", "10");
     daveKey = await customerWithToken(gw.url, "dave", "3");
     // Usage for the reports: two requests of carol's, one of dave's.
@@ -199,6 +204,16 @@ describe("the operator's console in a browser", { timeout: 60_000 }, () => {
     await ops.locator('[data-testid="channel-key"][data-state="taken_out"]').waitFor(WAIT);
     assert.match(await key.innerText(), /Taken out by ops at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+9: “billing dispute”/);
     const api = (await adminCall(gw.url, "GET", "/admin/v1/channels")).json.data[0].keys[0];
+    // A key the provider refused is shown cooling down, with why and until when.
+    const refused = await rawRequest(`${gw.url}/v1/chat/completions`, {
+      method: "POST", headers: { authorization: `Bearer ${carolKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...hello, model: "gpt-4o-2024-08-06" }),
+    });
+    assert.notEqual(refused.status, 200);
+    await ops.reload();
+    const spare = ops.locator('[data-testid="channel"][data-channel="spare"] [data-testid="channel-key"]');
+    await ops.locator('[data-testid="channel"][data-channel="spare"] [data-testid="channel-key"][data-state="cooling_down"]').waitFor(WAIT);
+    assert.match(await spare.innerText(), /Cooling down \(auth, until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+9\)/);
     assert.deepEqual([api.fingerprint, api.state, api.taken_out.reason], [fingerprint, "taken_out", "billing dispute"]);
     const paths = (await adminCall(gw.url, "GET", "/admin/v1/openapi.json")).json.paths as Record<string, unknown>;
     if (paths["/admin/v1/channels/stats"]) {
