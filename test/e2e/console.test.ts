@@ -123,7 +123,7 @@ describe("the console in a browser", { timeout: 60_000 }, () => {
     await aliceRow.filter({ hasText: "29.500000001" }).waitFor(WAIT);
     await ops.screenshot({ path: `${artifacts}operator.png`, fullPage: true });
     await assertLabelled(ops);
-    assert.match(await ops.locator("table").innerText(), /alice\s+active\s+29\.500000001 USD/);
+    assert.match(await ops.getByTestId("users").innerText(), /alice\s+active\s+29\.500000001 USD/);
     // 200 % zoom of a 1280 px window: 640 CSS pixels; the table scrolls in its own box.
     await ops.setViewportSize({ width: 640, height: 400 });
     const overflow = await ops.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

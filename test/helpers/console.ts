@@ -39,9 +39,9 @@ export const ADMIN_KEYS = {
   viewer: "adm-console-viewer-0123456789ab",
 } as const;
 
-/** A gateway.yaml with no channels, a default group and two admin keys (ops: every scope). */
-export function consoleYaml(admin: Record<string, unknown> = {}): string {
-  return config({ users: {}, tokens: [], server: { body_timeout: "2s" } }) + stringify({
+/** A gateway.yaml with `channels` (default none), a default group and two admin keys (ops: every scope). */
+export function consoleYaml(admin: Record<string, unknown> = {}, channels: Record<string, unknown>[] = []): string {
+  return config({ users: {}, tokens: [], channels, server: { body_timeout: "2s" } }) + stringify({
     admin: {
       ...admin,
       keys: [

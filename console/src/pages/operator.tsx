@@ -1,83 +1,56 @@
-// An operator's overview: the users, searched by name prefix and paged on the server
-// (the admin API's prefix/after/limit), a top-up of the one chosen and a new token for them. Every call goes
-// through /console/api/admin/…, the admin API under the signed-in admin key.
+// An operator's console: a navigation of sections (links, so Tab and Enter reach each, and
+// the browser's back button works through the #hash) and the chosen section. Every call
+// goes through /console/api/admin/…, the admin API under the signed-in admin key.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, call, type Session } from "../api.js";
-import { Money } from "./money.js";
-import { TokenForm } from "./token-form.js";
-import { TopUpForm } from "./topup.js";
+import type { Session } from "../api.js";
+import { AuditPage } from "./operator/audit.js";
+import { ChannelsPage } from "./operator/channels.js";
+import { CodesPage } from "./operator/codes.js";
+import { PricesPage } from "./operator/prices.js";
+import { ReportsPage } from "./operator/reports.js";
+import { TokensPage } from "./operator/tokens.js";
+import { TrafficPage } from "./operator/traffic.js";
+import { UsersPage } from "./operator/users.js";
 
-/** A user as the admin API lists it (money as exact decimals). */
-export interface UserRow {
-  readonly name: string;
-  readonly status: string;
-  readonly balance: string;
-  readonly reserved?: string;
-  readonly spent: string;
+export type { UserRow } from "./operator/users.js";
+
+const SECTIONS = ["users", "tokens", "codes", "channels", "traffic", "reports", "prices", "audit"] as const;
+type Section = (typeof SECTIONS)[number];
+const TITLES: Record<Section, string> = {
+  users: "Users", tokens: "Tokens", codes: "Codes", channels: "Channels", traffic: "Traffic", reports: "Reports", prices: "Prices", audit: "Audit",
+};
+
+function sectionOfHash(hash: string): Section {
+  const name = hash.replace(/^#\/?/, "");
+  return (SECTIONS as readonly string[]).includes(name) ? (name as Section) : "users";
 }
 
-const PAGE = 20;
-/** The admin API reports money in the gateway's one currency. */
-const CURRENCY = "USD";
-
 export function OperatorPage({ session }: { session: Session }) {
-  const [prefix, setPrefix] = useState("");
-  // The `after` of each page shown so far: the last is the current one's.
-  const [pages, setPages] = useState<string[]>([""]);
-  const [rows, setRows] = useState<readonly UserRow[]>([]);
-  const [next, setNext] = useState<string>();
-  const [chosen, setChosen] = useState<string>();
-  const [error, setError] = useState<string>();
-  const [reloads, setReloads] = useState(0);
-  const after = pages[pages.length - 1];
-
+  const [section, setSection] = useState<Section>(() => sectionOfHash(location.hash));
   useEffect(() => {
-    const q = new URLSearchParams({ limit: String(PAGE) });
-    if (prefix) q.set("prefix", prefix);
-    if (after) q.set("after", after);
-    call<{ data: UserRow[]; next?: string }>("GET", `/console/api/admin/users?${q}`).then((page) => {
-      setRows(page.data);
-      setNext(page.next);
-      setError(undefined);
-    }, (err: Error) => setError(err instanceof ApiError ? err.message : "The gateway could not be reached."));
-  }, [prefix, after, reloads]);
+    const follow = () => setSection(sectionOfHash(location.hash));
+    addEventListener("hashchange", follow);
+    return () => removeEventListener("hashchange", follow);
+  }, []);
+  useEffect(() => { document.title = `${TITLES[section]} · Gateway console`; }, [section]);
 
   return (
     <>
-      <section aria-labelledby="users-title">
-        <h1 id="users-title">Users</h1>
-        <form class="search" role="search" onSubmit={(e) => e.preventDefault()}>
-          <label for="user-search">Name starts with</label>
-          <input id="user-search" data-testid="user-search" type="search" value={prefix}
-            onInput={(e) => { setPrefix((e.target as HTMLInputElement).value); setPages([""]); }} />
-        </form>
-        {error && <p role="alert" class="error">{error}</p>}
-        <div class="table-wrap">
-          <table data-testid="users">
-            <caption class="sr-only">Users and their money, in {CURRENCY}</caption>
-            <thead><tr><th scope="col">User</th><th scope="col">Status</th><th scope="col">Balance</th><th scope="col">Reserved</th><th scope="col">Spent</th><th scope="col">Action</th></tr></thead>
-            <tbody>
-              {rows.map((u) => (
-                <tr key={u.name} data-testid="user-row" data-user={u.name} class={u.name === chosen ? "chosen" : undefined}>
-                  <th scope="row">{u.name}</th>
-                  <td>{u.status}</td>
-                  <td><Money amount={u.balance} currency={CURRENCY} /></td>
-                  <td>{u.reserved === undefined ? "—" : <Money amount={u.reserved} currency={CURRENCY} />}</td>
-                  <td><Money amount={u.spent} currency={CURRENCY} /></td>
-                  <td><button type="button" data-testid="user-choose" aria-label={`Choose ${u.name}`} onClick={() => setChosen(u.name)}>Choose</button></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        {rows.length === 0 && !error && <p>No users{prefix ? ` whose name starts with “${prefix}”` : ""}.</p>}
-        <nav class="pager" aria-label="Pages of users">
-          <button type="button" disabled={pages.length === 1} onClick={() => setPages(pages.slice(0, -1))}>Previous page</button>
-          <button type="button" disabled={next === undefined} onClick={() => next !== undefined && setPages([...pages, next])}>Next page</button>
-        </nav>
-      </section>
-      <TopUpForm session={session} user={chosen} currency={CURRENCY} onDone={() => setReloads(reloads + 1)} />
-      <TokenForm session={session} user={chosen} />
+      <nav class="sections" aria-label="Operator sections">
+        <ul>
+          {SECTIONS.map((s) => (
+            <li key={s}><a href={`#/${s}`} data-testid={`nav-${s}`} aria-current={s === section ? "page" : undefined}>{TITLES[s]}</a></li>
+          ))}
+        </ul>
+      </nav>
+      {section === "users" && <UsersPage session={session} />}
+      {section === "tokens" && <TokensPage session={session} />}
+      {section === "codes" && <CodesPage session={session} />}
+      {section === "channels" && <ChannelsPage session={session} />}
+      {section === "traffic" && <TrafficPage />}
+      {section === "reports" && <ReportsPage />}
+      {section === "prices" && <PricesPage />}
+      {section === "audit" && <AuditPage />}
     </>
   );
 }
