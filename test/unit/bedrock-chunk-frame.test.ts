@@ -9,7 +9,21 @@ import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { EventStreamCodec, Int64, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import { chunkFrame } from "../../src/providers/bedrock/chunk-frame.js";
+import { chunkPayloadAt, NOT_A_CHUNK } from "../../src/providers/bedrock/chunk-frame.js";
+import { CorruptFrame } from "../../src/providers/bedrock/corrupt-frame.js";
+
+type Reading = { kind: "chunk"; payload: Buffer } | { kind: "other" } | { kind: "corrupt" };
+
+/** What chunkPayloadAt says of the frame: a chunk (its payload), another frame, or corrupt. */
+function chunkFrame(bytes: Buffer, length: number): Reading {
+  try {
+    const at = chunkPayloadAt(bytes, length);
+    return at === NOT_A_CHUNK ? { kind: "other" } : { kind: "chunk", payload: bytes.subarray(at, length - 4) };
+  } catch (err) {
+    assert.ok(err instanceof CorruptFrame, String(err));
+    return { kind: "corrupt" };
+  }
+}
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 

@@ -9,6 +9,7 @@
 // holds it to the codec on frames the codec encodes, corrupt ones included.
 
 import zlib from "node:zlib";
+import { CorruptFrame } from "./corrupt-frame.js";
 
 /** node:zlib's crc32 (Node 20.15 and later); without it every frame goes to the codec. */
 const crc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
@@ -26,35 +27,32 @@ const EVENT_TYPE = Buffer.from(":event-type");
 const EVENT = Buffer.from("event");
 const CHUNK = Buffer.from("chunk");
 
-/** What a whole frame is: a chunk event (its payload), another frame for the codec, or
- * one whose checksums or layout are wrong (the reason). */
-export type ChunkFrame =
-  | { readonly kind: "chunk"; readonly payload: Buffer }
-  | { readonly kind: "other" }
-  | { readonly kind: "corrupt"; readonly reason: string };
+/** chunkPayloadAt's answer for a frame that is not a chunk event. */
+export const NOT_A_CHUNK = -1;
 
-const OTHER: ChunkFrame = Object.freeze({ kind: "other" });
-
-/** Reads the frame of `length` bytes at the start of `bytes` (the caller checked that
- * they hold it and that the length is in bounds). */
-export function chunkFrame(bytes: Buffer, length: number): ChunkFrame {
-  if (crc32 === undefined) return OTHER;
+/** Where the payload of the frame of `length` bytes at the start of `bytes` begins (it ends
+ * 4 bytes before the frame does) when the frame is a chunk event; NOT_A_CHUNK for another
+ * frame, for the codec. Throws CorruptFrame when a checksum does not match or the headers
+ * overrun the frame. The caller checked that `bytes` hold the frame and that its length is
+ * in bounds. An offset, not a view or an object: nothing is allocated for the answer. */
+export function chunkPayloadAt(bytes: Buffer, length: number): number {
+  if (crc32 === undefined) return NOT_A_CHUNK;
   // The prelude's checksum first: it vouches for the lengths.
-  if (crc32(bytes.subarray(0, 8)) !== bytes.readUInt32BE(8)) return { kind: "corrupt", reason: "event-stream prelude checksum does not match" };
+  if (crc32(bytes.subarray(0, 8)) !== bytes.readUInt32BE(8)) throw new CorruptFrame("event-stream prelude checksum does not match");
   const headersEnd = PRELUDE_BYTES + bytes.readUInt32BE(4);
-  if (headersEnd > length - 4) return { kind: "corrupt", reason: `event-stream frame of ${length} bytes with ${headersEnd - PRELUDE_BYTES} bytes of headers` };
-  if (crc32(bytes.subarray(0, length - 4)) !== bytes.readUInt32BE(length - 4)) return { kind: "corrupt", reason: "event-stream message checksum does not match" };
+  if (headersEnd > length - 4) throw new CorruptFrame(`event-stream frame of ${length} bytes with ${headersEnd - PRELUDE_BYTES} bytes of headers`);
+  if (crc32(bytes.subarray(0, length - 4)) !== bytes.readUInt32BE(length - 4)) throw new CorruptFrame("event-stream message checksum does not match");
   let isEvent = false;
   let isChunk = false;
   let at = PRELUDE_BYTES;
   while (at < headersEnd) {
     const nameAt = at + 1;
     const nameEnd = nameAt + bytes[at];
-    if (nameEnd >= headersEnd) return OTHER; // the codec says what is wrong with it
+    if (nameEnd >= headersEnd) return NOT_A_CHUNK; // the codec says what is wrong with it
     const type = bytes[nameEnd];
     at = nameEnd + 1;
     if (type === TYPE_STRING || type === TYPE_BYTE_ARRAY) {
-      if (at + 2 > headersEnd) return OTHER;
+      if (at + 2 > headersEnd) return NOT_A_CHUNK;
       const valueAt = at + 2;
       at = valueAt + bytes.readUInt16BE(at);
       if (type !== TYPE_STRING) continue;
@@ -62,12 +60,11 @@ export function chunkFrame(bytes: Buffer, length: number): ChunkFrame {
       else if (named(bytes, nameAt, nameEnd, EVENT_TYPE)) isChunk = named(bytes, valueAt, at, CHUNK);
     } else {
       const size = FIXED_VALUE_BYTES[type];
-      if (size === undefined || size < 0) return OTHER;
+      if (size === undefined || size < 0) return NOT_A_CHUNK;
       at += size;
     }
   }
-  if (at !== headersEnd || !isEvent || !isChunk) return OTHER;
-  return { kind: "chunk", payload: bytes.subarray(headersEnd, length - 4) };
+  return at === headersEnd && isEvent && isChunk ? headersEnd : NOT_A_CHUNK;
 }
 
 /** bytes[from, to) are `name`'s: compared in a loop, which for a few bytes costs less

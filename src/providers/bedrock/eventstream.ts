@@ -9,7 +9,10 @@
 import { Readable } from "node:stream";
 import { EventStreamCodec, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import { chunkFrame } from "./chunk-frame.js";
+import { chunkPayloadAt, NOT_A_CHUNK } from "./chunk-frame.js";
+import { CorruptFrame } from "./corrupt-frame.js";
+
+export { CorruptFrame } from "./corrupt-frame.js";
 import { anthropicErrorType } from "./errors.js";
 
 /** A frame's fixed bytes: total and headers length, prelude CRC, message CRC. */
@@ -17,17 +20,6 @@ const FRAME_OVERHEAD = 16;
 /** The longest frame held: a Claude stream event is small; a longer claimed length is a
  * corrupt prelude, not a frame to wait for. */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
-
-/** A frame that cannot be read: the stream errors with it. */
-export class CorruptFrame extends Error {
-  /** The SSE bytes of the whole frames before it in the same chunk. */
-  before?: Buffer;
-
-  constructor(message: string) {
-    super(message);
-    this.name = "CorruptFrame";
-  }
-}
 
 /** The SSE of one decoded frame (empty for one that carries no event); throws
  * CorruptFrame for a frame that is not what the operation sends. */
@@ -78,9 +70,8 @@ export class FrameDecoder {
    * read in place (chunk-frame.ts), any other frame decoded whole by the AWS SDK's codec. */
   #sseOf(bytes: Buffer, length: number): Buffer {
     if (this.#read === undefined) {
-      const frame = chunkFrame(bytes, length);
-      if (frame.kind === "chunk") return chunkSse(frame.payload);
-      if (frame.kind === "corrupt") throw new CorruptFrame(frame.reason);
+      const payloadAt = chunkPayloadAt(bytes, length);
+      if (payloadAt !== NOT_A_CHUNK) return chunkSse(bytes, payloadAt, length - 4);
     }
     this.#codec ??= new EventStreamCodec(toUtf8, fromUtf8);
     const message = this.#codec.decode(bytes.subarray(0, length));
@@ -149,21 +140,22 @@ function sseOf(message: Message): Buffer {
   if (failure !== undefined) return Buffer.from(failure);
   const type = frameHeader(message.headers, ":message-type");
   if (type !== "event" || frameHeader(message.headers, ":event-type") !== "chunk") return EMPTY;
-  return chunkSse(Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength));
+  const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
+  return chunkSse(payload, 0, payload.length);
 }
 
-/** The SSE bytes of a chunk event's payload `{"bytes":"<base64 of one Anthropic event>"}`.
- * The common case, bytes to bytes: Bedrock writes each event on one line with its type
- * first, so it is decoded into one buffer behind room for its `event:` line and relayed as
- * written, not parsed here (the usage tap parses what it needs). Any other shape is parsed,
- * checked and written on one line. */
-function chunkSse(payload: Buffer): Buffer {
-  const base64 = base64Field(payload);
+/** The SSE bytes of a chunk event's payload `{"bytes":"<base64 of one Anthropic event>"}`
+ * (bytes[from, to)). The common case, bytes to bytes: Bedrock writes each event on one line
+ * with its type first, so it is decoded into one buffer behind room for its `event:` line
+ * and relayed as written, not parsed here (the usage tap parses what it needs). Any other
+ * shape is parsed, checked and written on one line. */
+function chunkSse(payload: Buffer, from: number, to: number): Buffer {
+  const base64 = base64Field(payload, from, to);
   const out = Buffer.allocUnsafe(MAX_HEAD_BYTES + ((base64.length + 3) >> 2) * 3 + 2);
   const eventEnd = MAX_HEAD_BYTES + out.write(base64, MAX_HEAD_BYTES, "base64");
-  const eventType = leadingType(out, MAX_HEAD_BYTES, eventEnd);
-  if (eventType !== undefined && !hasLineBreak(out, MAX_HEAD_BYTES, eventEnd)) {
-    const head = sseHead(eventType);
+  const typeEnd = leadingTypeEnd(out, MAX_HEAD_BYTES, eventEnd);
+  if (typeEnd !== -1 && !hasLineBreak(out, MAX_HEAD_BYTES, eventEnd)) {
+    const head = sseHead(out, MAX_HEAD_BYTES + TYPE_PREFIX.length, typeEnd);
     const start = MAX_HEAD_BYTES - head.length;
     out.set(head, start);
     out[eventEnd] = LF;
@@ -182,14 +174,17 @@ const BACKSLASH = 0x5c;
 const BYTES_KEY = Buffer.from('"bytes":"');
 const TYPE_PREFIX = Buffer.from('{"type":"');
 
-/** `event: <type>\ndata: ` of Anthropic's stream event types, made once; another type's
- * is made when met. */
-const SSE_HEADS: ReadonlyMap<string, Buffer> = new Map(
-  ["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error"]
-    .map((type) => [type, Buffer.from(`event: ${type}\ndata: `)]),
-);
-function sseHead(type: string): Buffer {
-  return SSE_HEADS.get(type) ?? Buffer.from(`event: ${type}\ndata: `);
+/** Anthropic's stream event types, the most frequent first, each with its
+ * `event: <type>\ndata: ` made once; another type's is made when met. */
+const SSE_HEADS: readonly (readonly [type: Buffer, head: Buffer])[] = [
+  "content_block_delta", "ping", "message_start", "content_block_start", "content_block_stop", "message_delta", "message_stop", "error",
+].map((type) => [Buffer.from(type), Buffer.from(`event: ${type}\ndata: `)] as const);
+
+/** The `event:` line and `data: ` for the type in bytes[from, to): matched byte by byte
+ * (no string made for a known type). */
+function sseHead(bytes: Buffer, from: number, to: number): Buffer {
+  for (const [type, head] of SSE_HEADS) if (to - from === type.length && startsWith(bytes, from, type)) return head;
+  return Buffer.from(`event: ${bytes.toString("latin1", from, to)}\ndata: `);
 }
 
 /** Room kept before a decoded event for its `event:` line: the longest type leadingType
@@ -203,19 +198,20 @@ function hasLineBreak(bytes: Buffer, from: number, to: number): boolean {
   return false;
 }
 
-/** The base64 text of a chunk payload `{"bytes":"…"}`: found by its key (base64 has no
- * quote), else (an escaped slash, another layout) from the parsed JSON. */
-function base64Field(payload: Buffer): string {
+/** The base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to): found by its key
+ * (base64 has no quote), else (an escaped slash, another layout) from the parsed JSON. */
+function base64Field(bytes: Buffer, from: number, to: number): string {
   // Bedrock writes the key first: `{"bytes":"`, checked in place before it is searched for.
-  const at = startsWith(payload, 1, BYTES_KEY) ? 1 : payload.indexOf(BYTES_KEY);
-  if (at !== -1) {
-    const from = at + BYTES_KEY.length;
-    const to = payload.indexOf(QUOTE, from);
-    if (to !== -1 && payload.indexOf(BACKSLASH, from) === -1) return payload.toString("latin1", from, to);
+  const key = startsWith(bytes, from + 1, BYTES_KEY) ? from + 1 : bytes.indexOf(BYTES_KEY, from);
+  if (key !== -1 && key < to) {
+    const start = key + BYTES_KEY.length;
+    const end = bytes.indexOf(QUOTE, start);
+    const escape = bytes.indexOf(BACKSLASH, start);
+    if (end !== -1 && end < to && (escape === -1 || escape > end)) return bytes.toString("latin1", start, end);
   }
   let parsed: { bytes?: unknown };
   try {
-    parsed = JSON.parse(payload.toString("utf8")) as { bytes?: unknown };
+    parsed = JSON.parse(bytes.toString("utf8", from, to)) as { bytes?: unknown };
   } catch {
     throw new CorruptFrame("a chunk event that is not JSON");
   }
@@ -223,15 +219,16 @@ function base64Field(payload: Buffer): string {
   return parsed.bytes;
 }
 
-/** The type of the event in bytes[from, to) when it starts `{"type":"<a-z_>"` followed by
- * `,` or `}` (at most MAX_TYPE_CHARS of them), or undefined. */
-function leadingType(bytes: Buffer, from: number, to: number): string | undefined {
-  if (to - from < TYPE_PREFIX.length + 3 || !startsWith(bytes, from, TYPE_PREFIX)) return undefined;
+/** Where the type of the event in bytes[from, to) ends (its closing quote) when the event
+ * starts `{"type":"<a-z_>"` followed by `,` or `}` (at most MAX_TYPE_CHARS of them); -1
+ * otherwise. */
+function leadingTypeEnd(bytes: Buffer, from: number, to: number): number {
+  if (to - from < TYPE_PREFIX.length + 3 || !startsWith(bytes, from, TYPE_PREFIX)) return -1;
   const typeAt = from + TYPE_PREFIX.length;
   let i = typeAt;
   while (i < to && ((bytes[i] >= 0x61 && bytes[i] <= 0x7a) || bytes[i] === 0x5f)) i++;
-  if (i === typeAt || i - typeAt > MAX_TYPE_CHARS || i + 1 >= to || bytes[i] !== QUOTE || (bytes[i + 1] !== 0x2c && bytes[i + 1] !== 0x7d)) return undefined;
-  return bytes.toString("latin1", typeAt, i);
+  if (i === typeAt || i - typeAt > MAX_TYPE_CHARS || i + 1 >= to || bytes[i] !== QUOTE || (bytes[i + 1] !== 0x2c && bytes[i + 1] !== 0x7d)) return -1;
+  return i;
 }
 
 /** bytes hold `prefix` at `at` (compared in a loop: a few bytes). */
