@@ -3,17 +3,10 @@
 import { formatTime, viewerZone } from "../../time.js";
 import { Money } from "../money.js";
 
-/** GET /console/api/me. */
-export interface Me {
-  readonly role: "customer";
-  readonly token: string;
-  readonly user: string;
-  readonly group: string;
-  readonly balance: string;
-  readonly reserved: string;
-  readonly spent: string;
-  readonly currency: string;
-}
+import type { CustomerOverview } from "../../../../src/admin/console/overview.js";
+
+/** GET /console/api/me: the server's own type (a type import: nothing of the server is bundled). */
+export type Me = CustomerOverview;
 
 export function Overview({ me, at }: { me: Me; at: number }) {
   return (
