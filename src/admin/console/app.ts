@@ -17,7 +17,6 @@ import { readJsonBody } from "../http.js";
 import { sendApiError, sendApiJson, sendPage, setConsoleHeaders } from "./answers.js";
 import { ConsoleAssets, notBuiltPage } from "./assets.js";
 import { callerOfSession, type CallerContext, type Customer, type Operator } from "./caller.js";
-import { customerRoutes as defaultCustomerRoutes, type CustomerRoute } from "./customer-routes.js";
 import { meCustomer, meRouteFor } from "./me-mount.js";
 import { ConsoleSessions, csrfMatches, type FoundSession } from "./session.js";
 import { sessionAnswer, signIn, signOut } from "./signin.js";
@@ -42,8 +41,6 @@ export interface ConsoleDeps {
   readonly limiter: Limiter;
   readonly usageLog: UsageLog;
   readonly admin: AdminApi;
-  /** The customer's routes under /console/api/me (default: customer-routes.ts's table). */
-  readonly customerRoutes?: readonly CustomerRoute[];
   /** Default: console/build at the package root. */
   readonly assets?: ConsoleAssets;
   readonly now?: () => number;
@@ -65,11 +62,9 @@ export class ConsoleApp {
   readonly #assets: ConsoleAssets;
   readonly #sessions: ConsoleSessions;
   readonly #now: () => number;
-  readonly #customerRoutes: readonly CustomerRoute[];
 
   constructor(deps: ConsoleDeps) {
     this.#deps = deps;
-    this.#customerRoutes = deps.customerRoutes ?? defaultCustomerRoutes;
     this.#assets = deps.assets ?? new ConsoleAssets();
     this.#sessions = new ConsoleSessions(deps.keyed);
     this.#now = deps.now ?? Date.now;
@@ -135,28 +130,11 @@ export class ConsoleApp {
     throw new GatewayError(errors.methodNotAllowed, "/console/api/session takes GET, POST, DELETE.", { headers: { allow: "GET, POST, DELETE" } });
   }
 
-  /** The customer's own data: the route for the path and method, with the session's customer. */
-  async #me({ req, res, path, query, requestId }: ConsoleRequest, caller: Customer | Operator, runtime: Runtime): Promise<void> {
+  /** The customer's own data (me/routes.ts): the route for the path and method, with the
+   * session's customer. */
+  async #me(r: ConsoleRequest, caller: Customer | Operator, runtime: Runtime): Promise<void> {
     if (caller.role !== "customer") throw new GatewayError(errors.notFound, "An operator's session has no customer data: use /console/api/admin/….");
-    const method = req.method === "HEAD" ? "GET" : req.method ?? "GET";
-    if (path.startsWith(`${API}me/`)) return this.#meData({ req, res, path, query, requestId }, caller, method, runtime);
-    const forPath = this.#customerRoutes.filter((route) => route.path === path);
-    const route = forPath.find((x) => x.method === method);
-    if (!route) {
-      if (forPath.length === 0) throw new GatewayError(errors.notFound, `No such console endpoint: ${path}.`);
-      const allow = forPath.map((x) => x.method).join(", ");
-      throw new GatewayError(errors.methodNotAllowed, `${path} takes ${allow}.`, { headers: { allow } });
-    }
-    const body = method === "GET" || method === "DELETE" ? undefined : await readJsonBody(req, runtime.server);
-    const { service, usageLog, directory } = this.#deps;
-    const answer = await route.handle({
-      customer: caller, query: new URLSearchParams(query), body, headers: req.headers, runtime, deps: { service, usageLog, directory },
-    });
-    sendApiJson(res, answer.status, answer.body);
-  }
-
-  /** The customer data endpoints (me/routes.ts) under /console/api/me/…. */
-  async #meData(r: Pick<ConsoleRequest, "req" | "res" | "path" | "query" | "requestId">, caller: Customer, method: string, runtime: Runtime): Promise<void> {
+    const method = r.req.method === "HEAD" ? "GET" : r.req.method ?? "GET";
     const found = meRouteFor(r.path.slice(`${API}me`.length), method);
     if (!found) throw new GatewayError(errors.notFound, `No such console endpoint: ${r.path}.`);
     if (!found.route) {

@@ -1,4 +1,4 @@
-// The customer data endpoints (me/routes.ts) under /console/api/me/…: a path matched to its
+// The customer data endpoints (me/routes.ts) at /console/api/me and under it: a path matched to its
 // route ({param} is one path segment, decoded), the session's customer handed over as the
 // routes take it (names, never the token's key), and nothing else of the request.
 
