@@ -1,6 +1,7 @@
 // Tokens: every stored token, filtered by user or name prefix, paged on the server; disable,
 // enable, and revoke (for good, after a confirmation). New tokens are made on the Users page.
 import { useState } from "preact/hooks";
+import type { TokenView } from "../../../../src/accounts/service.js";
 import { call, type Session } from "../../api.js";
 import { formatTime } from "../../time.js";
 import { Money } from "../money.js";
@@ -9,17 +10,8 @@ import { CURRENCY, msOf, type ListPage } from "./list.js";
 import { Pager } from "./pager.js";
 import { adminPath, messageOf, useAdmin } from "./use-admin.js";
 
-interface TokenRow {
-  readonly name: string;
-  readonly source: string;
-  readonly user: string;
-  readonly group: string;
-  readonly status: "active" | "disabled" | "revoked";
-  readonly key_hint?: string;
-  readonly expires?: string;
-  readonly quota?: string;
-  readonly spent?: string;
-}
+/** A token as the admin API lists it: the server's own type (a type import, nothing bundled). */
+type TokenRow = TokenView;
 
 const PAGE = 20;
 
