@@ -9,9 +9,11 @@
 // of an SSE pass-through. Env: BENCH_KINDS_REQUESTS (per lane, default 1200),
 // BENCH_KINDS_BATCHES (default 12), BENCH_SRC=1 (TypeScript sources instead of dist/),
 // BENCH_KINDS_APIKEY=1 (the bedrock channel sends a Bedrock API key instead of signing: the
-// difference is the signature's cost), BENCH_KINDS_LANES and BENCH_KINDS_PROF (below).
+// difference is the signature's cost), BENCH_KINDS_LANES and BENCH_KINDS_PROF (below), BENCH_KINDS_THREADS=1
+// (the gateway's CPU by thread: main, V8's GC and compiler workers, libuv, the store).
 
 import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { Child } from "./lib/ipc.js";
 import { benchToken, streamText } from "./lib/shared.js";
@@ -31,11 +33,13 @@ interface Lane {
   readonly stream: boolean;
   readonly agent: http.Agent;
   readonly perBatchUs: number[];
+  /** BENCH_KINDS_THREADS=1: the gateway's CPU by thread name, summed over the batches. */
+  readonly threadNs: Map<string, number>;
 }
 
 function lane(key: LaneKey, model: string, stream: boolean): Lane {
   return {
-    key, stream, perBatchUs: [],
+    key, stream, perBatchUs: [], threadNs: new Map(),
     body: JSON.stringify({ model, max_tokens: 64, stream, messages: [{ role: "user", content: "Tell me about foxes." }] }),
     agent: new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency }),
   };
@@ -81,6 +85,25 @@ function once(url: URL, l: Lane): Promise<void> {
   });
 }
 
+/** CPU ns so far of each thread of process `pid`, summed by thread name (Linux's
+ * /proc/<pid>/task/<tid>/schedstat): which threads a lane keeps busy (main, GC, workers). */
+function threadCpuNs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      // Node 20 names most of its threads "node": the main one is told by its id.
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const name = Number(tid) === pid ? "main" : comm === "node" ? `thread ${tid}` : comm;
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      byName.set(name, (byName.get(name) ?? 0) + ns);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return byName;
+}
+const threads = process.env.BENCH_KINDS_THREADS === "1";
+
 async function batch(url: URL, l: Lane, count: number): Promise<void> {
   let next = 0;
   const worker = async () => {
@@ -102,7 +125,7 @@ const fakeOpenai = await Child.start({ entry: "fake.ts", cpu: 0 });
 // BENCH_KINDS_PROF=<dir>: the gateway writes a CPU profile there (bench/profile-summary.ts).
 const prof = process.env.BENCH_KINDS_PROF;
 const gateway = await Child.start({
-  entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1, ...(prof ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${prof}`] } : {}),
+  entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1, ...(prof ? { nodeArgs: ["--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${prof}`] } : {}),
   env: { BENCH_KINDS_UPSTREAM: upstream.url, GATEWAY_LOG_LEVEL: "info", ...(process.env.BENCH_SRC === "1" ? { BENCH_SRC: "1" } : {}) },
 });
 const url = new URL("/v1/messages", gateway.url);
@@ -121,10 +144,14 @@ try {
     done += n;
     const order = keys.map((_, j) => keys[(i + j) % keys.length]);
     for (const key of order) {
+      const t0 = threads ? threadCpuNs(gateway.pid) : undefined;
       const c0 = await gateway.cpu();
       await batch(url, lanes[key], n);
       const c1 = await gateway.cpu();
       lanes[key].perBatchUs.push((c1.cpuUs - c0.cpuUs) / n);
+      if (t0) {
+        for (const [name, ns] of threadCpuNs(gateway.pid)) lanes[key].threadNs.set(name, (lanes[key].threadNs.get(name) ?? 0) + (ns - (t0.get(name) ?? 0)) / requests);
+      }
     }
     console.log(`batch ${i + 1}/${batches}: ${keys.map((k) => `${k} ${Math.round(lanes[k].perBatchUs.at(-1)!)} µs`).join(", ")}`);
   }
@@ -142,3 +169,7 @@ for (const k of keys) console.log(`  ${k.padEnd(14)} ${m[k].toFixed(0)} µs`);
 console.log(`SigV4 signing: ${signing.toFixed(0)} µs/request (bedrock plain − anthropic plain)`);
 console.log(`event-stream decoding against SSE: ${framing.toFixed(0)} µs/stream (streamed difference less signing)`);
 console.log(`Bedrock stream / SSE pass-through: ${ratio.toFixed(2)}× — ${ratio <= BOUND ? "PASS" : "FAIL"} (bound ${BOUND}×)`);
+if (threads) {
+  console.log("\ngateway CPU by thread, µs per request (all batches):");
+  for (const k of keys) console.log(`  ${k.padEnd(14)} ${[...lanes[k].threadNs].sort((a, b) => b[1] - a[1]).map(([name, ns]) => `${name} ${(ns / 1000).toFixed(0)}`).join(", ")}`);
+}

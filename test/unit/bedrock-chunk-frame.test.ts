@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
+import zlib from "node:zlib";
 import { EventStreamCodec, Int64, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { chunkPayloadAt, NOT_A_CHUNK } from "../../src/providers/bedrock/chunk-frame.js";
@@ -117,5 +118,16 @@ describe("bedrock chunk frames read in place", () => {
       }
     }
     assert.ok(corrupt > 100, `checksums caught ${corrupt} changed frames`);
+  });
+
+  it("refuses a prelude whose own checksum is wrong though the message checksum matches it", () => {
+    const crc32 = (zlib as unknown as { crc32: (data: Uint8Array) => number }).crc32;
+    for (const { name, message } of frames()) {
+      const bytes = Buffer.from(codec.encode(message));
+      bytes.writeUInt32BE((bytes.readUInt32BE(8) ^ 0x10) >>> 0, 8);
+      bytes.writeUInt32BE(crc32(bytes.subarray(0, bytes.length - 4)) >>> 0, bytes.length - 4);
+      assert.equal(codecReading(bytes), "refused", name);
+      assert.equal(chunkFrame(bytes, bytes.length).kind, "corrupt", name);
+    }
   });
 });

@@ -1,9 +1,9 @@
-// A frame of an event-stream answer that cannot be read: the stream errors with it.
+// A frame of an event-stream answer that cannot be read: the answer ends there
+// (providers/framing.ts).
 
-export class CorruptFrame extends Error {
-  /** The SSE bytes of the whole frames before it in the same chunk. */
-  before?: Buffer;
+import { BrokenFraming } from "../framing.js";
 
+export class CorruptFrame extends BrokenFraming {
   constructor(message: string) {
     super(message);
     this.name = "CorruptFrame";

@@ -6,11 +6,12 @@
 // errors the stream: the gateway then ends the client's with its own error event, and
 // nothing of that frame is passed on.
 
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { EventStreamCodec, type Message, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { chunkPayloadAt, NOT_A_CHUNK } from "./chunk-frame.js";
 import { CorruptFrame } from "./corrupt-frame.js";
+import { DecodedBody, type ChunkDecoder } from "../framing.js";
 
 export { CorruptFrame } from "./corrupt-frame.js";
 import { anthropicErrorType } from "./errors.js";
@@ -27,7 +28,7 @@ export type FrameReader = (message: Message) => Buffer | string;
 
 /** Decodes frames as they arrive (split across chunks or many to a chunk) into SSE bytes:
  * InvokeModel's chunks by default, or another operation's events (`read`: Converse's). */
-export class FrameDecoder {
+export class FrameDecoder implements ChunkDecoder {
   #codec: EventStreamCodec | undefined;
   readonly #read: FrameReader | undefined;
   /** Bytes of a frame not yet whole (at most MAX_FRAME_BYTES + one chunk). */
@@ -50,7 +51,8 @@ export class FrameDecoder {
         const sse = this.#sseOf(pending, length);
         // One frame a chunk is the common case: its bytes, not a list of them.
         if (sse.length > 0) out = out.length === 0 ? sse : Array.isArray(out) ? (out.push(sse), out) : [out, sse];
-        pending = pending.subarray(length);
+        // A chunk of whole frames (the common case) leaves nothing: no view of nothing.
+        pending = length === pending.length ? EMPTY : pending.subarray(length);
       }
     } catch (err) {
       const corrupt = err instanceof CorruptFrame ? err : new CorruptFrame(`event-stream frame not readable: ${(err as Error).message}`);
@@ -80,48 +82,11 @@ export class FrameDecoder {
   }
 }
 
-/**
- * The SSE of an event-stream body, as a Readable fed straight from the body's 'data'
- * events: no writable side and no pipe between them (each is a cost per chunk, bench/kinds.ts).
- * Back-pressure holds: the body pauses while the reader does not take more. A corrupt frame
- * errors the stream after the whole frames before it; the body is destroyed when the
- * reader is done early.
- */
+/** The SSE of an event-stream body: the relay reads the body through the decoder itself,
+ * any other reader reads this Readable (providers/framing.ts). A corrupt frame errors it
+ * after the whole frames before it; destroying it destroys the body. */
 export function sseOfEventStream(body: Readable, decoder = new FrameDecoder()): Readable {
-  const sse = new Readable({
-    read() {
-      if (body.isPaused()) body.resume();
-    },
-    destroy(error, done) {
-      if (!body.readableEnded) body.destroy();
-      done(error);
-    },
-  });
-  const fail = (error: Error, before: Buffer) => {
-    if (before.length > 0) sse.push(before);
-    // After what came before it: as a read of the data above, then the error.
-    process.nextTick(() => sse.destroy(error));
-  };
-  body.on("data", (chunk: Buffer) => {
-    let bytes: Buffer;
-    try {
-      bytes = decoder.push(chunk);
-    } catch (error) {
-      body.pause();
-      return fail(error as Error, (error as CorruptFrame).before ?? EMPTY);
-    }
-    if (bytes.length > 0 && !sse.push(bytes)) body.pause();
-  });
-  body.on("end", () => {
-    try {
-      decoder.end();
-      sse.push(null);
-    } catch (error) {
-      fail(error as Error, EMPTY);
-    }
-  });
-  body.on("error", (error) => sse.destroy(error));
-  return sse;
+  return new DecodedBody(body, decoder);
 }
 
 /** Anthropic's error event for an exception or error frame (any operation's); undefined
@@ -150,9 +115,21 @@ function sseOf(message: Message): Buffer {
  * and relayed as written, not parsed here (the usage tap parses what it needs). Any other
  * shape is parsed, checked and written on one line. */
 function chunkSse(payload: Buffer, from: number, to: number): Buffer {
-  const base64 = base64Field(payload, from, to);
-  const out = Buffer.allocUnsafe(MAX_HEAD_BYTES + ((base64.length + 3) >> 2) * 3 + 2);
-  const eventEnd = MAX_HEAD_BYTES + out.write(base64, MAX_HEAD_BYTES, "base64");
+  let out: Buffer | undefined;
+  let eventEnd = -1;
+  // Plain base64 (Bedrock's writing) is decoded here, from the bytes into the buffer; any
+  // other writing of the field (escapes, another alphabet) by node's decoder.
+  const start = base64Start(payload, from, to);
+  const end = start === -1 ? -1 : payload.indexOf(QUOTE, start);
+  if (end !== -1 && end < to) {
+    out = Buffer.allocUnsafe(MAX_HEAD_BYTES + (((end - start) + 3) >> 2) * 3 + 2);
+    eventEnd = decodedBase64(payload, start, end, out, MAX_HEAD_BYTES);
+  }
+  if (out === undefined || eventEnd === -1) {
+    const base64 = base64Field(payload, from, to);
+    out = Buffer.allocUnsafe(MAX_HEAD_BYTES + ((base64.length + 3) >> 2) * 3 + 2);
+    eventEnd = MAX_HEAD_BYTES + out.write(base64, MAX_HEAD_BYTES, "base64");
+  }
   const typeEnd = leadingTypeEnd(out, MAX_HEAD_BYTES, eventEnd);
   if (typeEnd !== -1 && !hasLineBreak(out, MAX_HEAD_BYTES, eventEnd)) {
     const head = sseHead(out, MAX_HEAD_BYTES + TYPE_PREFIX.length, typeEnd);
@@ -164,6 +141,40 @@ function chunkSse(payload: Buffer, from: number, to: number): Buffer {
   }
   const parsed = parsedEvent(out.toString("utf8", MAX_HEAD_BYTES, eventEnd));
   return Buffer.from(`event: ${parsed.type}\ndata: ${JSON.stringify(parsed)}\n\n`);
+}
+
+/** Each byte's value as a standard base64 digit; -1 for a byte that is none. */
+const BASE64_DIGITS = Int8Array.from({ length: 256 }, (_, byte) =>
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".indexOf(String.fromCharCode(byte)));
+const PAD = 0x3d;
+
+/** Decodes the standard, padded base64 in src[from, to) into out at `at`; where the decoded
+ * bytes end, or -1 when the text is not that (a byte outside the alphabet, padding that is
+ * not at the end, a length not a multiple of 4), for node's decoder to read instead. */
+function decodedBase64(src: Buffer, from: number, to: number, out: Buffer, at: number): number {
+  if ((to - from) % 4 !== 0) return -1;
+  const pads = to > from && src[to - 1] === PAD ? (src[to - 2] === PAD ? 2 : 1) : 0;
+  const whole = to - (pads === 0 ? 0 : 4);
+  let o = at;
+  for (let i = from; i < whole; i += 4) {
+    // A byte outside the alphabet (-1) makes the group negative.
+    const group = (BASE64_DIGITS[src[i]] << 18) | (BASE64_DIGITS[src[i + 1]] << 12) | (BASE64_DIGITS[src[i + 2]] << 6) | BASE64_DIGITS[src[i + 3]];
+    if (group < 0) return -1;
+    out[o] = group >> 16;
+    out[o + 1] = group >> 8;
+    out[o + 2] = group;
+    o += 3;
+  }
+  if (pads === 0) return o;
+  // The last group: two digits and "==" (one byte), or three and "=" (two bytes).
+  const a = BASE64_DIGITS[src[whole]];
+  const b = BASE64_DIGITS[src[whole + 1]];
+  const c = pads === 1 ? BASE64_DIGITS[src[whole + 2]] : 0;
+  if ((a | b | c) < 0) return -1;
+  const group = (a << 18) | (b << 12) | (c << 6);
+  out[o++] = group >> 16;
+  if (pads === 1) out[o++] = group >> 8;
+  return o;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -198,13 +209,19 @@ function hasLineBreak(bytes: Buffer, from: number, to: number): boolean {
   return false;
 }
 
+/** Where the base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to) starts, by
+ * its key; -1 when the key is not there. */
+function base64Start(bytes: Buffer, from: number, to: number): number {
+  // Bedrock writes the key first: `{"bytes":"`, checked in place before it is searched for.
+  const key = startsWith(bytes, from + 1, BYTES_KEY) ? from + 1 : bytes.indexOf(BYTES_KEY, from);
+  return key !== -1 && key < to ? key + BYTES_KEY.length : -1;
+}
+
 /** The base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to): found by its key
  * (base64 has no quote), else (an escaped slash, another layout) from the parsed JSON. */
 function base64Field(bytes: Buffer, from: number, to: number): string {
-  // Bedrock writes the key first: `{"bytes":"`, checked in place before it is searched for.
-  const key = startsWith(bytes, from + 1, BYTES_KEY) ? from + 1 : bytes.indexOf(BYTES_KEY, from);
-  if (key !== -1 && key < to) {
-    const start = key + BYTES_KEY.length;
+  const start = base64Start(bytes, from, to);
+  if (start !== -1) {
     const end = bytes.indexOf(QUOTE, start);
     const escape = bytes.indexOf(BACKSLASH, start);
     if (end !== -1 && end < to && (escape === -1 || escape > end)) return bytes.toString("latin1", start, end);
