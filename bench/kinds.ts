@@ -122,7 +122,8 @@ if (process.env.BENCH_SRC !== "1" && process.env.BENCH_LIB === undefined) {
 }
 const upstream = await Child.start({ entry: "fake-kinds.ts", cpu: 0 });
 const fakeOpenai = await Child.start({ entry: "fake.ts", cpu: 0 });
-// BENCH_KINDS_PROF=<dir>: the gateway writes a CPU profile there (bench/profile-summary.ts).
+// BENCH_KINDS_PROF=<dir>: the gateway writes a CPU profile there (bench/profile-summary.ts),
+// sampled every 100 µs: at the default 1 ms a stream of a few hundred µs is barely seen.
 const prof = process.env.BENCH_KINDS_PROF;
 const gateway = await Child.start({
   entry: "gateway.ts", args: [fakeOpenai.url], cpu: 1, ...(prof ? { nodeArgs: ["--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${prof}`] } : {}),
@@ -169,6 +170,12 @@ for (const k of keys) console.log(`  ${k.padEnd(14)} ${m[k].toFixed(0)} µs`);
 console.log(`SigV4 signing: ${signing.toFixed(0)} µs/request (bedrock plain − anthropic plain)`);
 console.log(`event-stream decoding against SSE: ${framing.toFixed(0)} µs/stream (streamed difference less signing)`);
 console.log(`Bedrock stream / SSE pass-through: ${ratio.toFixed(2)}× — ${ratio <= BOUND ? "PASS" : "FAIL"} (bound ${BOUND}×)`);
+if (keys.includes("sseStream") && keys.includes("bedrockStream")) {
+  // Each batch's two stream lanes ran back to back: their ratio is blurred less by the
+  // host's drift than the ratio of the lanes' medians.
+  const paired = median(lanes.bedrockStream.perBatchUs.map((us, i) => us / lanes.sseStream.perBatchUs[i]));
+  console.log(`paired: median of the batches' Bedrock stream / SSE ratios ${paired.toFixed(2)}×`);
+}
 if (threads) {
   console.log("\ngateway CPU by thread, µs per request (all batches):");
   for (const k of keys) console.log(`  ${k.padEnd(14)} ${[...lanes[k].threadNs].sort((a, b) => b[1] - a[1]).map(([name, ns]) => `${name} ${(ns / 1000).toFixed(0)}`).join(", ")}`);

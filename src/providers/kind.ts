@@ -72,6 +72,10 @@ export interface ProviderKind extends ProviderSpec {
   /** The kind's request for a first-party one: its URL, body and credentials (a header,
    * a signature over the request, a token it mints). Absent: as built, with authHeaders. */
   readonly prepare?: (channel: Channel, key: string, request: WireRequest) => WireRequest | Promise<WireRequest>;
+  /** The kind names the model in the URL and leaves the body's `model` out of what it
+   * sends: a pass-through does not re-serialise the client's body for a name the kind
+   * removes (model_map applies to the URL through WireRequest.upstreamModel). */
+  readonly modelInUrl?: boolean;
   /** The protocol's answer for the kind's: another framing read into SSE, errors into the
    * protocol's error shape (so key faults are judged as the first-party API's). Absent:
    * as it came. */

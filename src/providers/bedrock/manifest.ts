@@ -23,8 +23,9 @@ import { countedModelId, countTokensBody, invokeBody, invokeHeaders, operationOf
 import { withCredentials } from "./signing.js";
 
 /** The request as InvokeModel, InvokeModelWithResponseStream, Converse, ConverseStream or
- * CountTokens takes it, with credentials. */
-async function prepareBedrock(channel: Channel, key: string, request: WireRequest): Promise<WireRequest> {
+ * CountTokens takes it, with credentials. Synchronous: a signature needs nothing awaited,
+ * and a promise per request is a cost for nothing. */
+function prepareBedrock(channel: Channel, key: string, request: WireRequest): WireRequest {
   const credential = credentialOf(key);
   if (credential === undefined) throw new CredentialFailure("auth", "the key is neither ACCESS_KEY_ID:SECRET[:SESSION_TOKEN] nor a Bedrock API key");
   const region = channel.settings.region;
@@ -83,6 +84,8 @@ export const bedrockProvider: ProviderKind = Object.freeze({
   paths: anthropicProvider.paths,
   // Credentials are made per request by prepare (a signature covers the whole request).
   authHeaders: () => ({}),
+  // The model is named in the URL; every body made here leaves the client's `model` out.
+  modelInUrl: true,
   privateResponseHeaders: Object.freeze([]),
   keyFaults: bedrockKeyFaults,
   compile: compileBedrock,

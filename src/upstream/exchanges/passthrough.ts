@@ -45,9 +45,12 @@ export function passthroughExchange(input: ExchangeInput, spec: PassthroughSpec)
     ? [...(input.fitted ?? []), ...portable.dropped] : input.fitted ?? [];
   return {
     request(channel, upstreamModel, key) {
-      const prepared = spec.body(req, upstreamModel);
-      stripUsage = prepared.stripUsage;
       const provider = kindOf(channel);
+      // A kind that takes the model from the URL drops the body's: the body keeps the
+      // client's name rather than being re-serialised for one that is removed.
+      const bodyModel = provider.modelInUrl && typeof req.json.model === "string" ? req.json.model : upstreamModel;
+      const prepared = spec.body(req, bodyModel);
+      stripUsage = prepared.stripUsage;
       const path = spec.path(req, upstreamModel);
       return {
         url: channelUrl(channel.baseUrl, path), path, upstreamModel, stream,
