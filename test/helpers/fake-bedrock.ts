@@ -102,7 +102,11 @@ export async function checked(
   if (!signed) return "none";
   const key = keys.get(signed[1]);
   if (!key) return "unknown-key";
-  const expected = await expectedAuthorization(r, key, signed[3], signed[5].split(";"));
+  const signedHeaders = signed[5].split(";");
+  // As AWS requires: the host and every x-amz-* header sent are among those signed.
+  const unsigned = Object.keys(r.headers).filter((h) => (h === "host" || h.startsWith("x-amz-")) && !signedHeaders.includes(h));
+  if (unsigned.length > 0) return "signature-mismatch";
+  const expected = await expectedAuthorization(r, key, signed[3], signedHeaders);
   return expected === authorization && signed[4] === "bedrock" ? "signature-ok" : "signature-mismatch";
 }
 
