@@ -181,7 +181,6 @@ const EMPTY = Buffer.alloc(0);
 const LF = 0x0a;
 const CR = 0x0d;
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const BYTES_KEY = Buffer.from('"bytes":"');
 const TYPE_PREFIX = Buffer.from('{"type":"');
 
@@ -210,22 +209,16 @@ function hasLineBreak(bytes: Buffer, from: number, to: number): boolean {
 }
 
 /** Where the base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to) starts, by
- * its key; -1 when the key is not there. */
+ * its key (base64 has no quote, so the text ends at the next); -1 when the key is not there. */
 function base64Start(bytes: Buffer, from: number, to: number): number {
   // Bedrock writes the key first: `{"bytes":"`, checked in place before it is searched for.
   const key = startsWith(bytes, from + 1, BYTES_KEY) ? from + 1 : bytes.indexOf(BYTES_KEY, from);
   return key !== -1 && key < to ? key + BYTES_KEY.length : -1;
 }
 
-/** The base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to): found by its key
- * (base64 has no quote), else (an escaped slash, another layout) from the parsed JSON. */
+/** The base64 text of a chunk payload `{"bytes":"…"}` in bytes[from, to) written otherwise
+ * than plainly (escapes, another alphabet, another layout): from the parsed JSON. */
 function base64Field(bytes: Buffer, from: number, to: number): string {
-  const start = base64Start(bytes, from, to);
-  if (start !== -1) {
-    const end = bytes.indexOf(QUOTE, start);
-    const escape = bytes.indexOf(BACKSLASH, start);
-    if (end !== -1 && end < to && (escape === -1 || escape > end)) return bytes.toString("latin1", start, end);
-  }
   let parsed: { bytes?: unknown };
   try {
     parsed = JSON.parse(bytes.toString("utf8", from, to)) as { bytes?: unknown };
