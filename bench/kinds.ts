@@ -13,9 +13,9 @@
 // (the gateway's CPU by thread: main, V8's GC and compiler workers, libuv, the store).
 
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { Child } from "./lib/ipc.js";
+import { threadCpu } from "./lib/threads.js";
 import { benchToken, streamText } from "./lib/shared.js";
 import { median } from "./lib/stats.js";
 
@@ -85,20 +85,13 @@ function once(url: URL, l: Lane): Promise<void> {
   });
 }
 
-/** CPU ns so far of each thread of process `pid`, summed by thread name (Linux's
- * /proc/<pid>/task/<tid>/schedstat): which threads a lane keeps busy (main, GC, workers). */
+/** CPU ns so far of each thread of process `pid`, summed by name: the main thread by its
+ * id (Node 20 names most of its threads "node"), the others by name, or by id when unnamed. */
 function threadCpuNs(pid: number): Map<string, number> {
   const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      // Node 20 names most of its threads "node": the main one is told by its id.
-      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
-      const name = Number(tid) === pid ? "main" : comm === "node" ? `thread ${tid}` : comm;
-      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-      byName.set(name, (byName.get(name) ?? 0) + ns);
-    } catch {
-      // the thread ended between the listing and the read
-    }
+  for (const [tid, t] of threadCpu(pid)) {
+    const name = Number(tid) === pid ? "main" : t.name === "node" ? `thread ${tid}` : t.name;
+    byName.set(name, (byName.get(name) ?? 0) + t.ns);
   }
   return byName;
 }

@@ -5,11 +5,12 @@
 // Usage: npx tsx bench/syscalls.ts <gateway.ts|bare-proxy.ts> [requests=3000] [connections=1]
 // (BENCH_LIB=/abs/dist picks the gateway build; the strace table goes to stdout).
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { Child } from "./lib/ipc.js";
+import { threadCpu } from "./lib/threads.js";
 import { requestBody, requestHeaders } from "./lib/load.js";
 
 execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
@@ -23,40 +24,23 @@ const run = (o: object) => autocannon({
   url: `${target.url}/v1/chat/completions`, method: "POST", headers: requestHeaders, body: requestBody, connections, timeout: 10, ...o,
 });
 
-/** CPU time of each thread so far, in clock ticks, by thread id. */
-function threadTimes(pid: number): Map<string, { name: string; ticks: number }> {
-  const out = new Map<string, { name: string; ticks: number }>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(tid, { name, ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return out;
-}
-
 await run({ duration: 3 });
 const straceOut = join(tmpdir(), `syscalls-${process.pid}.txt`);
 const strace = process.env.SYSCALLS_STRACE === "1"
   ? spawn("strace", ["-c", "-f", "-o", straceOut, "-p", String(target.pid)], { stdio: "ignore" }) : undefined;
 if (strace) await new Promise((r) => setTimeout(r, 1000));
-const before = threadTimes(target.pid);
+const before = threadCpu(target.pid);
 const result = await run({ amount: requests });
-const after = threadTimes(target.pid);
+const after = threadCpu(target.pid);
 if (strace) {
   strace.kill("SIGINT");
   await new Promise((r) => strace.once("exit", r));
 }
-const ticksPerS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
 const served = result.requests.total;
 console.log(`${entry}: ${served} requests at ${connections} connection(s), ${result.non2xx} non-2xx`);
 const byName = new Map<string, number>();
 for (const [tid, t] of after) {
-  const us = (1e6 * (t.ticks - (before.get(tid)?.ticks ?? 0))) / ticksPerS;
+  const us = (t.ns - (before.get(tid)?.ns ?? 0)) / 1000;
   const name = tid === String(target.pid) ? "main (event loop)" : process.env.SYSCALLS_BY_TID === "1" ? `${t.name} ${tid}` : t.name;
   byName.set(name, (byName.get(name) ?? 0) + us);
 }
