@@ -14,6 +14,7 @@ import { normalizeEntry } from "../../src/state/entry.js";
 import { entryOfJournalRow } from "../../src/state/sqlite-queries.js";
 import { journalLine, rowsOfLines } from "../../src/state/sqlite-journal.js";
 import { entry } from "../helpers/usage-entry.js";
+import { assertSameOnceIngested, withJournalTail } from "../helpers/sqlite-tail.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-store-breakdown-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -88,10 +89,8 @@ test("journal lines of older gateways (21 and 23 values) replay without the new 
 
 test("a reader in another process sees the journal's breakdowns, channels and channel costs exactly as SQLite will", async () => {
   const path = join(dir, "tail/gateway.db");
-  const store = openSqliteStore(path);
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = new Database(path);
-  try {
+  await withJournalTail(path, {}, async (world) => {
+    const { store, reader, locker } = world;
     await store.record(entry({ requestId: "in-sqlite", time: 1000, channel: "east", costNano: 70n, breakdown: BREAKDOWN, channelCostNano: 50n }));
     store.flush();
     locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more until the lock goes
@@ -120,13 +119,6 @@ test("a reader in another process sees the journal's breakdowns, channels and ch
       ["", 1, 0n, 0n, 0],
     ]);
 
-    locker.exec("ROLLBACK");
-    store.flush();
-    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+    assertSameOnceIngested(world, seen, during);
+  });
 });

@@ -15,6 +15,7 @@ import { normalizeEntry } from "../../src/state/entry.js";
 import { entryOfJournalRow } from "../../src/state/sqlite-queries.js";
 import { journalLine, rowsOfLines } from "../../src/state/sqlite-journal.js";
 import { entry } from "../helpers/usage-entry.js";
+import { assertSameOnceIngested, withJournalTail } from "../helpers/sqlite-tail.js";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-store-keys-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -71,11 +72,9 @@ test("a journal line written before the key column (25 values) replays without a
 
 test("a reader in another process sees the journal's keys, status classes and days exactly as SQLite will", async () => {
   const path = join(dir, "tail/gateway.db");
-  const store = openSqliteStore(path);
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = new Database(path);
   const day = Date.UTC(2026, 10, 26);
-  try {
+  await withJournalTail(path, {}, async (world) => {
+    const { store, reader, locker } = world;
     await store.record(entry({ requestId: "in-sqlite", time: day - 1, channel: "east", key: "aaaa1111", costNano: 70n, channelCostNano: 50n }));
     store.flush();
     locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more until the lock goes
@@ -113,13 +112,6 @@ test("a reader in another process sees the journal's keys, status classes and da
     assert.deepEqual(during.days, [["2026-11-26", 4, 130n], ["2026-11-25", 1, 70n]]);
     assert.deepEqual(during.newYork, [["2026-11-25", 5, 200n]]);
 
-    locker.exec("ROLLBACK");
-    store.flush();
-    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+    assertSameOnceIngested(world, seen, during);
+  });
 });

@@ -15,6 +15,7 @@ import { openState, openUsageLog, parseStoreSpec } from "../../src/state/open.js
 import { openSqliteStore } from "../../src/state/sqlite.js";
 import { journalLine } from "../../src/state/sqlite-journal.js";
 import { entry } from "../helpers/usage-entry.js";
+import { assertSameOnceIngested, withJournalTail } from "../helpers/sqlite-tail.js";
 import { eventually } from "../helpers/gateway.js";
 
 const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -232,10 +233,8 @@ test("a journal line written before dropped_fields existed (one value short) is 
 
 test("a reader in another process sees the journal's entries SQLite does not hold yet, exactly as SQLite will", async () => {
   const path = join(dir, "tail/gateway.db");
-  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = raw(path);
-  try {
+  await withJournalTail(path, { journalSegmentBytes: 2048, safeIntegers: true }, async (world) => {
+    const { store, reader, locker } = world;
     await store.record(entry({ requestId: "in-sqlite", time: 1000, costNano: 7n, model: "m1" }));
     store.flush();
     // SQLite takes in nothing more until the lock goes (ingest waits it out).
@@ -265,15 +264,8 @@ test("a reader in another process sees the journal's entries SQLite does not hol
     assert.deepEqual(during.spend.user.map((r) => [r.key, r.requests, r.costNano]), [["alice", 31, 307n], ["bob", 10, 100n]]);
     assert.deepEqual(during.spend.model.map((r) => [r.key, r.requests, r.costNano, r.usage.output]), [["m2", 39, 390n, 195], ["m1", 1, 7n, 5]]);
 
-    locker.exec("ROLLBACK");
-    store.flush();
-    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+    assertSameOnceIngested(world, seen, during);
+  });
 });
 
 test("backpressure: once SQLite lags the journal by the bound, a charge resolves only when it catches up; the journal stays bounded", async () => {
@@ -281,11 +273,9 @@ test("backpressure: once SQLite lags the journal by the bound, a charge resolves
   const journalBytes = () => readdirSync(join(dir, "backpressure")).filter((f) => f.includes("-charges-"))
     .reduce((sum, f) => { try { return sum + statSync(join(dir, "backpressure", f)).size; } catch { return sum; } }, 0);
   const bound = 8192;
-  const store = openSqliteStore(path, { journalSegmentBytes: 4096, journalBacklogBytes: bound });
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = raw(path);
   const line = journalLine(entry({ requestId: "bp000" })).length;
-  try {
+  await withJournalTail(path, { journalSegmentBytes: 4096, journalBacklogBytes: bound, safeIntegers: true }, async (world) => {
+    const { store, reader, locker } = world;
     await store.record(entry({ requestId: "warm" }));
     store.flush();
     locker.exec("BEGIN IMMEDIATE"); // SQLite takes in nothing more for now
@@ -308,20 +298,13 @@ test("backpressure: once SQLite lags the journal by the bound, a charge resolves
     assert.equal(resolved, 200);
     assert.equal(store.spentByUser("alice"), 201n * 1000n);
     assert.equal(reader.spentByUser("alice"), 201n * 1000n);
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+  });
 });
 
 test("usageBuckets in a reader in another process: SQLite's buckets with the journal's tail added, refunds left out", async () => {
   const path = join(dir, "tail-buckets/gateway.db");
-  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = raw(path);
-  try {
+  await withJournalTail(path, { journalSegmentBytes: 2048, safeIntegers: true }, async (world) => {
+    const { store, reader, locker } = world;
     // In SQLite: one entry per bucket of 100 ms, and one refunded.
     await store.record(entry({ requestId: "s1", time: 1050, costNano: 2n ** 53n + 1n }));
     await store.record(entry({ requestId: "s2", time: 1150, costNano: 5n, user: "bob" }));
@@ -360,24 +343,15 @@ test("usageBuckets in a reader in another process: SQLite's buckets with the jou
     assert.deepEqual(during.t1.map((b) => [b.bucket, b.costNano]), [[10, 2n ** 53n + 1n + BigInt(t1(0)) * 10n], [11, 5n + BigInt(t1(1)) * 10n], [12, BigInt(t1(2)) * 10n]]);
     assert.deepEqual(during.t1Since.map((b) => [b.bucket, b.tokens]), [[11, 18 * (1 + t1(1, 1115))], [12, 18 * t1(2, 1115)]]);
 
-    locker.exec("ROLLBACK");
-    store.flush();
-    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
+    assertSameOnceIngested(world, seen, during);
     assert.deepEqual(store.usageBuckets({ kind: "user", name: "alice" }, 0, 100), during.alice, "and the writer's own view");
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+  });
 });
 
 test("traffic and keyHealth in a reader in another process: SQLite's aggregates with the journal's tail added", async () => {
   const path = join(dir, "tail-traffic/gateway.db");
-  const store = openSqliteStore(path, { journalSegmentBytes: 2048 });
-  const reader = openSqliteStore(path, { mustExist: true });
-  const locker = raw(path);
-  try {
+  await withJournalTail(path, { journalSegmentBytes: 2048, safeIntegers: true }, async (world) => {
+    const { store, reader, locker } = world;
     await store.record(entry({ requestId: "s1", time: 1050, costNano: 2n ** 53n + 1n, channel: "c", key: "k1", durationMs: 10 }));
     await store.record(entry({ requestId: "s2", time: 1150, costNano: 5n, status: 500, channel: "c", key: "k1", durationMs: 20 }));
     store.flush();
@@ -399,15 +373,8 @@ test("traffic and keyHealth in a reader in another process: SQLite's aggregates 
       { channel: "c", key: "k1", requests: 7, errors: 3, latencySample: 7, p50Ms: 32, p95Ms: 38 },
       { channel: "c", key: "k2", requests: 5, errors: 1, latencySample: 5, p50Ms: 35, p95Ms: 39 },
     ]);
-    locker.exec("ROLLBACK");
-    store.flush();
-    assert.deepEqual(seen(), during, "the same view once SQLite holds it all");
-  } finally {
-    if (locker.inTransaction) locker.exec("ROLLBACK");
-    locker.close();
-    reader.close();
-    store.close();
-  }
+    assertSameOnceIngested(world, seen, during);
+  });
 });
 
 test("usage by user rides on the usage_log_user index (user, time), by token on usage_log_token", () => {
