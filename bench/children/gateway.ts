@@ -40,10 +40,20 @@ const upstream = process.argv[2];
 const anthropicUpstream = process.argv[3];
 if (!upstream) throw new Error("usage: gateway.ts <openai upstream url> [anthropic upstream url]");
 
-// BENCH_KINDS_UPSTREAM=<url> (bench/kinds.ts): two more channels on that upstream, one
-// `anthropic` (SSE) and one `bedrock` (SigV4, event-stream frames), each with its model.
+// BENCH_KINDS_UPSTREAM=<url> (bench/kinds.ts): three more channels on that upstream, one
+// `anthropic` (SSE) and two `bedrock` (event-stream frames), one signing with SigV4 and one
+// sending a Bedrock API key, each with its model.
 const kindsUpstream = process.env.BENCH_KINDS_UPSTREAM;
-const kindsModels = { sse: "bench-claude-sse", bedrock: "bench-claude-bedrock" };
+const kindsModels = { sse: "bench-claude-sse", bedrock: "bench-claude-bedrock", bedrockKey: "bench-claude-bedrock-key" };
+const bedrockChannel = (name: string, model: string, credentials: string) => `  - name: ${name}
+    kind: bedrock
+    region: us-east-1
+    base_url: ${kindsUpstream}
+    credentials: ${credentials}
+    groups: [default]
+    models: [${model}]
+    model_map: { ${model}: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
+`;
 const limits = process.env.BENCH_LIMITS === "1"
   ? "limits: { request_rate: { max: 100000000, per: 1m }, total_requests: { max: 100000000, per: 1h } }\n" : "";
 const storedAccounts = Number(process.env.BENCH_ACCOUNTS ?? 0);
@@ -75,15 +85,8 @@ ${anthropicUpstream ? `  - name: fake-anthropic
     keys: [sk-ant-upstream-bench]
     groups: [default]
     models: [${kindsModels.sse}]
-  - name: kinds-bedrock
-    kind: bedrock
-    region: us-east-1
-    base_url: ${kindsUpstream}
-    credentials: ${process.env.BENCH_KINDS_APIKEY === "1" ? "{ api_key: bench-api-key }" : "{ access_key_id: AKIABENCHBENCHBENCH0, secret_access_key: bench/secret/access/key/0123456789abcdef }"}
-    groups: [default]
-    models: [${kindsModels.bedrock}]
-    model_map: { ${kindsModels.bedrock}: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
-` : ""}models:
+${bedrockChannel("kinds-bedrock", kindsModels.bedrock, "{ access_key_id: AKIABENCHBENCHBENCH0, secret_access_key: bench/secret/access/key/0123456789abcdef }")}\
+${bedrockChannel("kinds-bedrock-key", kindsModels.bedrockKey, "{ api_key: bench-api-key }")}` : ""}models:
   ${model}:
     endpoint: chat
     price: { input: 0.15, output: 0.6, cache_read_ratio: 0.5 }
@@ -93,6 +96,8 @@ ${anthropicUpstream ? `  ${convertModel}:
 ` : ""}${kindsUpstream ? `  ${kindsModels.sse}:
     price: { input: 3, output: 15 }
   ${kindsModels.bedrock}:
+    price: { input: 3, output: 15 }
+  ${kindsModels.bedrockKey}:
     price: { input: 3, output: 15 }
 ` : ""}`;
 
